@@ -1,0 +1,34 @@
+# The two commands a newcomer runs: `make run` and `make test`.
+# Each installs or starts what it needs (scripts/ensure-deps.sh), or says in
+# one line what is missing.
+
+SHELL := /bin/bash
+CARGO ?= cargo
+
+.PHONY: run test bench lint deps
+
+## run: a live demonstration against a private Redis (until the pipeline lands).
+run: deps
+	$(CARGO) run --release --quiet -p sluice -- demo primitives
+
+## test: the whole suite, against private redis-servers the tests start.
+test: deps
+	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
+		$(CARGO) nextest run --workspace --no-fail-fast && $(CARGO) test --workspace --doc --quiet; \
+	else \
+		echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"; \
+		$(CARGO) test --workspace --no-fail-fast; \
+	fi
+
+## bench: side-by-side benchmarks; the output is committed under bench/.
+bench: deps
+	@mkdir -p bench
+	$(CARGO) bench --quiet -p sluice-redis --bench primitives | tee bench/primitives.md
+
+## lint: formatting and clippy, warnings are errors.
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings
+
+deps:
+	@scripts/ensure-deps.sh

@@ -1,0 +1,27 @@
+//! The domain of sluice: what an event is, which FIFO group it belongs to,
+//! which deduplication id it carries, and the error kinds the state machine
+//! matches on. This crate knows no I/O; adapters (Redis, SQS, HTTP upstreams)
+//! depend on it, never the other way round.
+//!
+//! # Layout
+//!
+//! - [`event`]: a shop event (one Cafe24 webhook) and a sheet row (one
+//!   submission row bound for Google Sheets), with field validation.
+//! - [`sqs_token`]: the injective encoding that turns an event's identity into
+//!   a string SQS accepts as a group or deduplication id.
+//! - [`group`]: the FIFO group key of an event (shop + topic, or
+//!   credential + spreadsheet + sheet).
+//! - [`dedup`]: the deduplication id of an event.
+//! - [`error_kind`]: the error names that Step Functions `Retry`/`Catch`
+//!   match in `ErrorEquals`, defined once.
+
+pub mod dedup;
+pub mod error_kind;
+pub mod event;
+pub mod group;
+pub mod sqs_token;
+
+pub use dedup::DedupId;
+pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
+pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic};
+pub use group::GroupKey;

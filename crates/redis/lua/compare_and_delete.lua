@@ -1,0 +1,18 @@
+-- Delete a key only if it still holds the value the caller put there: a lock
+-- released by its holder, a pending mark cleared by its owner.
+--
+-- KEYS[1]   STRING: the lock or mark
+-- ARGV[1]   the value the caller expects (its token or owner id)
+--
+-- Returns 1 when deleted, 0 when the key is gone (expired), -1 when it holds
+-- another value (someone else owns it now).
+
+local current = redis.call('GET', KEYS[1])
+if not current then
+  return 0
+end
+if current ~= ARGV[1] then
+  return -1
+end
+redis.call('DEL', KEYS[1])
+return 1

@@ -1,0 +1,27 @@
+-- GCRA leaky bucket: take n units, or learn exactly how long until they fit.
+--
+-- KEYS[1]   STRING: the theoretical arrival time (TAT), µs since the epoch.
+--           The bucket's level is (TAT - now) / interval; an absent key is an
+--           empty bucket, and the key expires exactly when the bucket empties.
+-- ARGV[1]   interval: µs one unit takes to drain (1 / drain rate)
+-- ARGV[2]   capacity: units the bucket holds
+-- ARGV[3]   n: units to take (the caller guarantees n <= capacity)
+--
+-- Returns {1, now_us, 0} when taken, {0, now_us, wait_us} when not (the same
+-- shape as sliding_window.lua).
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+
+local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
+if tat < now then tat = now end
+local new_tat = tat + n * interval
+local excess = new_tat - now - capacity * interval
+if excess > 0 then
+  return {0, now, excess}
+end
+redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000))
+return {1, now, 0}

@@ -1,0 +1,106 @@
+//! Key names. Every key sluice writes has the shape
+//!
+//! ```text
+//! {prefix}{<tag>}:<kind>:<name>
+//! ```
+//!
+//! The `{<tag>}` is a Redis Cluster hash tag: only the part between the first
+//! `{` and the next `}` decides the slot, so every key of one tag lives in
+//! one slot and a Lua script may touch several of them at once. The prefix
+//! therefore must not contain `{` (it would become the hash tag itself);
+//! tests give each test its own prefix.
+
+use crate::error::Error;
+
+/// The default prefix of every key sluice writes.
+pub const DEFAULT_PREFIX: &str = "sluice:";
+
+/// Where this process's keys live: a prefix shared by all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Keyspace {
+    prefix: String,
+}
+
+impl Keyspace {
+    /// A keyspace under `prefix`, which must not contain `{` or `}`.
+    pub fn new(prefix: impl Into<String>) -> Result<Self, Error> {
+        let prefix = prefix.into();
+        if prefix.contains(['{', '}']) {
+            return Err(Error::Config(format!(
+                "key prefix {prefix:?} must not contain '{{' or '}}': it would become the cluster hash tag"
+            )));
+        }
+        Ok(Self { prefix })
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The key of `kind` (e.g. `win`, `bkt`, `lock`) named `name` under `tag`.
+    pub fn key(&self, tag: &Tag, kind: &str, name: &str) -> String {
+        let mut key = String::with_capacity(self.prefix.len() + tag.0.len() + kind.len() + name.len() + 4);
+        key.push_str(&self.prefix);
+        key.push('{');
+        key.push_str(&tag.0);
+        key.push_str("}:");
+        key.push_str(kind);
+        key.push(':');
+        key.push_str(name);
+        key
+    }
+}
+
+impl Default for Keyspace {
+    fn default() -> Self {
+        Self { prefix: DEFAULT_PREFIX.to_owned() }
+    }
+}
+
+/// A hash tag: the scope whose keys must share a slot (a mall, a Google
+/// project, a sheet). Built from any string; `{`, `}` and `%` are
+/// percent-escaped so that distinct scopes stay distinct tags.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Tag(String);
+
+impl Tag {
+    pub fn new(scope: &str) -> Self {
+        let mut tag = String::with_capacity(scope.len());
+        for c in scope.chars() {
+            match c {
+                '{' => tag.push_str("%7B"),
+                '}' => tag.push_str("%7D"),
+                '%' => tag.push_str("%25"),
+                c => tag.push(c),
+            }
+        }
+        Self(tag)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_carry_the_tag_as_hash_tag() {
+        let ks = Keyspace::default();
+        assert_eq!(ks.key(&Tag::new("acme"), "bkt", "admin"), "sluice:{acme}:bkt:admin");
+    }
+
+    #[test]
+    fn braces_in_scopes_cannot_break_the_hash_tag() {
+        assert_eq!(Tag::new("a}b{c").as_str(), "a%7Db%7Bc");
+        assert_ne!(Tag::new("%7D"), Tag::new("}"));
+    }
+
+    #[test]
+    fn prefixes_with_braces_are_refused() {
+        let err = Keyspace::new("x{y}:").unwrap_err();
+        assert!(err.to_string().contains("hash tag"), "{err}");
+    }
+}

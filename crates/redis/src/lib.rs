@@ -1,0 +1,55 @@
+//! sluice's Redis primitives. Limiter, bucket, lock and gate state lives in
+//! Redis (ElastiCache or Valkey in AWS) and is shared by many concurrent
+//! Lambdas, so every decision is one atomic Lua script (`lua/*.lua`, each
+//! with a KEYS/ARGV header) called by SHA through `redis::Script`.
+//!
+//! Rules every script keeps:
+//! - time comes from `redis.call('TIME')`, never from a client's clock;
+//! - all keys of one call share one hash tag, so scripts run on a cluster;
+//! - every key written gets a TTL.
+//!
+//! # Key layout
+//!
+//! ```text
+//! {prefix}{<tag>}:win:<name>     LIST    µs stamps of admitted calls   TTL: window after the newest
+//! {prefix}{<tag>}:bkt:<name>     STRING  GCRA TAT in µs                 TTL: until the bucket is empty
+//! {prefix}{<tag>}:lock:<name>    STRING  holder's 128-bit token (hex)   TTL: the lease
+//! {prefix}{<tag>}:fence:<name>   STRING  last fencing number            TTL: 7 days after last use
+//! {prefix}{<tag>}:gate:<name>    STRING  passer's id / pending owner    TTL: window or pending timeout
+//! ```
+//!
+//! The prefix is `sluice:` by default (tests use one per test); the tag is
+//! the scope whose keys must share a slot (a mall, a Google project).
+//!
+//! # Layout
+//!
+//! - [`keyspace`]: key names and hash tags.
+//! - [`limiter`]: the sliding-window log limiter.
+//! - [`bucket`]: the GCRA leaky bucket with upstream feedback.
+//! - [`lock`]: the fenced lock.
+//! - [`gate`]: the TTL gate and the pending mark used for coalescing.
+//! - [`deny_cache`]: the in-process "blocked until" cache.
+//! - [`admission`]: the answer of a limiter or bucket.
+//! - [`server`]: a private `redis-server` process for local runs and tests.
+//! - `scripts`: the Lua scripts, loaded once per process.
+
+pub mod admission;
+pub mod bucket;
+pub mod deny_cache;
+mod error;
+pub mod gate;
+pub mod keyspace;
+pub mod limiter;
+pub mod lock;
+mod scripts;
+pub mod server;
+
+pub use admission::Admission;
+pub use bucket::{Bucket, BucketLevel, BucketSpec, Buckets};
+pub use deny_cache::DenyCache;
+pub use error::{Error, StaleReason};
+pub use gate::{Entry, Gates};
+pub use keyspace::{Keyspace, Tag};
+pub use limiter::{Limit, LimitSet, SlidingWindowLimiter};
+pub use lock::{Acquire, Lease, Locks};
+pub use server::{RedisProcess, ServerError, ServerOptions};

@@ -1,0 +1,21 @@
+//! The Lua scripts, loaded once per process. `redis::Script` sends EVALSHA
+//! and falls back to loading the script when the server does not know it
+//! (after a restart or a failover), so callers never see NOSCRIPT.
+
+use redis::Script;
+use std::sync::LazyLock;
+
+macro_rules! script {
+    ($name:ident, $file:literal) => {
+        pub(crate) static $name: LazyLock<Script> =
+            LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
+    };
+}
+
+script!(SLIDING_WINDOW, "sliding_window.lua");
+script!(GCRA_ACQUIRE, "gcra_acquire.lua");
+script!(GCRA_RAISE, "gcra_raise.lua");
+script!(LOCK_ACQUIRE, "lock_acquire.lua");
+script!(COMPARE_AND_DELETE, "compare_and_delete.lua");
+script!(COMPARE_AND_EXTEND, "compare_and_extend.lua");
+script!(GATE_ENTER, "gate_enter.lua");

@@ -1,0 +1,141 @@
+//! Every key the primitives write has a TTL, and all keys of one script call
+//! share one cluster slot, checked on the keys actually written and on a
+//! cluster-mode server.
+
+use redis::AsyncCommands;
+use sluice_redis::{Acquire, BucketSpec, Buckets, DenyCache, Gates, Limit, Locks, SlidingWindowLimiter, Tag};
+use sluice_testkit::{TestRedis, key_slot};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Limiter,
+    BucketAcquire,
+    BucketObserve,
+    BucketPenalize,
+    LockAcquire,
+    LockExtend,
+    GatePass,
+    GatePending,
+}
+
+const OPS: [Op; 8] = [
+    Op::Limiter,
+    Op::BucketAcquire,
+    Op::BucketObserve,
+    Op::BucketPenalize,
+    Op::LockAcquire,
+    Op::LockExtend,
+    Op::GatePass,
+    Op::GatePending,
+];
+
+/// Runs one primitive call the way production does, under one tag.
+async fn exercise(redis: &TestRedis, op: Op) {
+    let conn = redis.conn().await;
+    let ks = redis.keyspace();
+    let tag = Tag::new("project-7");
+    let deny = Arc::new(DenyCache::new());
+    match op {
+        Op::Limiter => {
+            let limiter = SlidingWindowLimiter::new(conn, ks, deny);
+            let set = limiter
+                .limits(
+                    &tag,
+                    &[
+                        Limit::new("cred:a", 60, Duration::from_secs(60)),
+                        Limit::new("project", 300, Duration::from_secs(60)),
+                    ],
+                )
+                .unwrap();
+            assert!(limiter.acquire(&set, 1).await.unwrap().is_admitted());
+        }
+        Op::BucketAcquire | Op::BucketObserve | Op::BucketPenalize => {
+            let buckets = Buckets::new(conn, ks, deny);
+            let bucket = buckets.bucket(&tag, "admin", BucketSpec::default()).unwrap();
+            match op {
+                Op::BucketAcquire => assert!(buckets.acquire(&bucket, 1).await.unwrap().is_admitted()),
+                Op::BucketObserve => assert!(buckets.observe(&bucket, 20, 40).await.unwrap().units >= 20.0),
+                _ => assert!(buckets.penalize(&bucket, Duration::from_secs(2)).await.unwrap().units > 39.0),
+            }
+        }
+        Op::LockAcquire | Op::LockExtend => {
+            let locks = Locks::new(conn, ks);
+            let name = if matches!(op, Op::LockExtend) { "sheet-2" } else { "sheet-1" };
+            let Acquire::Acquired(lease) = locks.acquire(&tag, name, Duration::from_secs(30)).await.unwrap() else {
+                panic!("fresh lock busy");
+            };
+            if matches!(op, Op::LockExtend) {
+                locks.extend(&lease, Duration::from_secs(60)).await.unwrap();
+            }
+        }
+        Op::GatePass => {
+            assert!(Gates::new(conn, ks).pass(&tag, "item", Duration::from_secs(30)).await.unwrap().passed());
+        }
+        Op::GatePending => {
+            let gates = Gates::new(conn, ks);
+            assert!(gates.mark_pending(&tag, "product:1", "ev-1", Duration::from_secs(900)).await.unwrap().passed());
+        }
+    }
+}
+
+#[tokio::test]
+async fn every_key_written_has_a_ttl() {
+    let redis = TestRedis::new("ttl");
+    for op in OPS {
+        exercise(&redis, op).await;
+    }
+    let keys = redis.keys().await;
+    // win (2), bkt, lock (2), fence (2), gate (2): the ops above write 9 keys.
+    assert_eq!(keys.len(), 9, "{keys:?}");
+    let mut conn = redis.conn().await;
+    for key in keys {
+        let ttl: i64 = conn.pttl(&key).await.unwrap();
+        assert!(ttl > 0, "{key} has PTTL {ttl}");
+    }
+}
+
+#[tokio::test]
+async fn all_keys_of_one_call_hash_to_one_slot() {
+    // Keeps the shared server up while each call gets a fresh prefix.
+    let _server = TestRedis::new("slot_server");
+    for op in OPS {
+        let redis = TestRedis::new("slot");
+        exercise(&redis, op).await;
+        let keys = redis.keys().await;
+        assert!(!keys.is_empty(), "{op:?} wrote nothing");
+        let slots: Vec<u16> = keys.iter().map(|k| key_slot(k)).collect();
+        assert!(slots.iter().all(|&s| s == slots[0]), "{op:?} wrote keys in several slots: {keys:?} -> {slots:?}");
+    }
+}
+
+#[tokio::test]
+async fn our_slot_function_agrees_with_redis() {
+    let redis = TestRedis::cluster("keyslot");
+    let mut conn = redis.conn().await;
+    let ks = redis.keyspace();
+    for scope in ["acme", "project-7", "a}b{c", "ü", ""] {
+        let key = ks.key(&Tag::new(scope), "bkt", "admin");
+        let theirs: u16 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(&key).query_async(&mut conn).await.unwrap();
+        assert_eq!(key_slot(&key), theirs, "{key}");
+    }
+}
+
+#[tokio::test]
+async fn every_script_runs_on_a_cluster_mode_server() {
+    let redis = TestRedis::cluster("cluster_ops");
+    for op in OPS {
+        exercise(&redis, op).await;
+    }
+    // The check is live: a script call whose keys span two slots fails.
+    let mut conn = redis.conn().await;
+    let ks = redis.keyspace();
+    let spanning: redis::RedisResult<i64> = redis::Script::new("return #KEYS")
+        .key(ks.key(&Tag::new("a"), "x", "1"))
+        .key(ks.key(&Tag::new("b"), "x", "1"))
+        .invoke_async(&mut conn)
+        .await;
+    let err = spanning.unwrap_err();
+    assert!(err.to_string().contains("don't hash to the same slot"), "{err}");
+}

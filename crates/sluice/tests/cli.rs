@@ -1,0 +1,41 @@
+//! The `sluice` binary as a user runs it.
+
+use std::process::Command;
+
+fn sluice(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sluice")).args(args).env_remove("SLUICE_REDIS_URL").output().expect("run sluice")
+}
+
+#[test]
+fn bad_arguments_exit_2_and_name_the_problem() {
+    let out = sluice(&["demo", "primitives", "--callers", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--callers"), "{err}");
+    let out = sluice(&["demo", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn demo_primitives_runs_against_a_private_redis_and_holds_the_limit() {
+    let out = sluice(&["demo", "primitives", "--callers", "40", "--rate", "5", "--seconds", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("private redis-server on 127.0.0.1:"), "{stdout}");
+    assert!(stdout.contains("Most in any rolling 1 s window (Redis timestamps): 5 of 5 allowed: held."), "{stdout}");
+    assert!(stdout.contains("Lock: 1 of 40 callers"), "{stdout}");
+    assert!(stdout.contains("Gate: 1 of 40 callers"), "{stdout}");
+}
+
+#[test]
+fn an_unusable_redis_url_is_a_one_line_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["demo", "primitives", "--seconds", "1"])
+        .env("SLUICE_REDIS_URL", "not-a-url")
+        .output()
+        .expect("run sluice");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("SLUICE_REDIS_URL is not a valid Redis URL"), "{err}");
+}

@@ -1,0 +1,1 @@
+//! Repository-wide checks and end-to-end tests; see `tests/`.
