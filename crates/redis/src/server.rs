@@ -27,9 +27,7 @@ pub struct ServerOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error(
-        "redis-server is not installed: run `sudo apt-get install -y redis-server` (Debian/Ubuntu), or set SLUICE_REDIS_URL"
-    )]
+    #[error("redis-server is not installed: run `sudo apt-get install -y redis-server` (Debian/Ubuntu)")]
     NotInstalled,
     #[error("could not start redis-server: {0}")]
     Io(#[from] std::io::Error),

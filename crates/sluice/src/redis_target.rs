@@ -2,7 +2,7 @@
 //! private `redis-server` started for the run and stopped when it ends, so a
 //! fresh machine needs only the `redis-server` package.
 
-use sluice_redis::{RedisProcess, ServerOptions};
+use sluice_redis::{RedisProcess, ServerError, ServerOptions};
 
 /// A Redis to talk to, and the private server behind it if we started one.
 #[derive(Debug)]
@@ -22,7 +22,10 @@ impl RedisTarget {
                 Ok(Self { client, description: "Redis from SLUICE_REDIS_URL".to_owned(), _private: None })
             }
             _ => {
-                let server = RedisProcess::start(ServerOptions::default()).map_err(|e| e.to_string())?;
+                let server = RedisProcess::start(ServerOptions::default()).map_err(|e| match e {
+                    ServerError::NotInstalled => format!("{e}, or set SLUICE_REDIS_URL to use a running Redis"),
+                    e => e.to_string(),
+                })?;
                 let client = redis::Client::open(server.url()).map_err(|e| e.to_string())?;
                 let description = format!("private redis-server on 127.0.0.1:{}", server.port());
                 Ok(Self { client, description, _private: Some(server) })
