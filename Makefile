@@ -5,14 +5,19 @@
 SHELL := /bin/bash
 CARGO ?= cargo
 
-.PHONY: run test bench lint deps
+.PHONY: run dev test bench lint deps
 
 ## run: a live demonstration against a private Redis (until the pipeline lands).
 run: deps
 	$(CARGO) run --release --quiet -p sluice -- demo primitives
 
+## dev: sluice on one machine (for now the embedded SQS FIFO queue on 127.0.0.1:9324) until Ctrl-C.
+dev: deps
+	$(CARGO) run --release --quiet -p sluice -- dev
+
 ## test: the whole suite, against private redis-servers the tests start.
 test: deps
+	@scripts/asl-validate.sh
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast && $(CARGO) test --workspace --doc --quiet; \
 	else \
@@ -24,6 +29,8 @@ test: deps
 bench: deps
 	@mkdir -p bench
 	$(CARGO) bench --quiet -p sluice-redis --bench primitives | tee bench/primitives.md
+	$(CARGO) bench --quiet -p sluice-asl --bench interpreter | tee bench/asl.md
+	$(CARGO) bench --quiet -p sluice-queue --bench queue | tee bench/queue.md
 
 ## lint: formatting and clippy, warnings are errors.
 lint:

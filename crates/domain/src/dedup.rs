@@ -20,6 +20,13 @@ use std::fmt;
 pub struct DedupId(String);
 
 impl DedupId {
+    /// A deduplication id that arrived from outside (an SQS message, a
+    /// request), checked against SQS's rule.
+    pub fn parse(id: &str) -> Result<Self, sqs_token::InvalidToken> {
+        sqs_token::check("MessageDeduplicationId", id)?;
+        Ok(Self(id.to_owned()))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -24,6 +24,13 @@ impl GroupKey {
         Self(sqs_token::encode("gr", &[credential_id, spreadsheet_id, &sheet_gid.to_string()]))
     }
 
+    /// A group id that arrived from outside (an SQS message, a request),
+    /// checked against SQS's rule.
+    pub fn parse(id: &str) -> Result<Self, sqs_token::InvalidToken> {
+        sqs_token::check("MessageGroupId", id)?;
+        Ok(Self(id.to_owned()))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

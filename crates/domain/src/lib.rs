@@ -14,14 +14,18 @@
 //! - [`dedup`]: the deduplication id of an event.
 //! - [`error_kind`]: the error names that Step Functions `Retry`/`Catch`
 //!   match in `ErrorEquals`, defined once.
+//! - [`queue`]: the work queue port (SQS FIFO or the embedded queue): the
+//!   [`WorkQueue`] trait, its messages, SQS's limits and the batching rule.
 
 pub mod dedup;
 pub mod error_kind;
 pub mod event;
 pub mod group;
+pub mod queue;
 pub mod sqs_token;
 
 pub use dedup::DedupId;
 pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
 pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic};
 pub use group::GroupKey;
+pub use queue::WorkQueue;

@@ -27,6 +27,26 @@ pub fn is_valid(s: &str) -> bool {
     (1..=MAX_LEN).contains(&s.len()) && s.bytes().all(|b| (b'!'..=b'~').contains(&b))
 }
 
+/// A string offered as a group or deduplication id that SQS would refuse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{what} {shown:?} is not a valid SQS id: it must be 1 to {MAX_LEN} characters, each printable ASCII from '!' to '~'"
+)]
+pub struct InvalidToken {
+    /// What the string was offered as (e.g. `MessageGroupId`).
+    pub what: &'static str,
+    /// The offending string, cut to 140 characters so an error stays readable.
+    pub shown: String,
+}
+
+/// Checks `s` with [`is_valid`], naming it `what` in the error.
+pub fn check(what: &'static str, s: &str) -> Result<(), InvalidToken> {
+    if is_valid(s) {
+        return Ok(());
+    }
+    Err(InvalidToken { what, shown: s.chars().take(140).collect() })
+}
+
 /// Encodes a kind (a short lowercase tag saying what is identified) and the
 /// identity's parts into an SQS-valid token. Injective over `(kind, parts)`.
 pub fn encode(kind: &str, parts: &[&str]) -> String {

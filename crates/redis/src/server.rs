@@ -1,12 +1,20 @@
-//! A private `redis-server` process on a free port of 127.0.0.1, with no
-//! persistence, stopped and cleaned up on drop. Tests spawn one per test
-//! binary; `sluice` spawns one when `SLUICE_REDIS_URL` is unset, so a fresh
-//! machine needs only the `redis-server` package.
+//! A private `redis-server` process on a free port of 127.0.0.1, stopped on
+//! drop. Tests spawn one per test binary (no persistence, its directory
+//! removed afterwards); `sluice` spawns one when `SLUICE_REDIS_URL` is
+//! unset, so a fresh machine needs only the `redis-server` package, and
+//! `sluice dev` gives it a data directory with an append-only file, so a
+//! killed run loses nothing the queue acknowledged.
+//!
+//! The server runs under a small `sh` watchdog that holds a pipe from us:
+//! when this process ends in any way (even SIGKILL, where no destructor
+//! runs) the pipe closes and the watchdog stops the server, so no orphaned
+//! `redis-server` outlives its owner.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -18,12 +26,29 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 const PORT_ATTEMPTS: usize = 5;
 
 /// What kind of server to start.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerOptions {
     /// Start in cluster mode as a one-node cluster owning all 16384 slots,
     /// so that every cross-slot access fails exactly as on a real cluster.
     pub cluster: bool,
+    /// Keep the data here, in an append-only file (fsync every second),
+    /// and reload it on the next start with the same directory. `None`:
+    /// no persistence, a temporary directory removed on drop.
+    pub data_dir: Option<PathBuf>,
 }
+
+/// Runs `redis-server "$@"` and stops it (SIGTERM, so an append-only file
+/// is flushed) when our end of its stdin closes. The shell gives up the
+/// log pipe, so the pipe closes as soon as the server exits on its own.
+const WATCHDOG: &str = r#"exec 3<&0
+redis-server "$@" <&- &
+server=$!
+exec 1>/dev/null
+stop() { kill "$server" 2>/dev/null; wait "$server"; }
+trap stop EXIT
+trap 'exit 0' TERM INT
+read -r _ <&3
+"#;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
@@ -40,16 +65,24 @@ pub enum ServerError {
 /// A running private `redis-server`.
 #[derive(Debug)]
 pub struct RedisProcess {
+    /// The watchdog shell.
     child: Child,
+    /// Our end of the watchdog's stdin: dropping it stops the server.
+    lifeline: Option<ChildStdin>,
     port: u16,
     dir: PathBuf,
+    /// Whether `dir` is ours to remove (no persistence asked for).
+    temporary: bool,
 }
 
 impl RedisProcess {
     pub fn start(options: ServerOptions) -> Result<Self, ServerError> {
         let mut last = String::new();
+        if !on_path("redis-server") {
+            return Err(ServerError::NotInstalled);
+        }
         for _ in 0..PORT_ATTEMPTS {
-            match Self::try_start(options)? {
+            match Self::try_start(&options)? {
                 Ok(server) => {
                     if options.cluster {
                         server.claim_all_slots()?;
@@ -72,33 +105,35 @@ impl RedisProcess {
     }
 
     /// Ok(Ok(server)) when ready; Ok(Err(log)) when the server exited early.
-    fn try_start(options: ServerOptions) -> Result<Result<Self, String>, ServerError> {
+    fn try_start(options: &ServerOptions) -> Result<Result<Self, String>, ServerError> {
         static STARTS: AtomicUsize = AtomicUsize::new(0);
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let dir = std::env::temp_dir().join(format!(
-            "sluice-redis-{}-{}-{port}",
-            std::process::id(),
-            STARTS.fetch_add(1, Ordering::Relaxed)
-        ));
+        let (dir, temporary) = match &options.data_dir {
+            Some(dir) => (dir.clone(), false),
+            None => {
+                let name =
+                    format!("sluice-redis-{}-{}-{port}", std::process::id(), STARTS.fetch_add(1, Ordering::Relaxed));
+                (std::env::temp_dir().join(name), true)
+            }
+        };
         std::fs::create_dir_all(&dir)?;
-        let mut command = Command::new("redis-server");
+        let mut command = Command::new("sh");
+        command.args(["-c", WATCHDOG, "sluice-redis-watchdog"]);
         command
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--logfile", "", "--daemonize", "no"])
+            .args(["--save", "", "--logfile", "", "--daemonize", "no"])
             .arg("--dir")
             .arg(&dir);
+        if temporary {
+            command.args(["--appendonly", "no"]);
+        } else {
+            command.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
+        }
         if options.cluster {
             command.args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
         }
-        let spawned = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
-        let mut child = match spawned {
-            Ok(child) => child,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let _ = std::fs::remove_dir_all(&dir);
-                return Err(ServerError::NotInstalled);
-            }
-            Err(e) => return Err(e.into()),
-        };
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
+        let lifeline = child.stdin.take();
         let stdout = child.stdout.take().ok_or_else(|| ServerError::Failed("no stdout".into()))?;
         let (lines, log) = mpsc::channel();
         // The reader keeps draining the server's log after start-up, so the
@@ -108,7 +143,7 @@ impl RedisProcess {
                 let _ = lines.send(line);
             }
         });
-        let mut server = Self { child, port, dir };
+        let mut server = Self { child, lifeline, port, dir, temporary };
         let deadline = Instant::now() + START_TIMEOUT;
         let mut seen = Vec::new();
         loop {
@@ -116,7 +151,7 @@ impl RedisProcess {
                 Ok(line) if line.contains("Ready to accept connections") => return Ok(Ok(server)),
                 Ok(line) => seen.push(line),
                 Err(RecvTimeoutError::Disconnected) => {
-                    let _ = server.child.wait();
+                    server.stop();
                     return Ok(Err(seen.join("\n")));
                 }
                 Err(RecvTimeoutError::Timeout) => {
@@ -148,10 +183,23 @@ impl RedisProcess {
     }
 
     fn stop(&mut self) {
-        let _ = self.child.kill();
+        // Closing the lifeline makes the watchdog stop the server and wait
+        // for it, so a persistent server has flushed its file when we return.
+        drop(self.lifeline.take());
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
+}
+
+/// Whether `program` is an executable file in a `PATH` directory.
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|dir| {
+            std::fs::metadata(dir.join(program)).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 impl Drop for RedisProcess {

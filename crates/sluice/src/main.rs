@@ -7,9 +7,19 @@
 //!   `redis-server` when it is unset.
 //! - [`demo_primitives`]: `sluice demo primitives`, a live run of the Redis
 //!   primitives under contention.
+//! - [`asl_command`]: `sluice asl validate|run`, the Amazon States Language
+//!   interpreter on one definition.
+//! - [`dev_command`]: `sluice dev`, the local stack (for now the embedded
+//!   queue in Redis behind its SQS endpoint).
+//! - [`sandbox_command`]: `sluice sandbox cafe24`, the Cafe24 stand-in.
+//! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
 
+mod asl_command;
 mod demo_primitives;
+mod dev_command;
 mod redis_target;
+mod sandbox_command;
+mod stop_signal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -27,6 +37,19 @@ enum Command {
     Demo {
         #[command(subcommand)]
         demo: Demo,
+    },
+    /// Amazon States Language: validate or run a state machine definition locally.
+    Asl {
+        #[command(subcommand)]
+        command: asl_command::AslCommand,
+    },
+    /// Run sluice locally: the embedded FIFO queue in Redis behind an
+    /// SQS-compatible endpoint, until Ctrl-C.
+    Dev(dev_command::Args),
+    /// Stand-ins for the upstream APIs (Cafe24), on 127.0.0.1 until Ctrl-C.
+    Sandbox {
+        #[command(subcommand)]
+        command: sandbox_command::SandboxCommand,
     },
 }
 
@@ -49,6 +72,9 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Demo { demo: Demo::Primitives(args) } => demo_primitives::run(args).await,
+            Command::Asl { command } => asl_command::run(command).await,
+            Command::Dev(args) => dev_command::run(args).await,
+            Command::Sandbox { command } => sandbox_command::run(command).await,
         }
     });
     match result {

@@ -45,7 +45,7 @@ impl TestRedis {
     /// touches keys of two slots fails on it with CROSSSLOT, as on
     /// ElastiCache in cluster mode.
     pub fn cluster(test: &str) -> Self {
-        Self::shared(&CLUSTER, ServerOptions { cluster: true }, test)
+        Self::shared(&CLUSTER, ServerOptions { cluster: true, ..ServerOptions::default() }, test)
     }
 
     fn shared(slot: &Mutex<Weak<RedisProcess>>, options: ServerOptions, test: &str) -> Self {

@@ -1,0 +1,76 @@
+-- Acts on one received message by its receipt: deletes it, or changes its
+-- visibility timeout. Either may unblock its group: when nothing of the
+-- group is in flight any more, the group rejoins the back of the ready
+-- ring; otherwise its blocked moment becomes its latest in-flight
+-- message's.
+--
+-- KEYS[1..8]  the queue's cfg, body, meta, order, arrival, ready, gstate,
+--             blocked (see send.lua and receive.lua). All KEYS share the
+--             store's hash tag.
+-- ARGV[1]     'delete' | 'visibility'
+-- ARGV[2]     incarnation, ARGV[3] seq, ARGV[4] receive count: the receipt
+-- ARGV[5]     new visibility timeout ms ('visibility' only)
+--
+-- Returns 'ok'; 'gone' (already deleted) or 'stale' (received again since
+-- this receipt), on which a delete changes nothing; 'notinflight' for a
+-- visibility change of a message not in flight under this receipt;
+-- 'invalid' for a handle of another incarnation; 'noqueue'.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 'noqueue'
+end
+if redis.call('HGET', KEYS[1], 'inc') ~= ARGV[2] then
+  return 'invalid'
+end
+local seq = tonumber(ARGV[3])
+local raw = redis.call('HGET', KEYS[3], seq)
+if not raw then
+  return 'gone'
+end
+local meta = cjson.decode(raw)
+if meta.rc ~= tonumber(ARGV[4]) then
+  return 'stale'
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local g = meta.g
+
+if ARGV[1] == 'delete' then
+  redis.call('HDEL', KEYS[2], seq)
+  redis.call('HDEL', KEYS[3], seq)
+  redis.call('ZREM', KEYS[4], g .. ' ' .. string.format('%020d', seq))
+  redis.call('ZREM', KEYS[5], seq)
+else
+  if meta.vis <= now then
+    return 'notinflight'
+  end
+  meta.vis = now + tonumber(ARGV[5])
+  redis.call('HSET', KEYS[3], seq, cjson.encode(meta))
+end
+
+-- Settle the group. A ready group has nothing in flight; one left empty
+-- stays in the ring until a receive reaches it (removing from the middle
+-- of a list costs a scan).
+if redis.call('HGET', KEYS[7], g) ~= 'b' then
+  return 'ok'
+end
+local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 10)
+local latest = nil
+for _, member in ipairs(members) do
+  local m = cjson.decode(redis.call('HGET', KEYS[3], tonumber(string.sub(member, #g + 2))))
+  if m.vis > now and (latest == nil or m.vis > latest) then
+    latest = m.vis
+  end
+end
+if latest then
+  redis.call('ZADD', KEYS[8], latest, g)
+else
+  redis.call('ZREM', KEYS[8], g)
+  if #members > 0 then
+    redis.call('HSET', KEYS[7], g, 'r')
+    redis.call('RPUSH', KEYS[6], g)
+  else
+    redis.call('HDEL', KEYS[7], g)
+  end
+end
+return 'ok'

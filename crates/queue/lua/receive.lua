@@ -1,0 +1,126 @@
+-- Takes up to max visible messages without waiting: the head of the first
+-- group in the ready ring, as much of it as the batch has room for, then
+-- the next group's, and so on. Every group served is blocked until its
+-- messages' visibility timeout; a blocked group whose moment has passed
+-- first rejoins the back of the ring, its messages at its head in their
+-- original order. A message already received maxReceiveCount times is
+-- moved to the tail of its group in the dead-letter queue instead.
+--
+-- KEYS[1..8]   this queue: cfg, body, meta, order, arrival, ready, gstate,
+--              blocked (ZSET group -> ms its last in-flight message becomes
+--              visible) -- see send.lua for the others
+-- KEYS[9..15]  the dead-letter queue's cfg, body, meta, order, arrival,
+--              ready, gstate (only with a redrive policy)
+--              All KEYS share the store's hash tag.
+-- ARGV[1]      max messages (1..10)
+-- ARGV[2]      visibility timeout ms
+-- ARGV[3]      the dead-letter queue name the caller believes in, or ''
+-- ARGV[4]      this queue's name (recorded on moved messages, for redrive)
+--
+-- Returns {'ok', incarnation, next_visible_in_ms (-1: none in flight),
+--          then per message: seq, id, body, group, dedup, sent, rc, fr}
+-- or {'noqueue'}, or {'stale'} when the caller's redrive policy is not the
+-- stored one (it reloads the settings and calls again).
+
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return {'noqueue'}
+end
+local cfg = redis.call('HMGET', KEYS[1], 'dlq', 'maxrc', 'inc')
+if cfg[1] ~= ARGV[3] then
+  return {'stale'}
+end
+local max_receives = tonumber(cfg[2]) or 0
+local dlq = ARGV[3] ~= '' and #KEYS >= 15 and max_receives > 0 and redis.call('EXISTS', KEYS[9]) == 1
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local max = tonumber(ARGV[1])
+local visible_at = now + tonumber(ARGV[2])
+
+local function heads(g, offset, count)
+  return redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', offset, count)
+end
+
+for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now)) do
+  redis.call('ZREM', KEYS[8], g)
+  if #heads(g, 0, 1) > 0 then
+    redis.call('HSET', KEYS[7], g, 'r')
+    redis.call('RPUSH', KEYS[6], g)
+  else
+    redis.call('HDEL', KEYS[7], g)
+  end
+end
+
+local function to_dead_letter_queue(g, member, seq, meta)
+  local body = redis.call('HGET', KEYS[2], seq)
+  redis.call('HDEL', KEYS[2], seq)
+  redis.call('HDEL', KEYS[3], seq)
+  redis.call('ZREM', KEYS[4], member)
+  redis.call('ZREM', KEYS[5], seq)
+  local dseq = redis.call('HINCRBY', KEYS[9], 'seq', 1)
+  meta.src = ARGV[4]
+  meta.vis = 0
+  redis.call('HSET', KEYS[10], dseq, body)
+  redis.call('HSET', KEYS[11], dseq, cjson.encode(meta))
+  redis.call('ZADD', KEYS[12], 0, g .. ' ' .. string.format('%020d', dseq))
+  redis.call('ZADD', KEYS[13], dseq, dseq)
+  if redis.call('HSETNX', KEYS[15], g, 'r') == 1 then
+    redis.call('RPUSH', KEYS[14], g)
+  end
+end
+
+local out = {'ok', cfg[3], -1}
+local taken = 0
+while taken < max do
+  local g = redis.call('LPOP', KEYS[6])
+  if not g then break end
+  local took = 0
+  local more = true
+  while more and taken < max do
+    -- The messages taken so far stay at the group's head: skip them.
+    local members = heads(g, took, max - taken)
+    more = #members > 0
+    for _, member in ipairs(members) do
+      local seq = tonumber(string.sub(member, #g + 2))
+      local meta = cjson.decode(redis.call('HGET', KEYS[3], seq))
+      if dlq and meta.rc >= max_receives then
+        to_dead_letter_queue(g, member, seq, meta)
+      else
+        meta.rc = meta.rc + 1
+        if meta.fr == 0 then meta.fr = now end
+        meta.vis = visible_at
+        redis.call('HSET', KEYS[3], seq, cjson.encode(meta))
+        local n = #out
+        out[n + 1] = seq
+        out[n + 2] = meta.id
+        out[n + 3] = redis.call('HGET', KEYS[2], seq)
+        out[n + 4] = g
+        out[n + 5] = meta.d
+        out[n + 6] = meta.sent
+        out[n + 7] = meta.rc
+        out[n + 8] = meta.fr
+        took = took + 1
+        taken = taken + 1
+      end
+    end
+  end
+  if took > 0 then
+    redis.call('HSET', KEYS[7], g, 'b')
+    redis.call('ZADD', KEYS[8], visible_at, g)
+  elseif #heads(g, 0, 1) == 0 then
+    redis.call('HDEL', KEYS[7], g)
+  else
+    -- Unreachable (a group with messages and room in the batch always
+    -- gives one); should it happen, keep the group and stop.
+    redis.call('LPUSH', KEYS[6], g)
+    break
+  end
+end
+
+local first = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+if #first > 0 then
+  local wait = tonumber(first[2]) - now
+  if wait < 0 then wait = 0 end
+  out[3] = wait
+end
+return out

@@ -1,0 +1,112 @@
+//! The store behind the embedded queue: what both the in-memory and the
+//! Redis store implement. It is the whole of what the SQS endpoint needs
+//! (queues, messages, redrive); [`crate::EmbeddedQueue`] puts the
+//! [`WorkQueue`](sluice_domain::WorkQueue) port and long polling on top.
+//!
+//! Every operation is atomic and none waits: [`QueueBackend::pull`] answers
+//! at once, with how long until an in-flight message becomes visible, and
+//! long polling is built once on top of that and of [`QueueBackend::signal`].
+
+use crate::config::QueueConfig;
+use crate::error::QueueError;
+use sluice_domain::queue::{Accepted, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::Notify;
+
+/// A queue as the store knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueInfo {
+    pub name: String,
+    pub config: QueueConfig,
+    pub created_at: SystemTime,
+    /// Drawn at creation; receipt handles carry it.
+    pub(crate) incarnation: u64,
+}
+
+/// The answer of a pull: the messages, and when the earliest in-flight
+/// message becomes visible again (so a long poll can wake up for it).
+#[derive(Debug, Clone, Default)]
+pub struct Pulled {
+    pub messages: Vec<ReceivedMessage>,
+    pub next_visible_in: Option<Duration>,
+}
+
+pub trait QueueBackend: Clone + Send + Sync + 'static {
+    /// Creates a queue, or returns the existing one when its settings are
+    /// the same; different settings are [`QueueError::QueueNameExists`].
+    /// A redrive policy's dead-letter queue must exist.
+    fn create_queue(
+        &self,
+        name: &str,
+        config: &QueueConfig,
+    ) -> impl Future<Output = Result<QueueInfo, QueueError>> + Send;
+
+    fn queue_info(&self, name: &str) -> impl Future<Output = Result<QueueInfo, QueueError>> + Send;
+
+    /// Every queue's name, sorted.
+    fn list_queues(&self) -> impl Future<Output = Result<Vec<String>, QueueError>> + Send;
+
+    /// Deletes a queue and every message in it.
+    fn delete_queue(&self, name: &str) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// Deletes every message of a queue. Deduplication ids stay remembered
+    /// for the rest of their five minutes, as they do after a delete.
+    fn purge_queue(&self, name: &str) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// Enqueues messages already checked against SQS's rules, in order.
+    /// A message whose deduplication id was sent in the last five minutes
+    /// is accepted and not enqueued; its answer is the first one's.
+    fn send(
+        &self,
+        name: &str,
+        entries: &[&OutgoingMessage],
+    ) -> impl Future<Output = Result<Vec<Accepted>, QueueError>> + Send;
+
+    /// Takes up to `max` visible messages without waiting: the whole head
+    /// of the first ready group (round-robin), then the next group's, and
+    /// so on. Each becomes invisible for `visibility` and blocks its group.
+    fn pull(
+        &self,
+        name: &str,
+        max: u8,
+        visibility: Duration,
+    ) -> impl Future<Output = Result<Pulled, QueueError>> + Send;
+
+    /// Deletes a received message. A message already deleted, or a handle of
+    /// an earlier receipt of a message received again since, succeeds and
+    /// deletes nothing (as SQS).
+    fn delete_message(
+        &self,
+        name: &str,
+        receipt: &ReceiptHandle,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// Sets how long a message in flight stays invisible, from now.
+    fn change_visibility(
+        &self,
+        name: &str,
+        receipt: &ReceiptHandle,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    fn attributes(&self, name: &str) -> impl Future<Output = Result<QueueAttributes, QueueError>> + Send;
+
+    /// Redrive: moves every message of `from` whose group has nothing in
+    /// flight to the tail of its group in `to`, in the order they arrived in
+    /// `from`, as if newly sent (receive count 0, no deduplication). With
+    /// `only_from = Some(q)`, moves only messages that `q` moved to `from`
+    /// as its dead-letter queue. Returns how many moved.
+    fn move_messages(
+        &self,
+        from: &str,
+        to: &str,
+        only_from: Option<&str>,
+    ) -> impl Future<Output = Result<u64, QueueError>> + Send;
+
+    /// Notified after every change that can make a message receivable in
+    /// this process (a send, a visibility change, a redrive), so that long
+    /// polls wake at once.
+    fn signal(&self) -> &Arc<Notify>;
+}

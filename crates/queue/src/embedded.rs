@@ -1,0 +1,138 @@
+//! The [`WorkQueue`] port over a [`QueueBackend`], and long polling.
+//!
+//! A long poll must not spin on Redis. It pulls once; when that finds
+//! nothing it sleeps until the first of: the backend's [`signal`] (a send,
+//! a visibility change or a redrive in this process), the moment the
+//! earliest in-flight message becomes visible again (the pull says when),
+//! a poll timer, or the end of the wait. The poll timer only matters for
+//! messages another process sends to the same Redis; it starts at 25 ms
+//! and doubles up to 1 s, so an idle 20 s long poll costs about 25 pulls,
+//! and a message from another process is seen within a second.
+//!
+//! [`signal`]: QueueBackend::signal
+
+use crate::backend::QueueBackend;
+use crate::error::QueueError;
+use sluice_domain::WorkQueue;
+use sluice_domain::queue::{
+    OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendOutcome,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+const FIRST_POLL: Duration = Duration::from_millis(25);
+const LONGEST_POLL: Duration = Duration::from_secs(1);
+
+/// One queue of a backend, as a [`WorkQueue`].
+#[derive(Debug, Clone)]
+pub struct EmbeddedQueue<B> {
+    backend: B,
+    name: String,
+}
+
+impl<B: QueueBackend> EmbeddedQueue<B> {
+    /// The queue `name` of `backend`; it is not checked to exist until used.
+    pub fn new(backend: B, name: impl Into<String>) -> Self {
+        Self { backend, name: name.into() }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+}
+
+/// Ends the waiting of long polls early (a server shutting down answers
+/// its long polls with no messages instead of holding them for 20 s). Only
+/// the waiting is cut short: a pull that ran is always answered.
+#[derive(Debug, Clone, Default)]
+pub struct StopWaiting {
+    stopped: Arc<AtomicBool>,
+    notify: Arc<Notify>,
+}
+
+impl StopWaiting {
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+}
+
+/// Pulls up to `max` messages, waiting up to `wait` for the first (less if
+/// `stop` is stopped meanwhile).
+pub async fn long_poll<B: QueueBackend>(
+    backend: &B,
+    name: &str,
+    max: u8,
+    visibility: Duration,
+    wait: Duration,
+    stop: Option<&StopWaiting>,
+) -> Result<Vec<ReceivedMessage>, QueueError> {
+    let deadline = Instant::now() + wait;
+    let mut poll = FIRST_POLL;
+    let never = StopWaiting::default();
+    let stop = stop.unwrap_or(&never);
+    loop {
+        // Register for the signals before pulling, so a send (or a stop)
+        // between the pull and the sleep still wakes us.
+        let signal = backend.signal().clone();
+        let notified = signal.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let stopped = stop.notify.notified();
+        tokio::pin!(stopped);
+        stopped.as_mut().enable();
+        let pulled = backend.pull(name, max, visibility).await?;
+        let now = Instant::now();
+        if !pulled.messages.is_empty() || now >= deadline || stop.is_stopped() {
+            return Ok(pulled.messages);
+        }
+        let mut nap = poll.min(deadline - now);
+        if let Some(next) = pulled.next_visible_in {
+            // Wake just after the earliest in-flight message is due back.
+            nap = nap.min(next + Duration::from_millis(1));
+        }
+        tokio::select! {
+            () = &mut notified => {}
+            () = &mut stopped => {}
+            () = tokio::time::sleep(nap) => poll = (poll * 2).min(LONGEST_POLL),
+        }
+    }
+}
+
+impl<B: QueueBackend> WorkQueue for EmbeddedQueue<B> {
+    type Error = QueueError;
+
+    async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, QueueError> {
+        let accepted = self.backend.send(&self.name, entries).await?;
+        Ok(accepted.into_iter().map(SendOutcome::Accepted).collect())
+    }
+
+    async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedMessage>, QueueError> {
+        let (max, visibility, wait) = (request.max_messages(), request.visibility_timeout(), request.wait());
+        long_poll(&self.backend, &self.name, max, visibility, wait, None).await
+    }
+
+    async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), QueueError> {
+        self.backend.delete_message(&self.name, receipt).await
+    }
+
+    async fn change_visibility(&self, receipt: &ReceiptHandle, timeout: Duration) -> Result<(), QueueError> {
+        sluice_domain::queue::rules::check_visibility_timeout(timeout)?;
+        self.backend.change_visibility(&self.name, receipt, timeout).await
+    }
+
+    async fn attributes(&self) -> Result<QueueAttributes, QueueError> {
+        self.backend.attributes(&self.name).await
+    }
+}

@@ -1,0 +1,96 @@
+//! sluice's embedded FIFO queue: SQS FIFO's semantics on one machine, in
+//! memory (unit tests, benchmarks) or in Redis (`sluice dev`), and an
+//! SQS-compatible endpoint in front of it, so the very SQS adapter and the
+//! AWS CLI that talk to SQS in AWS talk to it locally.
+//!
+//! # Semantics (checked by `tests/conformance` against every form)
+//!
+//! - A deduplication id is remembered for five minutes after its send,
+//!   even after the message was deleted or purged; a duplicate is accepted
+//!   with the first message's id and sequence number and never delivered.
+//! - Messages of one group are delivered in order; a group is blocked while
+//!   any of its messages is in flight.
+//! - A receive fills its batch from one group first, then the next.
+//! - When a visibility timeout expires, the messages return to the head of
+//!   their group in their original order.
+//! - `ApproximateReceiveCount` counts receipts; with a redrive policy, a
+//!   message already received `maxReceiveCount` times is moved, on its next
+//!   receive, to the tail of its group in the FIFO dead-letter queue (so
+//!   the DLQ keeps group order); a redrive moves messages back.
+//!
+//! # Fairness, and how it differs from SQS
+//!
+//! Ready groups (something to deliver, nothing in flight) form a ring. A
+//! receive serves the group at the front and blocks it; a group that
+//! becomes ready again (its batch deleted, or its visibility timeout over)
+//! joins the back. Every ready group is therefore served once per turn of
+//! the ring, and a group with 20,000 messages delays a group with 10 by at
+//! most one batch per turn. SQS instead scans its backlog in arrival order
+//! and serves the first groups it finds available, looking at only the
+//! first 120,000 messages: a consumer that keeps a deep group's batch
+//! deleted promptly is served from that group again and again, and groups
+//! whose messages sit behind it wait (seed 003's noisy shop). The
+//! benchmark (`benches/queue`, `bench/queue.md`) measures both orders side
+//! by side: with 20,000 messages in one group and 10 in each of 100 others,
+//! the last small group's message comes at position 1,010 here and 21,000
+//! in arrival order. The embedded queue is fairer than SQS; code that must
+//! be fair in AWS too cannot rely on it.
+//!
+//! # Redis key layout
+//!
+//! Every key of a store shares one hash tag, the *realm* (`sqs` unless told
+//! otherwise), because a receive moves messages into a dead-letter queue
+//! and a redrive moves them back atomically, and a Lua script may only
+//! touch keys of one slot. `{prefix}` is the keyspace's prefix (`sluice:`).
+//!
+//! ```text
+//! {prefix}{sqs}:queues:names        SET   every queue's name         owner: CreateQueue / DeleteQueue
+//! {prefix}{sqs}:q:<name>:cfg        HASH  settings, incarnation, last sequence number
+//! {prefix}{sqs}:q:<name>:body       HASH  seq -> body
+//! {prefix}{sqs}:q:<name>:meta       HASH  seq -> {id, group, dedup, sent, receive count, first receive, visible at, source}
+//! {prefix}{sqs}:q:<name>:order      ZSET  '<group> <seq:020>': one group's messages in order by a lex range
+//! {prefix}{sqs}:q:<name>:arrival    ZSET  seq by seq: arrival order, the oldest message
+//! {prefix}{sqs}:q:<name>:ready      LIST  the ring of ready groups
+//! {prefix}{sqs}:q:<name>:gstate     HASH  group -> 'r' (in the ring) | 'b' (blocked)
+//! {prefix}{sqs}:q:<name>:blocked    ZSET  blocked group -> ms its last in-flight message becomes visible
+//! {prefix}{sqs}:q:<name>:dedup      HASH  dedup id -> '<message id> <seq>'       TTL: 5 min after the latest send
+//! {prefix}{sqs}:q:<name>:dedupx     ZSET  dedup id by expiry ms                 TTL: 5 min after the latest send
+//! ```
+//!
+//! Owners: `cfg` and the message keys belong to their queue and live until
+//! `DeleteQueue`; a message's fields and members are removed by its delete,
+//! by `PurgeQueue`, or by a move to the dead-letter queue or a redrive;
+//! ring and group entries are removed when their group empties. The two
+//! dedup keys expire five minutes after the latest send, and each id in
+//! them is dropped once its own five minutes are over.
+//!
+//! # Layout
+//!
+//! - [`config`]: a queue's settings (visibility timeout, redrive policy, …)
+//!   and name rules.
+//! - [`backend`]: [`QueueBackend`], what both stores implement.
+//! - [`memory`]: the in-memory store.
+//! - [`redis_store`]: the Redis store; its scripts are `lua/*.lua`.
+//! - [`embedded`]: [`EmbeddedQueue`], the domain's `WorkQueue` port over a
+//!   store, and long polling.
+//! - [`sqs_api`]: the SQS-compatible endpoint (AWS JSON 1.0).
+//! - [`error`]: the queue's errors.
+//! - `receipt`: receipt handles and sequence numbers.
+//! - `validation`: checks shared by both stores.
+
+pub mod backend;
+pub mod config;
+pub mod embedded;
+pub mod error;
+pub mod memory;
+mod receipt;
+pub mod redis_store;
+pub mod sqs_api;
+mod validation;
+
+pub use backend::{Pulled, QueueBackend, QueueInfo};
+pub use config::{QueueConfig, RedrivePolicy};
+pub use embedded::EmbeddedQueue;
+pub use error::QueueError;
+pub use memory::MemoryBackend;
+pub use redis_store::RedisBackend;

@@ -1,0 +1,344 @@
+//! One FIFO queue in memory: the same model as the Redis store's scripts
+//! (`lua/*.lua`), in Rust data structures.
+//!
+//! - `messages`: every undeleted message by sequence number (arrival order).
+//! - `groups`: per group, its messages' sequence numbers in order, and
+//!   whether the group is *ready* (in the ring) or *blocked* (something of
+//!   it is in flight) until a moment.
+//! - `ready`: the ring of ready groups. A pull takes the group at the front,
+//!   serves as much of its head as the batch has room for, and blocks it; a
+//!   group that becomes ready again joins the back. So every ready group is
+//!   served once per turn of the ring however deep any one group is.
+//! - `blocked`: blocked groups by the moment their last in-flight message
+//!   becomes visible again; a pull first returns those whose moment passed.
+//!
+//! A group's in-flight messages are always at its head (a group is served
+//! only when nothing of it is in flight, and always from its head), and at
+//! most ten of them, so settling a group looks at ten messages at most.
+//! A ready group left empty by a delete stays in the ring until a pull
+//! reaches it (the Redis store does the same: removing from the middle of
+//! a list costs a scan).
+
+use crate::backend::{Pulled, QueueInfo};
+use crate::error::QueueError;
+use crate::receipt::{Receipt, sequence_number};
+use sluice_domain::queue::rules::{DEDUP_WINDOW, MAX_BATCH_ENTRIES};
+use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage};
+use sluice_domain::{DedupId, GroupKey};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug)]
+pub(super) struct Fifo {
+    pub(super) info: QueueInfo,
+    next_seq: u64,
+    messages: BTreeMap<u64, Stored>,
+    groups: HashMap<GroupKey, Group>,
+    ready: VecDeque<GroupKey>,
+    blocked: BTreeSet<(u64, GroupKey)>,
+    dedup: HashMap<DedupId, Accepted>,
+    dedup_expiry: VecDeque<(u64, DedupId)>,
+}
+
+#[derive(Debug)]
+struct Group {
+    seqs: VecDeque<u64>,
+    /// `None`: ready (in the ring). `Some(t)`: blocked until `t` ms.
+    blocked_until: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Stored {
+    id: MessageId,
+    body: String,
+    group: GroupKey,
+    dedup: DedupId,
+    sent_ms: u64,
+    receive_count: u32,
+    first_receive_ms: u64,
+    visible_at_ms: u64,
+    /// The queue that moved this message here as its dead-letter queue.
+    source: Option<String>,
+}
+
+impl Fifo {
+    pub(super) fn new(info: QueueInfo) -> Self {
+        Self {
+            info,
+            next_seq: 1,
+            messages: BTreeMap::new(),
+            groups: HashMap::new(),
+            ready: VecDeque::new(),
+            blocked: BTreeSet::new(),
+            dedup: HashMap::new(),
+            dedup_expiry: VecDeque::new(),
+        }
+    }
+
+    pub(super) fn send(&mut self, entries: &[&OutgoingMessage], now: u64) -> Vec<Accepted> {
+        while let Some((expires, _)) = self.dedup_expiry.front() {
+            if *expires > now {
+                break;
+            }
+            if let Some((_, id)) = self.dedup_expiry.pop_front() {
+                self.dedup.remove(&id);
+            }
+        }
+        let mut accepted = Vec::with_capacity(entries.len());
+        for entry in entries {
+            if let Some(first) = self.dedup.get(&entry.dedup) {
+                accepted.push(first.clone());
+                continue;
+            }
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let answer = Accepted {
+                message_id: MessageId::new(uuid::Uuid::new_v4().to_string()),
+                sequence_number: sequence_number(seq),
+            };
+            self.dedup.insert(entry.dedup.clone(), answer.clone());
+            self.dedup_expiry.push_back((now + millis(DEDUP_WINDOW), entry.dedup.clone()));
+            let stored = Stored {
+                id: answer.message_id.clone(),
+                body: entry.body.clone(),
+                group: entry.group.clone(),
+                dedup: entry.dedup.clone(),
+                sent_ms: now,
+                receive_count: 0,
+                first_receive_ms: 0,
+                visible_at_ms: 0,
+                source: None,
+            };
+            self.enqueue(seq, stored);
+            accepted.push(answer);
+        }
+        accepted
+    }
+
+    fn enqueue(&mut self, seq: u64, stored: Stored) {
+        let group = stored.group.clone();
+        self.messages.insert(seq, stored);
+        match self.groups.get_mut(&group) {
+            Some(g) => g.seqs.push_back(seq),
+            None => {
+                self.groups.insert(group.clone(), Group { seqs: VecDeque::from([seq]), blocked_until: None });
+                self.ready.push_back(group);
+            }
+        }
+    }
+
+    /// Returns blocked groups whose moment has passed to the ring.
+    fn reap(&mut self, now: u64) {
+        while let Some((until, _)) = self.blocked.first() {
+            if *until > now {
+                break;
+            }
+            let Some((_, name)) = self.blocked.pop_first() else { break };
+            self.unblock(name);
+        }
+    }
+
+    fn unblock(&mut self, name: GroupKey) {
+        let Some(group) = self.groups.get_mut(&name) else { return };
+        group.blocked_until = None;
+        if group.seqs.is_empty() {
+            self.groups.remove(&name);
+        } else {
+            self.ready.push_back(name);
+        }
+    }
+
+    /// Takes up to `max` messages; a message received `max_receive_count`
+    /// times already goes to `dlq` instead.
+    pub(super) fn pull(&mut self, max: u8, visibility: Duration, now: u64, mut dlq: Option<&mut Fifo>) -> Pulled {
+        self.reap(now);
+        let max = usize::from(max).min(MAX_BATCH_ENTRIES);
+        let until = now + millis(visibility);
+        let max_receives = self.info.config.redrive.as_ref().map(|p| p.max_receive_count);
+        let mut out = Vec::new();
+        while out.len() < max {
+            let Some(name) = self.ready.pop_front() else { break };
+            let Some(group) = self.groups.get_mut(&name) else { continue };
+            let mut i = 0;
+            while out.len() < max && i < group.seqs.len() {
+                let seq = group.seqs[i];
+                let Some(msg) = self.messages.get_mut(&seq) else {
+                    group.seqs.remove(i);
+                    continue;
+                };
+                let exhausted = max_receives.is_some_and(|limit| msg.receive_count >= limit);
+                if let (true, Some(dlq)) = (exhausted, dlq.as_deref_mut()) {
+                    group.seqs.remove(i);
+                    if let Some(mut moved) = self.messages.remove(&seq) {
+                        moved.source = Some(self.info.name.clone());
+                        moved.visible_at_ms = 0;
+                        dlq.adopt(moved);
+                    }
+                    continue;
+                }
+                msg.receive_count += 1;
+                if msg.first_receive_ms == 0 {
+                    msg.first_receive_ms = now;
+                }
+                msg.visible_at_ms = until;
+                let receipt = Receipt { incarnation: self.info.incarnation, seq, receive_count: msg.receive_count };
+                out.push(received(seq, msg, &receipt));
+                i += 1;
+            }
+            if i > 0 {
+                group.blocked_until = Some(until);
+                self.blocked.insert((until, name));
+            } else if group.seqs.is_empty() {
+                self.groups.remove(&name);
+            } else {
+                // Unreachable (a group with messages and room in the batch
+                // always gives one); should it happen, keep it and stop.
+                self.ready.push_front(name);
+                break;
+            }
+        }
+        let next_visible_in = self.blocked.first().map(|(t, _)| Duration::from_millis(t.saturating_sub(now)));
+        Pulled { messages: out, next_visible_in }
+    }
+
+    /// Takes in a message another queue moved here, at the tail of its group.
+    fn adopt(&mut self, stored: Stored) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.enqueue(seq, stored);
+    }
+
+    /// Finds the message a receipt names, if it is still there under that
+    /// receipt. `Err` when the handle is not one of this queue's.
+    fn locate(&self, receipt: &ReceiptHandle) -> Result<Option<u64>, QueueError> {
+        let invalid = || QueueError::InvalidReceipt(receipt.as_str().to_owned());
+        let r = Receipt::decode(receipt.as_str()).ok_or_else(invalid)?;
+        if r.incarnation != self.info.incarnation {
+            return Err(invalid());
+        }
+        Ok(self.messages.get(&r.seq).filter(|m| m.receive_count == r.receive_count).map(|_| r.seq))
+    }
+
+    pub(super) fn delete(&mut self, receipt: &ReceiptHandle, now: u64) -> Result<(), QueueError> {
+        let Some(seq) = self.locate(receipt)? else { return Ok(()) };
+        let Some(msg) = self.messages.remove(&seq) else { return Ok(()) };
+        self.unlink(&msg.group, seq);
+        self.settle(&msg.group, now);
+        Ok(())
+    }
+
+    /// Removes `seq` from its group's order.
+    fn unlink(&mut self, group: &GroupKey, seq: u64) {
+        if let Some(g) = self.groups.get_mut(group) {
+            if let Some(at) = g.seqs.iter().position(|&s| s == seq) {
+                g.seqs.remove(at);
+            }
+        }
+    }
+
+    pub(super) fn change_visibility(
+        &mut self,
+        receipt: &ReceiptHandle,
+        timeout: Duration,
+        now: u64,
+    ) -> Result<(), QueueError> {
+        let seq = self.locate(receipt)?.ok_or(QueueError::NotInFlight)?;
+        let msg = self.messages.get_mut(&seq).ok_or(QueueError::NotInFlight)?;
+        if msg.visible_at_ms <= now {
+            return Err(QueueError::NotInFlight);
+        }
+        msg.visible_at_ms = now + millis(timeout);
+        let group = msg.group.clone();
+        self.settle(&group, now);
+        Ok(())
+    }
+
+    /// Re-derives a blocked group's moment from its in-flight head, and
+    /// unblocks it when nothing of it is in flight any more.
+    fn settle(&mut self, name: &GroupKey, now: u64) {
+        let Some(group) = self.groups.get_mut(name) else { return };
+        let Some(old) = group.blocked_until else { return };
+        let latest = group
+            .seqs
+            .iter()
+            .take(MAX_BATCH_ENTRIES)
+            .filter_map(|seq| self.messages.get(seq))
+            .map(|m| m.visible_at_ms)
+            .filter(|&t| t > now)
+            .max();
+        self.blocked.remove(&(old, name.clone()));
+        match latest {
+            Some(t) => {
+                group.blocked_until = Some(t);
+                self.blocked.insert((t, name.clone()));
+            }
+            None => self.unblock(name.clone()),
+        }
+    }
+
+    pub(super) fn attributes(&mut self, now: u64) -> QueueAttributes {
+        self.reap(now);
+        let in_flight = self
+            .blocked
+            .iter()
+            .filter_map(|(_, name)| self.groups.get(name))
+            .flat_map(|g| g.seqs.iter().take(MAX_BATCH_ENTRIES))
+            .filter(|seq| self.messages.get(seq).is_some_and(|m| m.visible_at_ms > now))
+            .count() as u64;
+        let total = self.messages.len() as u64;
+        let oldest_age = self.messages.values().next().map(|m| Duration::from_millis(now.saturating_sub(m.sent_ms)));
+        QueueAttributes { visible: total - in_flight, in_flight, oldest_age }
+    }
+
+    pub(super) fn purge(&mut self) {
+        self.messages.clear();
+        self.groups.clear();
+        self.ready.clear();
+        self.blocked.clear();
+    }
+
+    /// Moves this queue's movable messages to `to` (see
+    /// [`crate::QueueBackend::move_messages`]).
+    pub(super) fn move_to(&mut self, to: &mut Fifo, only_from: Option<&str>, now: u64) -> u64 {
+        self.reap(now);
+        let movable: Vec<u64> = self
+            .messages
+            .iter()
+            .filter(|(_, m)| self.groups.get(&m.group).is_some_and(|g| g.blocked_until.is_none()))
+            .filter(|(_, m)| only_from.is_none_or(|q| m.source.as_deref() == Some(q)))
+            .map(|(&seq, _)| seq)
+            .collect();
+        for &seq in &movable {
+            let Some(mut msg) = self.messages.remove(&seq) else { continue };
+            self.unlink(&msg.group, seq);
+            msg.receive_count = 0;
+            msg.first_receive_ms = 0;
+            msg.visible_at_ms = 0;
+            msg.source = None;
+            to.adopt(msg);
+        }
+        movable.len() as u64
+    }
+}
+
+fn received(seq: u64, msg: &Stored, receipt: &Receipt) -> ReceivedMessage {
+    ReceivedMessage {
+        message_id: msg.id.clone(),
+        receipt: ReceiptHandle::new(receipt.encode()),
+        body: msg.body.clone(),
+        group: msg.group.clone(),
+        dedup: msg.dedup.clone(),
+        sequence_number: sequence_number(seq),
+        receive_count: msg.receive_count,
+        sent_at: UNIX_EPOCH + Duration::from_millis(msg.sent_ms),
+        first_received_at: UNIX_EPOCH + Duration::from_millis(msg.first_receive_ms),
+    }
+}
+
+pub(super) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(super) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, millis)
+}

@@ -1,0 +1,147 @@
+//! The embedded queue in memory: for unit tests and benchmarks. Everything
+//! is lost with the process; `sluice dev` uses the Redis store.
+
+mod fifo;
+
+use crate::backend::{Pulled, QueueBackend, QueueInfo};
+use crate::config::QueueConfig;
+use crate::error::QueueError;
+use crate::validation;
+use fifo::{Fifo, now_ms};
+use sluice_domain::queue::{Accepted, OutgoingMessage, QueueAttributes, ReceiptHandle};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+use tokio::sync::Notify;
+
+/// Queues in this process's memory. Clones share the queues.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryBackend {
+    queues: Arc<Mutex<HashMap<String, Fifo>>>,
+    signal: Arc<Notify>,
+}
+
+impl MemoryBackend {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Fifo>> {
+        // A panic while holding the lock leaves no half-done change behind
+        // (every operation checks before it changes), so carry on.
+        self.queues.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn with<T>(&self, name: &str, f: impl FnOnce(&mut Fifo) -> Result<T, QueueError>) -> Result<T, QueueError> {
+        let mut queues = self.lock();
+        let fifo = queues.get_mut(name).ok_or_else(|| QueueError::QueueDoesNotExist(name.to_owned()))?;
+        f(fifo)
+    }
+}
+
+impl QueueBackend for MemoryBackend {
+    async fn create_queue(&self, name: &str, config: &QueueConfig) -> Result<QueueInfo, QueueError> {
+        validation::check_create(name, config)?;
+        let mut queues = self.lock();
+        if let Some(existing) = queues.get(name) {
+            validation::check_same(name, &existing.info.config, config)?;
+            return Ok(existing.info.clone());
+        }
+        match &config.redrive {
+            Some(policy) if !queues.contains_key(&policy.dead_letter_queue) => {
+                return Err(validation::missing_dead_letter_queue(policy));
+            }
+            _ => {}
+        }
+        let info = QueueInfo {
+            name: name.to_owned(),
+            config: config.clone(),
+            created_at: SystemTime::now(),
+            incarnation: rand::random(),
+        };
+        queues.insert(name.to_owned(), Fifo::new(info.clone()));
+        Ok(info)
+    }
+
+    async fn queue_info(&self, name: &str) -> Result<QueueInfo, QueueError> {
+        self.with(name, |fifo| Ok(fifo.info.clone()))
+    }
+
+    async fn list_queues(&self) -> Result<Vec<String>, QueueError> {
+        let mut names: Vec<String> = self.lock().keys().cloned().collect();
+        names.sort();
+        Ok(names)
+    }
+
+    async fn delete_queue(&self, name: &str) -> Result<(), QueueError> {
+        self.lock().remove(name).map(drop).ok_or_else(|| QueueError::QueueDoesNotExist(name.to_owned()))
+    }
+
+    async fn purge_queue(&self, name: &str) -> Result<(), QueueError> {
+        self.with(name, |fifo| {
+            fifo.purge();
+            Ok(())
+        })
+    }
+
+    async fn send(&self, name: &str, entries: &[&OutgoingMessage]) -> Result<Vec<Accepted>, QueueError> {
+        let accepted = self.with(name, |fifo| Ok(fifo.send(entries, now_ms())))?;
+        self.signal.notify_waiters();
+        Ok(accepted)
+    }
+
+    async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
+        let mut queues = self.lock();
+        // Take the queue out so its dead-letter queue can be borrowed too.
+        let mut source = queues.remove(name).ok_or_else(|| QueueError::QueueDoesNotExist(name.to_owned()))?;
+        let dlq = source.info.config.redrive.as_ref().and_then(|p| queues.get_mut(&p.dead_letter_queue));
+        let pulled = source.pull(max, visibility, now_ms(), dlq);
+        queues.insert(name.to_owned(), source);
+        Ok(pulled)
+    }
+
+    async fn delete_message(&self, name: &str, receipt: &ReceiptHandle) -> Result<(), QueueError> {
+        // A delete can unblock a group, so wake the long polls.
+        self.with(name, |fifo| fifo.delete(receipt, now_ms()))?;
+        self.signal.notify_waiters();
+        Ok(())
+    }
+
+    async fn change_visibility(
+        &self,
+        name: &str,
+        receipt: &ReceiptHandle,
+        timeout: Duration,
+    ) -> Result<(), QueueError> {
+        self.with(name, |fifo| fifo.change_visibility(receipt, timeout, now_ms()))?;
+        self.signal.notify_waiters();
+        Ok(())
+    }
+
+    async fn attributes(&self, name: &str) -> Result<QueueAttributes, QueueError> {
+        self.with(name, |fifo| Ok(fifo.attributes(now_ms())))
+    }
+
+    async fn move_messages(&self, from: &str, to: &str, only_from: Option<&str>) -> Result<u64, QueueError> {
+        if from == to {
+            return Err(QueueError::InvalidParameter(format!("cannot move messages from {from:?} to itself")));
+        }
+        let moved = {
+            let mut queues = self.lock();
+            // Take the source out so the target can be borrowed too.
+            let mut source = queues.remove(from).ok_or_else(|| QueueError::QueueDoesNotExist(from.to_owned()))?;
+            let moved = match queues.get_mut(to) {
+                Some(target) => Ok(source.move_to(target, only_from, now_ms())),
+                None => Err(QueueError::QueueDoesNotExist(to.to_owned())),
+            };
+            queues.insert(from.to_owned(), source);
+            moved?
+        };
+        self.signal.notify_waiters();
+        Ok(moved)
+    }
+
+    fn signal(&self) -> &Arc<Notify> {
+        &self.signal
+    }
+}

@@ -1,0 +1,348 @@
+//! The embedded queue in Redis: the default for `sluice dev`. Every
+//! operation is one atomic Lua script (`lua/*.lua`); the key layout and who
+//! owns each key is in the crate root. What a send or a delete answered is
+//! in Redis before the answer leaves, so a killed process loses nothing it
+//! acknowledged.
+
+mod keys;
+mod reply;
+mod scripts;
+
+use crate::backend::{Pulled, QueueBackend, QueueInfo};
+use crate::config::QueueConfig;
+use crate::error::QueueError;
+use crate::receipt::Receipt;
+use crate::validation;
+use keys::StoreKeys;
+use redis::Value;
+use redis::aio::ConnectionLike;
+use reply::{Reply, parse_settings, read_pulled, status};
+use sluice_domain::queue::rules::DEDUP_WINDOW;
+use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle};
+use sluice_redis::Keyspace;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// The hash tag of a store's keys unless told otherwise.
+pub const DEFAULT_REALM: &str = "sqs";
+/// Messages a redrive moves per script call, so no call holds Redis long.
+const MOVE_SLICE: u32 = 500;
+
+/// Queues in Redis. Clones share the connection, the signal and the cache
+/// of queue settings.
+#[derive(Debug, Clone)]
+pub struct RedisBackend<C> {
+    conn: C,
+    keys: Arc<StoreKeys>,
+    /// Settings of queues used so far; the receive script checks the
+    /// redrive policy against the stored one and asks for a reload.
+    infos: Arc<Mutex<HashMap<String, QueueInfo>>>,
+    signal: Arc<Notify>,
+}
+
+impl<C> RedisBackend<C>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    /// A store under `keyspace`, hash tag [`DEFAULT_REALM`].
+    pub fn new(conn: C, keyspace: Keyspace) -> Self {
+        Self::with_realm(conn, keyspace, DEFAULT_REALM)
+    }
+
+    /// A store whose keys share the hash tag `realm`.
+    pub fn with_realm(conn: C, keyspace: Keyspace, realm: &str) -> Self {
+        Self { conn, keys: Arc::new(StoreKeys::new(keyspace, realm)), infos: Arc::default(), signal: Arc::default() }
+    }
+
+    fn cached(&self, name: &str) -> Option<QueueInfo> {
+        self.infos.lock().unwrap_or_else(PoisonError::into_inner).get(name).cloned()
+    }
+
+    fn remember(&self, info: &QueueInfo) {
+        self.infos.lock().unwrap_or_else(PoisonError::into_inner).insert(info.name.clone(), info.clone());
+    }
+
+    fn forget(&self, name: &str) {
+        self.infos.lock().unwrap_or_else(PoisonError::into_inner).remove(name);
+    }
+
+    async fn fetch_info(&self, name: &str) -> Result<QueueInfo, QueueError> {
+        let cfg = self.keys.queue(name).cfg;
+        let fields: Vec<Value> = redis::cmd("HMGET")
+            .arg(&cfg)
+            .arg(&["vis", "wait", "cbd", "dlq", "maxrc", "created", "inc"])
+            .query_async(&mut self.conn.clone())
+            .await?;
+        if fields.iter().all(|v| matches!(v, Value::Nil)) {
+            self.forget(name);
+            return Err(QueueError::QueueDoesNotExist(name.to_owned()));
+        }
+        let info = parse_settings(name, &mut Reply::new("HMGET cfg", Value::Array(fields))?)?;
+        self.remember(&info);
+        Ok(info)
+    }
+
+    async fn info(&self, name: &str) -> Result<QueueInfo, QueueError> {
+        match self.cached(name) {
+            Some(info) => Ok(info),
+            None => self.fetch_info(name).await,
+        }
+    }
+
+    async fn receipt_op(
+        &self,
+        name: &str,
+        receipt: &ReceiptHandle,
+        op: &str,
+        timeout: Duration,
+    ) -> Result<String, QueueError> {
+        let r =
+            Receipt::decode(receipt.as_str()).ok_or_else(|| QueueError::InvalidReceipt(receipt.as_str().to_owned()))?;
+        let keys = self.keys.queue(name);
+        let mut invocation = scripts::RECEIPT.prepare_invoke();
+        for key in keys.core() {
+            invocation.key(key);
+        }
+        invocation.arg(op).arg(format!("{:016x}", r.incarnation)).arg(r.seq).arg(r.receive_count).arg(millis(timeout));
+        let answer = status("receipt.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+        match answer.as_str() {
+            "noqueue" => Err(QueueError::QueueDoesNotExist(name.to_owned())),
+            "invalid" => Err(QueueError::InvalidReceipt(receipt.as_str().to_owned())),
+            _ => Ok(answer),
+        }
+    }
+}
+
+impl<C> QueueBackend for RedisBackend<C>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    async fn create_queue(&self, name: &str, config: &QueueConfig) -> Result<QueueInfo, QueueError> {
+        validation::check_create(name, config)?;
+        let keys = self.keys.queue(name);
+        let mut invocation = scripts::CREATE_QUEUE.prepare_invoke();
+        invocation.key(self.keys.registry()).key(&keys.cfg);
+        let (dlq, max_receives) = match &config.redrive {
+            Some(policy) => {
+                invocation.key(self.keys.queue(&policy.dead_letter_queue).cfg);
+                (policy.dead_letter_queue.as_str(), policy.max_receive_count)
+            }
+            None => ("", 0),
+        };
+        invocation
+            .arg(name)
+            .arg(millis(config.visibility_timeout))
+            .arg(config.receive_wait.as_secs())
+            .arg(u8::from(config.content_based_dedup))
+            .arg(dlq)
+            .arg(max_receives)
+            .arg(format!("{:016x}", rand::random::<u64>()));
+        let mut reply = Reply::new("create_queue.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+        let outcome = reply.string()?;
+        if outcome == "nodlq" {
+            return Err(config.redrive.as_ref().map_or_else(
+                || reply.unexpected("nodlq without a redrive policy"),
+                validation::missing_dead_letter_queue,
+            ));
+        }
+        let info = parse_settings(name, &mut reply)?;
+        if outcome == "exists" {
+            validation::check_same(name, &info.config, config)?;
+        }
+        self.remember(&info);
+        Ok(info)
+    }
+
+    async fn queue_info(&self, name: &str) -> Result<QueueInfo, QueueError> {
+        self.fetch_info(name).await
+    }
+
+    async fn list_queues(&self) -> Result<Vec<String>, QueueError> {
+        let mut names: Vec<String> =
+            redis::cmd("SMEMBERS").arg(self.keys.registry()).query_async(&mut self.conn.clone()).await?;
+        names.sort();
+        Ok(names)
+    }
+
+    async fn delete_queue(&self, name: &str) -> Result<(), QueueError> {
+        let keys = self.keys.queue(name);
+        let mut invocation = scripts::DELETE_QUEUE.prepare_invoke();
+        invocation.key(self.keys.registry());
+        for key in keys.all() {
+            invocation.key(key);
+        }
+        invocation.arg(name);
+        let deleted: i64 = invocation.invoke_async(&mut self.conn.clone()).await?;
+        self.forget(name);
+        if deleted == 0 {
+            return Err(QueueError::QueueDoesNotExist(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn purge_queue(&self, name: &str) -> Result<(), QueueError> {
+        let keys = self.keys.queue(name);
+        let mut invocation = scripts::PURGE_QUEUE.prepare_invoke();
+        invocation.key(&keys.cfg);
+        for key in keys.message_keys() {
+            invocation.key(key);
+        }
+        let purged: i64 = invocation.invoke_async(&mut self.conn.clone()).await?;
+        if purged == 0 {
+            return Err(QueueError::QueueDoesNotExist(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn send(&self, name: &str, entries: &[&OutgoingMessage]) -> Result<Vec<Accepted>, QueueError> {
+        let k = self.keys.queue(name);
+        let mut invocation = scripts::SEND.prepare_invoke();
+        for key in [&k.cfg, &k.body, &k.meta, &k.order, &k.arrival, &k.ready, &k.gstate, &k.dedup, &k.dedupx] {
+            invocation.key(key);
+        }
+        invocation.arg(millis(DEDUP_WINDOW));
+        for entry in entries {
+            invocation
+                .arg(uuid::Uuid::new_v4().to_string())
+                .arg(entry.group.as_str())
+                .arg(entry.dedup.as_str())
+                .arg(entry.body.as_str());
+        }
+        let mut reply = Reply::new("send.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+        if reply.string()? == "noqueue" {
+            return Err(QueueError::QueueDoesNotExist(name.to_owned()));
+        }
+        let mut accepted = Vec::with_capacity(entries.len());
+        while reply.remaining() > 0 {
+            let answer = reply.string()?;
+            let (id, seq) = answer.split_once(' ').ok_or_else(|| reply.unexpected(&answer))?;
+            accepted.push(Accepted { message_id: MessageId::new(id), sequence_number: seq.to_owned() });
+        }
+        if accepted.len() != entries.len() {
+            return Err(reply.unexpected(format!("{} answers for {} messages", accepted.len(), entries.len())));
+        }
+        self.signal.notify_waiters();
+        Ok(accepted)
+    }
+
+    async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
+        // Two tries: the second after reloading settings the script found stale.
+        for _ in 0..2 {
+            let info = self.info(name).await?;
+            let keys = self.keys.queue(name);
+            let mut invocation = scripts::RECEIVE.prepare_invoke();
+            for key in keys.core() {
+                invocation.key(key);
+            }
+            let dlq = info.config.redrive.as_ref().map_or("", |p| p.dead_letter_queue.as_str());
+            if !dlq.is_empty() {
+                for key in self.keys.queue(dlq).inbox() {
+                    invocation.key(key);
+                }
+            }
+            invocation.arg(max).arg(millis(visibility)).arg(dlq).arg(name);
+            let mut reply = Reply::new("receive.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+            match reply.string()?.as_str() {
+                "ok" => return read_pulled(&mut reply),
+                "stale" => self.forget(name),
+                "noqueue" => {
+                    self.forget(name);
+                    return Err(QueueError::QueueDoesNotExist(name.to_owned()));
+                }
+                other => return Err(reply.unexpected(other)),
+            }
+        }
+        Err(QueueError::UnexpectedReply { script: "receive.lua", reply: "stale twice in a row".into() })
+    }
+
+    async fn delete_message(&self, name: &str, receipt: &ReceiptHandle) -> Result<(), QueueError> {
+        self.receipt_op(name, receipt, "delete", Duration::ZERO).await?;
+        // A delete can unblock a group: wake the long polls.
+        self.signal.notify_waiters();
+        Ok(())
+    }
+
+    async fn change_visibility(
+        &self,
+        name: &str,
+        receipt: &ReceiptHandle,
+        timeout: Duration,
+    ) -> Result<(), QueueError> {
+        match self.receipt_op(name, receipt, "visibility", timeout).await?.as_str() {
+            "ok" => {
+                self.signal.notify_waiters();
+                Ok(())
+            }
+            _ => Err(QueueError::NotInFlight),
+        }
+    }
+
+    async fn attributes(&self, name: &str) -> Result<QueueAttributes, QueueError> {
+        let k = self.keys.queue(name);
+        let mut invocation = scripts::ATTRIBUTES.prepare_invoke();
+        for key in [&k.cfg, &k.meta, &k.order, &k.arrival, &k.blocked] {
+            invocation.key(key);
+        }
+        let value: Value = invocation.invoke_async(&mut self.conn.clone()).await?;
+        if !matches!(value, Value::Array(_)) {
+            let answer = status("attributes.lua", value)?;
+            return Err(if answer == "noqueue" {
+                QueueError::QueueDoesNotExist(name.to_owned())
+            } else {
+                QueueError::UnexpectedReply { script: "attributes.lua", reply: answer }
+            });
+        }
+        let mut reply = Reply::new("attributes.lua", value)?;
+        let total = reply.u64()?;
+        let in_flight = reply.u64()?;
+        let age = reply.int()?;
+        Ok(QueueAttributes {
+            visible: total.saturating_sub(in_flight),
+            in_flight,
+            oldest_age: u64::try_from(age).ok().map(Duration::from_millis),
+        })
+    }
+
+    async fn move_messages(&self, from: &str, to: &str, only_from: Option<&str>) -> Result<u64, QueueError> {
+        if from == to {
+            return Err(QueueError::InvalidParameter(format!("cannot move messages from {from:?} to itself")));
+        }
+        let (source, target) = (self.keys.queue(from), self.keys.queue(to));
+        let mut cursor = 0u64;
+        let mut moved = 0u64;
+        loop {
+            let mut invocation = scripts::MOVE_MESSAGES.prepare_invoke();
+            for key in source.core().into_iter().chain(target.inbox()) {
+                invocation.key(key);
+            }
+            invocation.arg(only_from.unwrap_or("")).arg(cursor).arg(MOVE_SLICE);
+            let mut reply = Reply::new("move_messages.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+            match reply.string()?.as_str() {
+                "ok" => {}
+                "noqueue" => {
+                    let missing = if reply.int()? == 1 { from } else { to };
+                    return Err(QueueError::QueueDoesNotExist(missing.to_owned()));
+                }
+                other => return Err(reply.unexpected(other)),
+            }
+            moved += reply.u64()?;
+            cursor = reply.u64()?;
+            if moved > 0 {
+                self.signal.notify_waiters();
+            }
+            if reply.int()? == 1 {
+                return Ok(moved);
+            }
+        }
+    }
+
+    fn signal(&self) -> &Arc<Notify> {
+        &self.signal
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

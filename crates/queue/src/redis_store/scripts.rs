@@ -1,0 +1,21 @@
+//! The Lua scripts, loaded once per process and called by SHA
+//! (`redis::Script` falls back to loading a script the server lost).
+
+use redis::Script;
+use std::sync::LazyLock;
+
+macro_rules! script {
+    ($name:ident, $file:literal) => {
+        pub(super) static $name: LazyLock<Script> =
+            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
+    };
+}
+
+script!(CREATE_QUEUE, "create_queue.lua");
+script!(DELETE_QUEUE, "delete_queue.lua");
+script!(PURGE_QUEUE, "purge_queue.lua");
+script!(SEND, "send.lua");
+script!(RECEIVE, "receive.lua");
+script!(RECEIPT, "receipt.lua");
+script!(ATTRIBUTES, "attributes.lua");
+script!(MOVE_MESSAGES, "move_messages.lua");

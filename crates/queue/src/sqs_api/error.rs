@@ -1,0 +1,236 @@
+//! SQS's error shape. SQS speaks AWS JSON 1.0 but kept its older Query
+//! protocol's error codes, and SDKs read both: the body carries the error
+//! shape's name, and the `x-amzn-query-error` header carries the Query code
+//! and whether the sender is at fault, e.g.
+//!
+//! ```text
+//! HTTP/1.1 400 Bad Request
+//! x-amzn-query-error: AWS.SimpleQueueService.NonExistentQueue;Sender
+//! Content-Type: application/x-amz-json-1.0
+//!
+//! {"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."}
+//! ```
+//!
+//! The Rust SDK matches typed errors on the header's code, so both must be
+//! exactly SQS's. Status codes and Query codes follow SQS's service model
+//! (`awsQueryError` traits); the generic errors (`InvalidParameterValue`,
+//! `MissingParameter`) are AWS's common errors, not part of SQS's model.
+
+use crate::error::QueueError;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use sluice_domain::queue::rules::RuleViolation;
+
+pub(crate) const JSON_1_0: &str = "application/x-amz-json-1.0";
+
+/// An SQS error response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ApiError {
+    pub(crate) status: StatusCode,
+    /// The body's `__type`.
+    pub(crate) shape: &'static str,
+    /// The Query code of `x-amzn-query-error`.
+    pub(crate) code: &'static str,
+    /// `Receiver` for our own faults, `Sender` for the caller's.
+    pub(crate) sender_fault: bool,
+    pub(crate) message: String,
+}
+
+macro_rules! sqs_error {
+    ($fn:ident, $status:expr, $shape:literal, $code:literal) => {
+        pub(crate) fn $fn(message: impl Into<String>) -> Self {
+            Self { status: $status, shape: $shape, code: $code, sender_fault: true, message: message.into() }
+        }
+    };
+}
+
+impl ApiError {
+    sqs_error!(
+        queue_does_not_exist,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#QueueDoesNotExist",
+        "AWS.SimpleQueueService.NonExistentQueue"
+    );
+    sqs_error!(queue_name_exists, StatusCode::BAD_REQUEST, "com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists");
+    sqs_error!(
+        invalid_parameter,
+        StatusCode::BAD_REQUEST,
+        "com.amazon.coral.service#InvalidParameterValueException",
+        "InvalidParameterValue"
+    );
+    sqs_error!(
+        missing_parameter,
+        StatusCode::BAD_REQUEST,
+        "com.amazon.coral.service#MissingParameterException",
+        "MissingParameter"
+    );
+    sqs_error!(
+        invalid_attribute_name,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#InvalidAttributeName",
+        "InvalidAttributeName"
+    );
+    sqs_error!(
+        invalid_attribute_value,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#InvalidAttributeValue",
+        "InvalidAttributeValue"
+    );
+    sqs_error!(
+        receipt_handle_is_invalid,
+        StatusCode::NOT_FOUND,
+        "com.amazonaws.sqs#ReceiptHandleIsInvalid",
+        "ReceiptHandleIsInvalid"
+    );
+    sqs_error!(
+        invalid_message_contents,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#InvalidMessageContents",
+        "InvalidMessageContents"
+    );
+    sqs_error!(
+        empty_batch_request,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#EmptyBatchRequest",
+        "AWS.SimpleQueueService.EmptyBatchRequest"
+    );
+    sqs_error!(
+        too_many_entries,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#TooManyEntriesInBatchRequest",
+        "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
+    );
+    sqs_error!(
+        batch_entry_ids_not_distinct,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#BatchEntryIdsNotDistinct",
+        "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
+    );
+    sqs_error!(
+        invalid_batch_entry_id,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#InvalidBatchEntryId",
+        "AWS.SimpleQueueService.InvalidBatchEntryId"
+    );
+    sqs_error!(
+        batch_request_too_long,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#BatchRequestTooLong",
+        "AWS.SimpleQueueService.BatchRequestTooLong"
+    );
+    sqs_error!(
+        unsupported_operation,
+        StatusCode::BAD_REQUEST,
+        "com.amazonaws.sqs#UnsupportedOperation",
+        "AWS.SimpleQueueService.UnsupportedOperation"
+    );
+    sqs_error!(
+        resource_not_found,
+        StatusCode::NOT_FOUND,
+        "com.amazonaws.sqs#ResourceNotFoundException",
+        "ResourceNotFoundException"
+    );
+    sqs_error!(
+        unknown_operation,
+        StatusCode::BAD_REQUEST,
+        "com.amazon.coral.service#UnknownOperationException",
+        "InvalidAction"
+    );
+    sqs_error!(
+        serialization,
+        StatusCode::BAD_REQUEST,
+        "com.amazon.coral.service#SerializationException",
+        "SerializationException"
+    );
+
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            shape: "com.amazon.coral.service#InternalFailure",
+            code: "InternalFailure",
+            sender_fault: false,
+            message: message.into(),
+        }
+    }
+
+    /// The error for a request missing a required member.
+    pub(crate) fn missing(member: &str) -> Self {
+        Self::missing_parameter(format!("The request must contain the parameter {member}."))
+    }
+
+    /// SQS's wording for a parameter out of range.
+    pub(crate) fn invalid_value(parameter: &str, value: impl std::fmt::Display, reason: &str) -> Self {
+        Self::invalid_parameter(format!("Value {value} for parameter {parameter} is invalid. Reason: {reason}"))
+    }
+
+    /// The short code a failed batch entry carries (`Failed[].Code`).
+    pub(crate) fn entry_code(&self) -> &'static str {
+        // Batch entries carry the shape name, without namespace.
+        self.shape.rsplit('#').next().unwrap_or(self.shape).trim_end_matches("Exception")
+    }
+}
+
+impl From<RuleViolation> for ApiError {
+    fn from(violation: RuleViolation) -> Self {
+        let message = violation.to_string();
+        match violation {
+            RuleViolation::InvalidCharacter { .. } => Self::invalid_message_contents(message),
+            RuleViolation::EmptyBatch => Self::empty_batch_request(message),
+            RuleViolation::TooManyEntries { .. } => Self::too_many_entries(message),
+            RuleViolation::EntryIdsNotDistinct { .. } => Self::batch_entry_ids_not_distinct(message),
+            RuleViolation::InvalidEntryId { .. } => Self::invalid_batch_entry_id(message),
+            RuleViolation::BatchTooLong { .. } => Self::batch_request_too_long(message),
+            _ => Self::invalid_parameter(message),
+        }
+    }
+}
+
+impl From<QueueError> for ApiError {
+    fn from(err: QueueError) -> Self {
+        match err {
+            QueueError::QueueDoesNotExist(_) => Self::queue_does_not_exist("The specified queue does not exist."),
+            QueueError::QueueNameExists { attribute, .. } => Self::queue_name_exists(format!(
+                "A queue already exists with the same name and a different value for attribute {attribute}"
+            )),
+            QueueError::InvalidParameter(message) => Self::invalid_parameter(message),
+            QueueError::Rule(violation) => violation.into(),
+            QueueError::InvalidReceipt(handle) => Self::receipt_handle_is_invalid(format!(
+                "The input receipt handle \"{handle}\" is not a valid receipt handle."
+            )),
+            QueueError::NotInFlight => Self::invalid_parameter(
+                "Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for \
+                 visibility timeout change.",
+            ),
+            err @ (QueueError::Redis(_) | QueueError::UnexpectedReply { .. }) => {
+                tracing::error!(error = %err, "embedded queue failed");
+                Self::internal(format!("The embedded queue failed: {err}"))
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "__type": self.shape, "message": self.message }).to_string();
+        let fault = if self.sender_fault { "Sender" } else { "Receiver" };
+        let mut response = (self.status, body).into_response();
+        let headers = response.headers_mut();
+        headers.insert("content-type", HeaderValue::from_static(JSON_1_0));
+        if let Ok(value) = HeaderValue::from_str(&format!("{};{fault}", self.code)) {
+            headers.insert("x-amzn-query-error", value);
+        }
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_entry_codes_are_bare_shape_names() {
+        assert_eq!(ApiError::invalid_parameter("x").entry_code(), "InvalidParameterValue");
+        assert_eq!(ApiError::invalid_message_contents("x").entry_code(), "InvalidMessageContents");
+        assert_eq!(ApiError::missing("MessageGroupId").entry_code(), "MissingParameter");
+    }
+}

@@ -1,0 +1,280 @@
+//! Message actions: SendMessage(Batch), ReceiveMessage, DeleteMessage(Batch),
+//! ChangeMessageVisibility(Batch).
+
+use super::SqsApi;
+use super::error::ApiError;
+use super::wire::{self, ReceiptEntry, SendEntry, required};
+use crate::backend::{QueueBackend, QueueInfo};
+use crate::embedded::long_poll;
+use md5::{Digest, Md5};
+use serde_json::{Map, Value, json};
+use sluice_domain::queue::rules::{self, MAX_BATCH_ENTRIES, MAX_VISIBILITY_TIMEOUT, MAX_WAIT};
+use sluice_domain::queue::{OutgoingMessage, ReceiptHandle, ReceivedMessage};
+use sluice_domain::{DedupId, GroupKey};
+use std::time::{Duration, UNIX_EPOCH};
+
+pub(super) async fn send_message<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::SendMessage,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    let name = api.queue_name(&url)?;
+    let info = api.backend().queue_info(name).await?;
+    let message = outgoing(&info, request.entry)?;
+    let accepted = api.backend().send(name, &[&message]).await?;
+    let accepted = accepted.first().ok_or_else(|| ApiError::internal("the queue answered no outcome"))?;
+    Ok(json!({
+        "MD5OfMessageBody": md5_hex(&message.body),
+        "MessageId": accepted.message_id.as_str(),
+        "SequenceNumber": accepted.sequence_number,
+    }))
+}
+
+pub(super) async fn send_message_batch<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::SendMessageBatch,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    let name = api.queue_name(&url)?;
+    let entries = request.entries.unwrap_or_default();
+    rules::check_entry_ids(entries.iter().map(|e| e.id.as_deref().unwrap_or("")))?;
+    rules::check_batch_payload(entries.iter().map(|e| e.message_body.as_deref().unwrap_or("")))?;
+    let info = api.backend().queue_info(name).await?;
+    let mut valid = Vec::with_capacity(entries.len());
+    let mut failed = Vec::new();
+    for entry in entries {
+        let id = entry.id.clone().unwrap_or_default();
+        match outgoing(&info, entry) {
+            Ok(message) => valid.push((id, message)),
+            Err(err) => failed.push(entry_failure(&id, &err)),
+        }
+    }
+    let messages: Vec<&OutgoingMessage> = valid.iter().map(|(_, m)| m).collect();
+    let accepted = if messages.is_empty() { Vec::new() } else { api.backend().send(name, &messages).await? };
+    let successful: Vec<Value> = valid
+        .iter()
+        .zip(&accepted)
+        .map(|((id, message), accepted)| {
+            json!({
+                "Id": id,
+                "MessageId": accepted.message_id.as_str(),
+                "MD5OfMessageBody": md5_hex(&message.body),
+                "SequenceNumber": accepted.sequence_number,
+            })
+        })
+        .collect();
+    Ok(json!({ "Successful": successful, "Failed": failed }))
+}
+
+/// A message to send, checked as SQS checks one for a FIFO queue.
+fn outgoing(info: &QueueInfo, entry: SendEntry) -> Result<OutgoingMessage, ApiError> {
+    let body = required(entry.message_body, "MessageBody")?;
+    if let Some(delay) = entry.delay_seconds.filter(|&d| d != 0) {
+        return Err(ApiError::invalid_value(
+            "DelaySeconds",
+            delay,
+            "The request include parameter that is not valid for this queue type.",
+        ));
+    }
+    if entry.message_attributes.is_some_and(|m| !m.is_empty()) {
+        return Err(ApiError::invalid_parameter(
+            "MessageAttributes are not supported by sluice's embedded queue: carry such data in the body",
+        ));
+    }
+    if entry.message_system_attributes.is_some_and(|m| !m.is_empty()) {
+        return Err(ApiError::invalid_parameter(
+            "MessageSystemAttributes (AWSTraceHeader) are not supported by sluice's embedded queue",
+        ));
+    }
+    let group = required(entry.message_group_id, "MessageGroupId")?;
+    let group = GroupKey::parse(&group).map_err(|e| ApiError::invalid_parameter(e.to_string()))?;
+    let dedup = match entry.message_deduplication_id {
+        Some(id) => DedupId::parse(&id).map_err(|e| ApiError::invalid_parameter(e.to_string()))?,
+        None if info.config.content_based_dedup => {
+            let digest = hex::encode(sha2::Sha256::digest(body.as_bytes()));
+            DedupId::parse(&digest).map_err(|e| ApiError::internal(e.to_string()))?
+        }
+        None => {
+            return Err(ApiError::invalid_parameter(
+                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided \
+                 explicitly",
+            ));
+        }
+    };
+    rules::check_body(&body)?;
+    Ok(OutgoingMessage::new(group, dedup, body))
+}
+
+pub(super) async fn receive_message<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiveMessage,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    let name = api.queue_name(&url)?;
+    let info = api.backend().queue_info(name).await?;
+    let max = match request.max_number_of_messages {
+        None => 1,
+        Some(n @ 1..=10) => n as u8,
+        Some(n) => {
+            return Err(ApiError::invalid_value(
+                "MaxNumberOfMessages",
+                n,
+                &format!("Must be between 1 and {MAX_BATCH_ENTRIES}, if provided."),
+            ));
+        }
+    };
+    let visibility = match request.visibility_timeout {
+        None => info.config.visibility_timeout,
+        Some(s) => seconds("VisibilityTimeout", s, MAX_VISIBILITY_TIMEOUT)?,
+    };
+    let wait = match request.wait_time_seconds {
+        None => info.config.receive_wait,
+        Some(s) => seconds("WaitTimeSeconds", s, MAX_WAIT)?,
+    };
+    let wanted: Vec<&str> =
+        request.attribute_names.iter().chain(&request.message_system_attribute_names).map(String::as_str).collect();
+    let messages = long_poll(api.backend(), name, max, visibility, wait, Some(&api.stop_waiting)).await?;
+    if messages.is_empty() {
+        return Ok(json!({}));
+    }
+    let messages: Vec<Value> = messages.iter().map(|m| message_json(m, &wanted)).collect();
+    Ok(json!({ "Messages": messages }))
+}
+
+fn seconds(parameter: &str, value: i64, max: Duration) -> Result<Duration, ApiError> {
+    match u64::try_from(value) {
+        Ok(s) if s <= max.as_secs() => Ok(Duration::from_secs(s)),
+        _ => Err(ApiError::invalid_value(
+            parameter,
+            value,
+            &format!("Must be >= 0 and <= {}, if provided.", max.as_secs()),
+        )),
+    }
+}
+
+const SYSTEM_ATTRIBUTES: [&str; 7] = [
+    "SenderId",
+    "SentTimestamp",
+    "ApproximateReceiveCount",
+    "ApproximateFirstReceiveTimestamp",
+    "SequenceNumber",
+    "MessageDeduplicationId",
+    "MessageGroupId",
+];
+
+fn message_json(message: &ReceivedMessage, wanted: &[&str]) -> Value {
+    let all = wanted.contains(&"All");
+    let millis = |t: std::time::SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
+    let mut attributes = Map::new();
+    for attr in SYSTEM_ATTRIBUTES {
+        if !all && !wanted.contains(&attr) {
+            continue;
+        }
+        let value = match attr {
+            "SenderId" => super::ACCOUNT_ID.to_owned(),
+            "SentTimestamp" => millis(message.sent_at),
+            "ApproximateReceiveCount" => message.receive_count.to_string(),
+            "ApproximateFirstReceiveTimestamp" => millis(message.first_received_at),
+            "SequenceNumber" => message.sequence_number.clone(),
+            "MessageDeduplicationId" => message.dedup.to_string(),
+            _ => message.group.to_string(),
+        };
+        attributes.insert(attr.into(), Value::String(value));
+    }
+    let mut json = json!({
+        "MessageId": message.message_id.as_str(),
+        "ReceiptHandle": message.receipt.as_str(),
+        "MD5OfBody": md5_hex(&message.body),
+        "Body": message.body,
+    });
+    if !attributes.is_empty() {
+        json["Attributes"] = Value::Object(attributes);
+    }
+    json
+}
+
+pub(super) async fn delete_message<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiptRequest,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    delete_one(api, api.queue_name(&url)?, request.entry).await?;
+    Ok(json!({}))
+}
+
+pub(super) async fn change_message_visibility<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiptRequest,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    change_one(api, api.queue_name(&url)?, request.entry).await?;
+    Ok(json!({}))
+}
+
+pub(super) async fn delete_message_batch<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiptBatch,
+) -> Result<Value, ApiError> {
+    receipt_batch(api, request, ReceiptAction::Delete).await
+}
+
+pub(super) async fn change_message_visibility_batch<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiptBatch,
+) -> Result<Value, ApiError> {
+    receipt_batch(api, request, ReceiptAction::ChangeVisibility).await
+}
+
+/// What a batch of receipt handles is for.
+#[derive(Debug, Clone, Copy)]
+enum ReceiptAction {
+    Delete,
+    ChangeVisibility,
+}
+
+/// Applies `action` to each entry, reporting each as successful or failed
+/// on its own, as SQS's batch actions do.
+async fn receipt_batch<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiptBatch,
+    action: ReceiptAction,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    let name = api.queue_name(&url)?;
+    let entries = request.entries.unwrap_or_default();
+    rules::check_entry_ids(entries.iter().map(|e| e.id.as_deref().unwrap_or("")))?;
+    api.backend().queue_info(name).await?;
+    let (mut successful, mut failed) = (Vec::new(), Vec::new());
+    for entry in entries {
+        let id = entry.id.clone().unwrap_or_default();
+        let done = match action {
+            ReceiptAction::Delete => delete_one(api, name, entry).await,
+            ReceiptAction::ChangeVisibility => change_one(api, name, entry).await,
+        };
+        match done {
+            Ok(()) => successful.push(json!({ "Id": id })),
+            Err(err) => failed.push(entry_failure(&id, &err)),
+        }
+    }
+    Ok(json!({ "Successful": successful, "Failed": failed }))
+}
+
+async fn delete_one<B: QueueBackend>(api: &SqsApi<B>, name: &str, entry: ReceiptEntry) -> Result<(), ApiError> {
+    let handle = ReceiptHandle::new(required(entry.receipt_handle, "ReceiptHandle")?);
+    Ok(api.backend().delete_message(name, &handle).await?)
+}
+
+async fn change_one<B: QueueBackend>(api: &SqsApi<B>, name: &str, entry: ReceiptEntry) -> Result<(), ApiError> {
+    let handle = ReceiptHandle::new(required(entry.receipt_handle, "ReceiptHandle")?);
+    let timeout =
+        seconds("VisibilityTimeout", required(entry.visibility_timeout, "VisibilityTimeout")?, MAX_VISIBILITY_TIMEOUT)?;
+    Ok(api.backend().change_visibility(name, &handle, timeout).await?)
+}
+
+fn entry_failure(id: &str, err: &ApiError) -> Value {
+    json!({ "Id": id, "SenderFault": err.sender_fault, "Code": err.entry_code(), "Message": err.message })
+}
+
+pub(super) fn md5_hex(body: &str) -> String {
+    hex::encode(Md5::digest(body.as_bytes()))
+}

@@ -1,0 +1,176 @@
+//! The SQS-compatible endpoint: the embedded queue over SQS's own wire
+//! protocol, AWS JSON 1.0 (`POST /`, `X-Amz-Target: AmazonSQS.<Action>`,
+//! `Content-Type: application/x-amz-json-1.0`), so `aws-sdk-sqs` (and with
+//! it the `sluice-aws` adapter), boto3 and the AWS CLI work against it with
+//! only an endpoint override.
+//!
+//! Actions: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue, PurgeQueue,
+//! GetQueueAttributes, SendMessage, SendMessageBatch, ReceiveMessage,
+//! DeleteMessage, DeleteMessageBatch, ChangeMessageVisibility,
+//! ChangeMessageVisibilityBatch, StartMessageMoveTask,
+//! ListMessageMoveTasks, ListDeadLetterSourceQueues. Any other action is
+//! answered `UnsupportedOperation`, naming it. Queues are FIFO only; the
+//! things FIFO queues have that the embedded queue does not implement
+//! (message attributes, per-queue delay, retention) are refused with an
+//! error naming them, never silently ignored. Requests are not
+//! authenticated: the endpoint listens on 127.0.0.1 for development.
+//!
+//! Queue URLs are `<base>/<account>/<name>` and ARNs
+//! `arn:aws:sqs:<region>:<account>:<name>`, with account `000000000000`.
+
+mod error;
+mod messages;
+mod move_tasks;
+mod queues;
+mod wire;
+
+use crate::backend::QueueBackend;
+use crate::embedded::StopWaiting;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use error::{ApiError, JSON_1_0};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// The account id in queue URLs and ARNs.
+pub const ACCOUNT_ID: &str = "000000000000";
+/// The region in ARNs.
+pub const REGION: &str = "us-east-1";
+
+/// The endpoint's state: the store and the URL clients reach it at.
+#[derive(Debug)]
+pub struct SqsApi<B> {
+    backend: B,
+    base_url: String,
+    move_tasks: move_tasks::MoveTasks,
+    stop_waiting: StopWaiting,
+}
+
+impl<B: QueueBackend> SqsApi<B> {
+    /// An endpoint over `backend`, reached at `base_url` (e.g.
+    /// `http://127.0.0.1:9324`), which queue URLs start with.
+    pub fn new(backend: B, base_url: impl Into<String>) -> Self {
+        let base_url = base_url.into().trim_end_matches('/').to_owned();
+        Self { backend, base_url, move_tasks: move_tasks::MoveTasks::default(), stop_waiting: StopWaiting::default() }
+    }
+
+    /// The URL of queue `name`.
+    pub fn queue_url(&self, name: &str) -> String {
+        format!("{}/{ACCOUNT_ID}/{name}", self.base_url)
+    }
+
+    /// The name a queue URL points at, if it is one of this endpoint's form.
+    /// The host is not compared: SQS clients may reach us by any name.
+    pub(crate) fn queue_name<'u>(&self, url: &'u str) -> Result<&'u str, ApiError> {
+        let missing = || ApiError::queue_does_not_exist("The specified queue does not exist.");
+        let mut segments = url.trim_end_matches('/').rsplit('/');
+        let name = segments.next().filter(|n| !n.is_empty()).ok_or_else(missing)?;
+        match segments.next() {
+            Some(ACCOUNT_ID) => Ok(name),
+            _ => Err(missing()),
+        }
+    }
+
+    pub(crate) fn queue_arn(&self, name: &str) -> String {
+        format!("arn:aws:sqs:{REGION}:{ACCOUNT_ID}:{name}")
+    }
+
+    /// The queue name an ARN of ours names.
+    pub(crate) fn arn_name<'a>(&self, arn: &'a str) -> Option<&'a str> {
+        let mut parts = arn.splitn(6, ':');
+        let fields: [Option<&str>; 6] = std::array::from_fn(|_| parts.next());
+        match fields {
+            [Some("arn"), Some(_), Some("sqs"), Some(_), Some(ACCOUNT_ID), Some(name)] if !name.is_empty() => {
+                Some(name)
+            }
+            _ => None,
+        }
+    }
+
+    pub(crate) fn backend(&self) -> &B {
+        &self.backend
+    }
+}
+
+/// The endpoint as an axum router: every request is a `POST` carrying its
+/// action in `X-Amz-Target`.
+pub fn router<B: QueueBackend>(api: SqsApi<B>) -> Router {
+    Router::new().fallback(handle::<B>).with_state(Arc::new(api))
+}
+
+/// Serves `api` on `listener` until `shutdown` completes, then answers the
+/// requests in progress (long polls at once, with what they have) and
+/// returns.
+pub async fn serve<B: QueueBackend>(
+    listener: TcpListener,
+    api: SqsApi<B>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let stop = api.stop_waiting.clone();
+    let shutdown = async move {
+        shutdown.await;
+        stop.stop();
+    };
+    axum::serve(listener, router(api)).with_graceful_shutdown(shutdown).await
+}
+
+async fn handle<B: QueueBackend>(State(api): State<Arc<SqsApi<B>>>, headers: HeaderMap, body: Bytes) -> Response {
+    let request_id = uuid::Uuid::new_v4().to_string();
+    let mut response = match dispatch(&api, &headers, &body).await {
+        Ok(value) => {
+            let mut response = (StatusCode::OK, value.to_string()).into_response();
+            response.headers_mut().insert("content-type", HeaderValue::from_static(JSON_1_0));
+            response
+        }
+        Err(err) => err.into_response(),
+    };
+    if let Ok(id) = HeaderValue::from_str(&request_id) {
+        response.headers_mut().insert("x-amzn-requestid", id);
+    }
+    response
+}
+
+async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
+    let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).ok_or_else(|| {
+        ApiError::unknown_operation(
+            "No X-Amz-Target header: this endpoint speaks SQS's AWS JSON 1.0 protocol (X-Amz-Target: \
+             AmazonSQS.<Action>), not the older Query protocol",
+        )
+    })?;
+    let action = target.strip_prefix("AmazonSQS.").ok_or_else(|| {
+        ApiError::unknown_operation(format!("X-Amz-Target {target:?} is not an SQS action (AmazonSQS.<Action>)"))
+    })?;
+    match action {
+        "CreateQueue" => queues::create_queue(api, parse(body)?).await,
+        "GetQueueUrl" => queues::get_queue_url(api, parse(body)?).await,
+        "ListQueues" => queues::list_queues(api, parse(body)?).await,
+        "DeleteQueue" => queues::delete_queue(api, parse(body)?).await,
+        "PurgeQueue" => queues::purge_queue(api, parse(body)?).await,
+        "GetQueueAttributes" => queues::get_queue_attributes(api, parse(body)?).await,
+        "SendMessage" => messages::send_message(api, parse(body)?).await,
+        "SendMessageBatch" => messages::send_message_batch(api, parse(body)?).await,
+        "ReceiveMessage" => messages::receive_message(api, parse(body)?).await,
+        "DeleteMessage" => messages::delete_message(api, parse(body)?).await,
+        "DeleteMessageBatch" => messages::delete_message_batch(api, parse(body)?).await,
+        "ChangeMessageVisibility" => messages::change_message_visibility(api, parse(body)?).await,
+        "ChangeMessageVisibilityBatch" => messages::change_message_visibility_batch(api, parse(body)?).await,
+        "StartMessageMoveTask" => move_tasks::start(api, parse(body)?).await,
+        "ListMessageMoveTasks" => move_tasks::list(api, parse(body)?).await,
+        "ListDeadLetterSourceQueues" => move_tasks::dead_letter_sources(api, parse(body)?).await,
+        other => {
+            Err(ApiError::unsupported_operation(format!("{other} is not supported by sluice's embedded SQS endpoint")))
+        }
+    }
+}
+
+/// Parses a request body; an empty body is an empty request.
+fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
+    serde_json::from_slice(body).map_err(|e| ApiError::serialization(format!("The request body is not valid: {e}")))
+}

@@ -1,0 +1,61 @@
+//! Checks shared by both stores before they create a queue.
+
+use crate::config::{MAX_RECEIVE_COUNT, QueueConfig, RedrivePolicy, check_queue_name};
+use crate::error::QueueError;
+use sluice_domain::queue::rules::{self, MAX_WAIT};
+
+/// Checks a new queue's name and settings against SQS's limits.
+pub(crate) fn check_create(name: &str, config: &QueueConfig) -> Result<(), QueueError> {
+    check_queue_name(name).map_err(QueueError::InvalidParameter)?;
+    rules::check_visibility_timeout(config.visibility_timeout)?;
+    if config.receive_wait > MAX_WAIT || config.receive_wait.subsec_nanos() != 0 {
+        return Err(QueueError::InvalidParameter(format!(
+            "ReceiveMessageWaitTimeSeconds {:?} is invalid: it must be whole seconds between 0 and 20",
+            config.receive_wait
+        )));
+    }
+    if let Some(policy) = &config.redrive {
+        check_queue_name(&policy.dead_letter_queue).map_err(|e| {
+            QueueError::InvalidParameter(format!(
+                "RedrivePolicy: the dead-letter queue of a FIFO queue must be FIFO: {e}"
+            ))
+        })?;
+        if policy.dead_letter_queue == name {
+            return Err(QueueError::InvalidParameter(format!(
+                "RedrivePolicy: queue {name:?} cannot be its own dead-letter queue"
+            )));
+        }
+        if !(1..=MAX_RECEIVE_COUNT).contains(&policy.max_receive_count) {
+            return Err(QueueError::InvalidParameter(format!(
+                "RedrivePolicy: maxReceiveCount {} is invalid: it must be between 1 and {MAX_RECEIVE_COUNT}",
+                policy.max_receive_count
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `CreateQueue` of an existing name succeeds only with the same settings.
+pub(crate) fn check_same(name: &str, existing: &QueueConfig, wanted: &QueueConfig) -> Result<(), QueueError> {
+    let differs = |attribute| Err(QueueError::QueueNameExists { name: name.to_owned(), attribute });
+    if existing.visibility_timeout != wanted.visibility_timeout {
+        return differs("VisibilityTimeout");
+    }
+    if existing.receive_wait != wanted.receive_wait {
+        return differs("ReceiveMessageWaitTimeSeconds");
+    }
+    if existing.content_based_dedup != wanted.content_based_dedup {
+        return differs("ContentBasedDeduplication");
+    }
+    if existing.redrive != wanted.redrive {
+        return differs("RedrivePolicy");
+    }
+    Ok(())
+}
+
+pub(crate) fn missing_dead_letter_queue(policy: &RedrivePolicy) -> QueueError {
+    QueueError::InvalidParameter(format!(
+        "RedrivePolicy: the dead-letter queue {:?} does not exist; create it first",
+        policy.dead_letter_queue
+    ))
+}

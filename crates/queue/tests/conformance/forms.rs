@@ -1,0 +1,292 @@
+//! The forms the suite runs against: the embedded queue in memory and in
+//! Redis, its SQS endpoint through the real `sluice-aws` adapter, and any
+//! SQS endpoint named by `SLUICE_SQS_ENDPOINT`.
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
+use sluice_domain::WorkQueue;
+use sluice_queue::sqs_api::{self, SqsApi};
+use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
+use sluice_testkit::TestRedis;
+use std::time::Duration;
+
+/// What a case asks for.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Spec {
+    /// With a dead-letter queue after this many receives.
+    pub(crate) max_receive_count: Option<u32>,
+}
+
+/// A queue (and its dead-letter queue) made for one case.
+#[derive(Debug)]
+pub(crate) struct Fixture<Q> {
+    pub(crate) queue: Q,
+    pub(crate) dlq: Option<Q>,
+}
+
+/// One form of the queue.
+pub(crate) trait Form: Sized {
+    type Queue: WorkQueue;
+
+    /// `None` when the form is not available here (no endpoint configured).
+    async fn start(test: &str) -> Option<Self>;
+
+    async fn queue(&self, spec: Spec) -> Fixture<Self::Queue>;
+
+    /// Moves the dead-letter queue's messages back to the queue.
+    async fn redrive(&self, fixture: &Fixture<Self::Queue>);
+
+    /// Why this form is known to get a case wrong, if it does.
+    fn known_wrong(&self, _case: &str) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether the form keeps the embedded queue's round-robin fairness
+    /// (SQS serves groups in arrival order instead).
+    fn round_robin(&self) -> bool {
+        true
+    }
+}
+
+fn names(test: &str) -> (String, String) {
+    let id = format!("{:08x}", rand::random::<u32>());
+    let stem: String = test.chars().take(40).map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+    (format!("{stem}-{id}.fifo"), format!("{stem}-{id}-dlq.fifo"))
+}
+
+/// Creates the queues of `spec` in an embedded store.
+async fn embedded<B: QueueBackend>(backend: &B, test: &str, spec: Spec) -> Fixture<EmbeddedQueue<B>> {
+    let (name, dlq_name) = names(test);
+    let mut config = QueueConfig::default();
+    let dlq = match spec.max_receive_count {
+        Some(max_receive_count) => {
+            backend.create_queue(&dlq_name, &QueueConfig::default()).await.expect("create the DLQ");
+            config.redrive = Some(RedrivePolicy { dead_letter_queue: dlq_name.clone(), max_receive_count });
+            Some(EmbeddedQueue::new(backend.clone(), &dlq_name))
+        }
+        None => None,
+    };
+    backend.create_queue(&name, &config).await.expect("create the queue");
+    Fixture { queue: EmbeddedQueue::new(backend.clone(), &name), dlq }
+}
+
+async fn embedded_redrive<B: QueueBackend>(fixture: &Fixture<EmbeddedQueue<B>>) {
+    let dlq = fixture.dlq.as_ref().expect("a fixture with a DLQ");
+    let queue = fixture.queue.name();
+    dlq.backend().move_messages(dlq.name(), queue, Some(queue)).await.expect("redrive");
+}
+
+#[derive(Debug)]
+pub(crate) struct Memory {
+    backend: MemoryBackend,
+    test: String,
+}
+
+impl Form for Memory {
+    type Queue = EmbeddedQueue<MemoryBackend>;
+
+    async fn start(test: &str) -> Option<Self> {
+        Some(Self { backend: MemoryBackend::new(), test: test.to_owned() })
+    }
+
+    async fn queue(&self, spec: Spec) -> Fixture<Self::Queue> {
+        embedded(&self.backend, &self.test, spec).await
+    }
+
+    async fn redrive(&self, fixture: &Fixture<Self::Queue>) {
+        embedded_redrive(fixture).await;
+    }
+}
+
+type Conn = redis::aio::MultiplexedConnection;
+
+#[derive(Debug)]
+pub(crate) struct Redis {
+    backend: RedisBackend<Conn>,
+    test: String,
+    _redis: TestRedis,
+}
+
+impl Form for Redis {
+    type Queue = EmbeddedQueue<RedisBackend<Conn>>;
+
+    async fn start(test: &str) -> Option<Self> {
+        let redis = TestRedis::new(test);
+        let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+        Some(Self { backend, test: test.to_owned(), _redis: redis })
+    }
+
+    async fn queue(&self, spec: Spec) -> Fixture<Self::Queue> {
+        embedded(&self.backend, &self.test, spec).await
+    }
+
+    async fn redrive(&self, fixture: &Fixture<Self::Queue>) {
+        embedded_redrive(fixture).await;
+    }
+}
+
+/// An SQS endpoint reached through the `sluice-aws` adapter: ours (over the
+/// Redis store, on a port of its own) or the one in `SLUICE_SQS_ENDPOINT`.
+#[derive(Debug)]
+pub(crate) struct Sqs {
+    client: aws_sdk_sqs::Client,
+    test: String,
+    external: bool,
+    _server: Option<(TestRedis, tokio::task::JoinHandle<()>)>,
+}
+
+impl Sqs {
+    pub(crate) async fn ours(test: &str) -> Self {
+        let redis = TestRedis::new(test);
+        let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let api = SqsApi::new(backend, &url);
+        let server = tokio::spawn(async move {
+            sqs_api::serve(listener, api, std::future::pending()).await.expect("serve");
+        });
+        let client = sqs_client(&SqsEndpoint::Local(url)).await;
+        Self { client, test: test.to_owned(), external: false, _server: Some((redis, server)) }
+    }
+
+    async fn create(&self, name: &str, redrive: Option<(&str, u32)>) -> String {
+        let mut request = self
+            .client
+            .create_queue()
+            .queue_name(name)
+            .attributes(QueueAttributeName::FifoQueue, "true")
+            .attributes(QueueAttributeName::VisibilityTimeout, "30");
+        if let Some((dlq_arn, max)) = redrive {
+            let policy = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": max });
+            request = request.attributes(QueueAttributeName::RedrivePolicy, policy.to_string());
+        }
+        request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("CreateQueue {name}: {e:?}"))
+            .queue_url()
+            .expect("url")
+            .to_owned()
+    }
+
+    async fn arn(&self, url: &str) -> String {
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::QueueArn)
+            .send()
+            .await
+            .expect("GetQueueAttributes");
+        out.attributes().and_then(|a| a.get(&QueueAttributeName::QueueArn)).expect("QueueArn").clone()
+    }
+}
+
+impl Form for Sqs {
+    type Queue = SqsQueue;
+
+    async fn start(test: &str) -> Option<Self> {
+        Some(Self::ours(test).await)
+    }
+
+    async fn queue(&self, spec: Spec) -> Fixture<SqsQueue> {
+        let (name, dlq_name) = names(&self.test);
+        let (redrive, dlq) = match spec.max_receive_count {
+            Some(max) => {
+                let dlq_url = self.create(&dlq_name, None).await;
+                (Some((self.arn(&dlq_url).await, max)), Some(SqsQueue::new(self.client.clone(), dlq_url)))
+            }
+            None => (None, None),
+        };
+        let url = self.create(&name, redrive.as_ref().map(|(arn, max)| (arn.as_str(), *max))).await;
+        Fixture { queue: SqsQueue::new(self.client.clone(), url), dlq }
+    }
+
+    async fn redrive(&self, fixture: &Fixture<SqsQueue>) {
+        let dlq = fixture.dlq.as_ref().expect("a fixture with a DLQ");
+        let source = self.arn(dlq.url()).await;
+        self.client.start_message_move_task().source_arn(&source).send().await.expect("StartMessageMoveTask");
+        // Move tasks run in the background on SQS: wait until done.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let tasks = self.client.list_message_move_tasks().source_arn(&source).send().await.expect("list tasks");
+            if tasks.results().first().and_then(|t| t.status()) == Some("COMPLETED") {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "move task not completed in 60 s: {tasks:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn known_wrong(&self, case: &str) -> Option<&'static str> {
+        if !self.external {
+            return None;
+        }
+        KNOWN_WRONG_ELSEWHERE.iter().find(|(c, _)| *c == case).map(|(_, why)| *why)
+    }
+
+    fn round_robin(&self) -> bool {
+        !self.external
+    }
+}
+
+/// Cases SQS stand-ins are known to get wrong, and why (checked against
+/// moto 5 `moto_server`). They are skipped for `SLUICE_SQS_ENDPOINT` with
+/// the reason printed.
+const KNOWN_WRONG_ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "a_dedup_id_is_remembered_after_its_message_is_deleted",
+        "moto forgets a deduplication id when its message is deleted; SQS remembers it for 5 minutes",
+    ),
+    (
+        "sequence_numbers_rise_within_a_group",
+        "moto draws random sequence numbers; SQS's keep rising within a message group",
+    ),
+    (
+        "a_receive_fills_its_batch_group_by_group",
+        "moto fills a batch in arrival order across groups; SQS returns as many messages of one group as it can first",
+    ),
+    (
+        "a_stale_receipt_deletes_nothing",
+        "moto deletes with any receipt handle of a message; SQS deletes only with the latest receipt's",
+    ),
+    (
+        "too_many_receives_move_a_message_to_the_dlq_in_group_order",
+        "moto delivers a message beyond maxReceiveCount instead of moving it on that receive",
+    ),
+    (
+        "expired_messages_return_to_the_head_of_their_group_in_order",
+        "moto does not return expired messages to the head of their group (it answered g-1, g-2 without g-0)",
+    ),
+    ("a_redrive_moves_dead_letters_back_in_order", "moto does not implement StartMessageMoveTask (HTTP 500)"),
+];
+
+/// The SQS endpoint in `SLUICE_SQS_ENDPOINT` (moto, or another stand-in).
+#[derive(Debug)]
+pub(crate) struct External(Sqs);
+
+impl Form for External {
+    type Queue = SqsQueue;
+
+    async fn start(test: &str) -> Option<Self> {
+        let url = std::env::var("SLUICE_SQS_ENDPOINT").ok().filter(|u| !u.is_empty())?;
+        let client = sqs_client(&SqsEndpoint::Local(url)).await;
+        Some(Self(Sqs { client, test: test.to_owned(), external: true, _server: None }))
+    }
+
+    async fn queue(&self, spec: Spec) -> Fixture<SqsQueue> {
+        self.0.queue(spec).await
+    }
+
+    async fn redrive(&self, fixture: &Fixture<SqsQueue>) {
+        self.0.redrive(fixture).await;
+    }
+
+    fn known_wrong(&self, case: &str) -> Option<&'static str> {
+        self.0.known_wrong(case)
+    }
+
+    fn round_robin(&self) -> bool {
+        false
+    }
+}

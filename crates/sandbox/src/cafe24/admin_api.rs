@@ -1,0 +1,310 @@
+//! The Cafe24 side of the sandbox: the Admin API reads and the token
+//! endpoint, each mall under `/malls/{mall_id}`.
+//!
+//! An Admin API call goes through, in order (each step can end it):
+//! the mall exists (else 404) → the Bearer token is valid for the mall
+//! (else 401, not counted in the bucket) → the usage quota is not spent
+//! (else 429 with `Remain` headers; counted in the quota, not the bucket) →
+//! the bucket takes it (else 429, not counted) → faults (500, a held 504,
+//! a dropped connection, latency) → `Content-Type` is JSON when given (else
+//! 400) → the resource (200 `{"product": {…}}` or 404). Every answer for a
+//! known mall carries `X-Api-Call-Limit` and the usage headers.
+
+use crate::cafe24::bucket::QuotaReading;
+use crate::cafe24::record::{CallRecord, Refusal, TOKEN_PATH};
+use crate::cafe24::state::{Inner, Mall, Shared};
+use crate::fault::{Fault, FaultDecision, TimeoutMode};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::FormRejection;
+use axum::extract::{Form, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine;
+use serde::Deserialize;
+use serde_json::Value;
+use sluice_cafe24::{Cafe24Error, OAuthError, admin_resource_by_path, usage};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/malls/{mall_id}/api/v2/admin/{resource}/{id}", get(get_resource))
+        .route("/malls/{mall_id}/api/v2/oauth/token", post(token))
+}
+
+/// How an answer leaves: now, after latency, after a hold, or broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Delivery {
+    After(Duration),
+    Hold(Duration),
+    Drop(Duration),
+}
+
+#[derive(Debug)]
+struct Answer {
+    status: StatusCode,
+    body: Value,
+    headers: Vec<(&'static str, String)>,
+    delivery: Delivery,
+}
+
+impl Answer {
+    fn json(status: StatusCode, body: Value) -> Self {
+        Self { status, body, headers: Vec::new(), delivery: Delivery::After(Duration::ZERO) }
+    }
+
+    fn error(status: StatusCode, message: &str) -> Self {
+        Self::json(status, Cafe24Error::new(status.as_u16().to_string(), message).to_body())
+    }
+
+    fn oauth(status: StatusCode, error: &OAuthError) -> Self {
+        Self::json(status, serde_json::to_value(error).unwrap_or(Value::Null))
+    }
+
+    fn after(mut self, delivery: Delivery) -> Self {
+        self.delivery = delivery;
+        self
+    }
+
+    async fn deliver(self) -> Response {
+        let wait = match self.delivery {
+            Delivery::After(d) | Delivery::Hold(d) | Delivery::Drop(d) => d,
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        let mut response = if self.delivery == Delivery::Drop(wait) {
+            // Status and headers go out, then the body breaks off: the
+            // client sees the connection die mid-response.
+            let chunks: [Result<Bytes, std::io::Error>; 2] = [
+                Ok(Bytes::from_static(b"{\"resource\":")),
+                Err(std::io::Error::other("sandbox dropped the connection")),
+            ];
+            let mut r = Response::new(Body::from_stream(futures::stream::iter(chunks)));
+            *r.status_mut() = self.status;
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            r
+        } else {
+            (self.status, Json(self.body)).into_response()
+        };
+        for (name, value) in self.headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
+    }
+}
+
+fn record(shared: &Shared, now: Instant, mall_id: &str, method: &str, path: String, headers: &HeaderMap) -> CallRecord {
+    CallRecord {
+        seq: 0,
+        at: shared.since_epoch(now),
+        mall_id: mall_id.to_owned(),
+        method: method.to_owned(),
+        path,
+        status: 0,
+        bucket_before: 0.0,
+        bucket_after: 0.0,
+        refused: None,
+        fault: None,
+        api_version: headers.get(sluice_cafe24::API_VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned),
+    }
+}
+
+async fn get_resource(
+    State(shared): State<Arc<Shared>>,
+    Path((mall_id, segment, id)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let answer = {
+        // The clock is read under the lock, so records are in time order.
+        let mut guard = shared.lock();
+        let now = Instant::now();
+        let mut rec = record(&shared, now, &mall_id, "GET", format!("/api/v2/admin/{segment}/{id}"), &headers);
+        let inner: &mut Inner = &mut guard;
+        let answer = match inner.malls.get_mut(&mall_id) {
+            None => Answer::error(StatusCode::NOT_FOUND, "Cannot locate API. (no such mall)"),
+            Some(mall) => {
+                let answer = admin_call(mall, &mut inner.faults, now, &segment, &id, &headers, &mut rec);
+                with_limit_headers(answer, mall, rec.bucket_after, now)
+            }
+        };
+        rec.status = answer.status.as_u16();
+        inner.log.push(rec);
+        answer
+    };
+    answer.deliver().await
+}
+
+fn admin_call(
+    mall: &mut Mall,
+    faults: &mut crate::fault::FaultInjector,
+    now: Instant,
+    segment: &str,
+    id: &str,
+    headers: &HeaderMap,
+    rec: &mut CallRecord,
+) -> Answer {
+    let level = mall.bucket.level(now);
+    (rec.bucket_before, rec.bucket_after) = (level, level);
+    if !bearer_is_valid(headers, mall, now) {
+        return Answer::error(StatusCode::UNAUTHORIZED, "Authority to access is not valid.");
+    }
+    if mall.quota.reading(now).blocked() {
+        mall.quota.charge_refused(now);
+        rec.refused = Some(Refusal::Quota);
+        return Answer::error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "API usage quota exceeded. Retry after X-Cafe24-*-Remain.",
+        );
+    }
+    let take = mall.bucket.try_take(now);
+    rec.bucket_after = take.after;
+    if !take.admitted {
+        rec.refused = Some(Refusal::Bucket);
+        return Answer::error(StatusCode::TOO_MANY_REQUESTS, "The API call limit (bucket) was exceeded.");
+    }
+    let FaultDecision { fault, latency } = faults.decide();
+    mall.quota.charge(latency, now);
+    rec.fault = fault;
+    match fault {
+        Some(Fault::ServerError) => {
+            return Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error, unknown error.")
+                .after(Delivery::After(latency));
+        }
+        Some(Fault::Timeout(TimeoutMode::Hold(hold))) => {
+            return Answer::error(StatusCode::GATEWAY_TIMEOUT, "The request timed out.").after(Delivery::Hold(hold));
+        }
+        Some(Fault::Timeout(TimeoutMode::Drop)) => {
+            return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency));
+        }
+        None => {}
+    }
+    let answer = serve_resource(mall, segment, id, headers);
+    answer.after(Delivery::After(latency))
+}
+
+fn serve_resource(mall: &Mall, segment: &str, id: &str, headers: &HeaderMap) -> Answer {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    if content_type.is_some_and(|ct| !ct.trim_start().starts_with("application/json")) {
+        return Answer::error(StatusCode::BAD_REQUEST, "Content-type is not an application/json in the header.");
+    }
+    let Some(resource) = admin_resource_by_path(segment) else {
+        return Answer::error(StatusCode::NOT_FOUND, "Cannot locate API.");
+    };
+    match mall.store.get(resource.kind, id) {
+        Some(body) => Answer::json(StatusCode::OK, serde_json::json!({ resource.response_key: body })),
+        None => Answer::error(StatusCode::NOT_FOUND, "No resource found with the requested id."),
+    }
+}
+
+fn bearer_is_valid(headers: &HeaderMap, mall: &Mall, now: Instant) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
+    let Some((scheme, token)) = value.split_once(' ') else { return false };
+    scheme.eq_ignore_ascii_case("bearer") && mall.tokens.access_is_valid(token.trim(), now)
+}
+
+fn with_limit_headers(mut answer: Answer, mall: &Mall, bucket_level: f64, now: Instant) -> Answer {
+    let QuotaReading { call_percent, time_percent, call_remain_secs, time_remain_secs } = mall.quota.reading(now);
+    answer.headers.push((usage::API_CALL_LIMIT, mall.bucket.header(bucket_level).to_string()));
+    answer.headers.push((usage::CALL_USAGE, format!("{call_percent:.2}")));
+    answer.headers.push((usage::TIME_USAGE, format!("{time_percent:.2}")));
+    if let Some(secs) = call_remain_secs {
+        answer.headers.push((usage::CALL_REMAIN, secs.to_string()));
+    }
+    if let Some(secs) = time_remain_secs {
+        answer.headers.push((usage::TIME_REMAIN, secs.to_string()));
+    }
+    answer
+}
+
+#[derive(Debug, Deserialize)]
+struct TokenForm {
+    grant_type: Option<String>,
+    refresh_token: Option<String>,
+}
+
+async fn token(
+    State(shared): State<Arc<Shared>>,
+    Path(mall_id): Path<String>,
+    headers: HeaderMap,
+    form: Result<Form<TokenForm>, FormRejection>,
+) -> Response {
+    let answer = {
+        let mut guard = shared.lock();
+        let now = Instant::now();
+        let mut rec = record(&shared, now, &mall_id, "POST", TOKEN_PATH.to_owned(), &headers);
+        let inner: &mut Inner = &mut guard;
+        let fault = if inner.faults_on_token_endpoint { Some(inner.faults.decide()) } else { None };
+        let answer = match inner.malls.get_mut(&mall_id) {
+            None => Answer::error(StatusCode::NOT_FOUND, "Cannot locate API. (no such mall)"),
+            Some(mall) => {
+                let level = mall.bucket.level(now);
+                (rec.bucket_before, rec.bucket_after) = (level, level);
+                rec.fault = fault.and_then(|f| f.fault);
+                match rec.fault {
+                    Some(Fault::ServerError) => {
+                        Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error, unknown error.")
+                    }
+                    Some(Fault::Timeout(TimeoutMode::Hold(hold))) => {
+                        Answer::error(StatusCode::GATEWAY_TIMEOUT, "The request timed out.").after(Delivery::Hold(hold))
+                    }
+                    Some(Fault::Timeout(TimeoutMode::Drop)) => {
+                        Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(Duration::ZERO))
+                    }
+                    None => {
+                        let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());
+                        exchange(mall, &mall_id, client_ok, form, &shared, &mut inner.token_rng, now)
+                    }
+                }
+            }
+        };
+        rec.status = answer.status.as_u16();
+        inner.log.push(rec);
+        answer
+    };
+    answer.deliver().await
+}
+
+fn exchange(
+    mall: &mut Mall,
+    mall_id: &str,
+    client_ok: bool,
+    form: Result<Form<TokenForm>, FormRejection>,
+    shared: &Shared,
+    rng: &mut rand::rngs::StdRng,
+    now: Instant,
+) -> Answer {
+    if !client_ok {
+        let e = OAuthError::new("invalid_client", "Client authentication failed (check the Basic credentials)");
+        return Answer::oauth(StatusCode::UNAUTHORIZED, &e);
+    }
+    let Ok(Form(form)) = form else {
+        let e = OAuthError::new("invalid_request", "The body must be application/x-www-form-urlencoded");
+        return Answer::oauth(StatusCode::BAD_REQUEST, &e);
+    };
+    if form.grant_type.as_deref() != Some("refresh_token") {
+        let e = OAuthError::new("unsupported_grant_type", "The sandbox supports grant_type=refresh_token");
+        return Answer::oauth(StatusCode::BAD_REQUEST, &e);
+    }
+    let Some(refresh_token) = form.refresh_token.filter(|t| !t.is_empty()) else {
+        return Answer::oauth(StatusCode::BAD_REQUEST, &OAuthError::new("invalid_request", "refresh_token is missing"));
+    };
+    match mall.tokens.refresh(&refresh_token, mall_id, &shared.tokens, rng, now) {
+        Ok(grant) => Answer::json(StatusCode::OK, serde_json::to_value(grant).unwrap_or(Value::Null)),
+        Err(e) => Answer::oauth(StatusCode::BAD_REQUEST, &e),
+    }
+}
+
+fn basic_auth_matches(headers: &HeaderMap, client_id: &str, client_secret: &str) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
+    let Some((scheme, encoded)) = value.split_once(' ') else { return false };
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return false;
+    }
+    let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else { return false };
+    decoded == format!("{client_id}:{client_secret}").as_bytes()
+}

@@ -1,0 +1,202 @@
+//! The sandbox's control plane, for the `sluice sandbox cafe24` command and
+//! anything else outside the process. JSON in and out; not rate-limited,
+//! not recorded.
+//!
+//! ```text
+//! GET    /sandbox/malls                                  malls, bucket levels, refresh counts
+//! POST   /sandbox/malls/{mall}                           add a mall (body: optional {capacity, drain_per_sec})
+//! PUT    /sandbox/malls/{mall}/bucket                    {capacity, drain_per_sec}
+//! POST   /sandbox/malls/{mall}/tokens                    issue tokens (Cafe24's token response)
+//! POST   /sandbox/malls/{mall}/tokens/expire             expire the mall's access tokens now
+//! POST   /sandbox/malls/{mall}/resources/{kind}          create (body: fields) → change report, webhook sent
+//! GET    /sandbox/malls/{mall}/resources/{kind}/{id}     the resource as held
+//! PUT    /sandbox/malls/{mall}/resources/{kind}/{id}     update (body: fields) → change report, webhook sent
+//! DELETE /sandbox/malls/{mall}/resources/{kind}/{id}     delete → change report, webhook sent
+//! GET    /sandbox/calls?after=SEQ                        call records
+//! GET    /sandbox/counters                               counters
+//! GET    /sandbox/faults, PUT /sandbox/faults            the fault plan (JSON of FaultConfig)
+//! ```
+//!
+//! `{kind}` is `products`, `orders` or `customers`. Errors are
+//! `{"error": "…"}` with 400, 404 or 409.
+
+use crate::cafe24::SandboxError;
+use crate::cafe24::changes::{self, Edit};
+use crate::cafe24::config::BucketConfig;
+use crate::cafe24::state::Shared;
+use crate::fault::FaultConfig;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use sluice_domain::ResourceKind;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Body<T> = Result<Json<T>, JsonRejection>;
+
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/sandbox/malls", get(malls))
+        .route("/sandbox/malls/{mall}", post(add_mall))
+        .route("/sandbox/malls/{mall}/bucket", put(set_bucket))
+        .route("/sandbox/malls/{mall}/tokens", post(issue_tokens))
+        .route("/sandbox/malls/{mall}/tokens/expire", post(expire_tokens))
+        .route("/sandbox/malls/{mall}/resources/{kind}", post(create))
+        .route("/sandbox/malls/{mall}/resources/{kind}/{id}", get(read).put(update).delete(delete))
+        .route("/sandbox/calls", get(calls))
+        .route("/sandbox/counters", get(counters))
+        .route("/sandbox/faults", get(faults).put(set_faults))
+}
+
+/// Unknown paths, in Cafe24's error shape (the Admin API's answer for a
+/// wrong URL).
+pub(crate) async fn not_found() -> Response {
+    let body = sluice_cafe24::Cafe24Error::new("404", "Cannot locate API.").to_body();
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+/// A control-plane failure: `{"error": "…"}` with the status its kind
+/// calls for.
+#[derive(Debug)]
+struct Fail(SandboxError);
+
+impl From<SandboxError> for Fail {
+    fn from(e: SandboxError) -> Self {
+        Self(e)
+    }
+}
+
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        let status = match self.0 {
+            SandboxError::UnknownMall(_) | SandboxError::UnknownResource { .. } => StatusCode::NOT_FOUND,
+            SandboxError::MallExists(_) | SandboxError::AlreadyExists { .. } => StatusCode::CONFLICT,
+            SandboxError::InvalidInput(_) => StatusCode::BAD_REQUEST,
+            SandboxError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        (status, Json(json!({ "error": self.0.to_string() }))).into_response()
+    }
+}
+
+type Answer = Result<Response, Fail>;
+
+fn body<T>(body: Body<T>) -> Result<T, Fail> {
+    body.map(|Json(v)| v).map_err(|e| Fail(SandboxError::InvalidInput(format!("body: {}", e.body_text()))))
+}
+
+fn kind(segment: &str) -> Result<ResourceKind, Fail> {
+    match segment {
+        "products" => Ok(ResourceKind::Product),
+        "orders" => Ok(ResourceKind::Order),
+        "customers" => Ok(ResourceKind::Customer),
+        other => Err(Fail(SandboxError::InvalidInput(format!(
+            "resource kind `{other}` is not one of products, orders, customers"
+        )))),
+    }
+}
+
+fn ok<T: serde::Serialize>(status: StatusCode, value: T) -> Answer {
+    Ok((status, Json(value)).into_response())
+}
+
+async fn malls(State(shared): State<Arc<Shared>>) -> Response {
+    let now = Instant::now();
+    let inner = shared.lock();
+    let list: Vec<Value> = inner
+        .malls
+        .iter()
+        .map(|(id, mall)| {
+            let c = mall.bucket.config();
+            json!({"mall_id": id, "capacity": c.capacity, "drain_per_sec": c.drain_per_sec,
+                   "level": mall.bucket.level(now), "refreshes": mall.tokens.refreshes()})
+        })
+        .collect();
+    Json(list).into_response()
+}
+
+async fn add_mall(State(shared): State<Arc<Shared>>, Path(mall): Path<String>, bucket: Body<BucketConfig>) -> Answer {
+    // No body means the default bucket.
+    let bucket = match bucket {
+        Err(JsonRejection::MissingJsonContentType(_)) => BucketConfig::default(),
+        other => body(other)?,
+    };
+    shared.lock().add_mall(&mall, bucket, Instant::now())?;
+    ok(StatusCode::CREATED, json!({"mall_id": mall}))
+}
+
+async fn set_bucket(State(shared): State<Arc<Shared>>, Path(mall): Path<String>, b: Body<BucketConfig>) -> Answer {
+    let bucket = body(b)?;
+    bucket.validate().map_err(SandboxError::InvalidInput)?;
+    shared.lock().mall_mut(&mall)?.bucket.reconfigure(bucket, Instant::now());
+    ok(StatusCode::OK, bucket)
+}
+
+async fn issue_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
+    let mut guard = shared.lock();
+    let inner = &mut *guard;
+    let m = inner.malls.get_mut(&mall).ok_or_else(|| SandboxError::UnknownMall(mall.clone()))?;
+    ok(StatusCode::OK, m.tokens.issue(&mall, &shared.tokens, &mut inner.token_rng, Instant::now()))
+}
+
+async fn expire_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
+    shared.lock().mall_mut(&mall)?.tokens.expire_access();
+    ok(StatusCode::OK, json!({"mall_id": mall, "access_tokens": "expired"}))
+}
+
+async fn create(
+    State(shared): State<Arc<Shared>>,
+    Path((mall, k)): Path<(String, String)>,
+    fields: Body<Map<String, Value>>,
+) -> Answer {
+    let (kind, fields) = (kind(&k)?, body(fields)?);
+    ok(StatusCode::CREATED, changes::apply(&shared, &mall, kind, Edit::Create(fields)).await?)
+}
+
+async fn read(State(shared): State<Arc<Shared>>, Path((mall, k, id)): Path<(String, String, String)>) -> Answer {
+    let kind = kind(&k)?;
+    let held = shared.lock().mall(&mall)?.store.resource(kind, &id);
+    ok(StatusCode::OK, held.ok_or(SandboxError::UnknownResource { kind, id })?)
+}
+
+async fn update(
+    State(shared): State<Arc<Shared>>,
+    Path((mall, k, id)): Path<(String, String, String)>,
+    fields: Body<Map<String, Value>>,
+) -> Answer {
+    let (kind, fields) = (kind(&k)?, body(fields)?);
+    ok(StatusCode::OK, changes::apply(&shared, &mall, kind, Edit::Update(id, fields)).await?)
+}
+
+async fn delete(State(shared): State<Arc<Shared>>, Path((mall, k, id)): Path<(String, String, String)>) -> Answer {
+    let kind = kind(&k)?;
+    ok(StatusCode::OK, changes::apply(&shared, &mall, kind, Edit::Delete(id)).await?)
+}
+
+#[derive(Debug, Deserialize)]
+struct After {
+    #[serde(default)]
+    after: u64,
+}
+
+async fn calls(State(shared): State<Arc<Shared>>, Query(q): Query<After>) -> Response {
+    Json(shared.lock().log.since(q.after)).into_response()
+}
+
+async fn counters(State(shared): State<Arc<Shared>>) -> Response {
+    Json(shared.lock().log.counters.clone()).into_response()
+}
+
+async fn faults(State(shared): State<Arc<Shared>>) -> Response {
+    Json(*shared.lock().faults.config()).into_response()
+}
+
+async fn set_faults(State(shared): State<Arc<Shared>>, config: Body<FaultConfig>) -> Answer {
+    let config = body(config)?;
+    shared.lock().faults.set(config).map_err(SandboxError::InvalidInput)?;
+    ok(StatusCode::OK, config)
+}

@@ -1,0 +1,30 @@
+//! Sandboxes: stand-ins for the rate-limited upstream APIs sluice talks to,
+//! served over real HTTP on 127.0.0.1. Each speaks its upstream's wire
+//! format, enforces its limits exactly, injects faults on demand (seeded,
+//! so runs repeat), and records every call so tests can check what sluice
+//! did to it. Tests use them as a library; `sluice sandbox …` runs one as a
+//! command; `sluice dev` and the demos embed them.
+//!
+//! Each sandbox keeps its own clock (`std::time::Instant`) for its limits;
+//! nothing in a sandbox sleeps to synchronise (it sleeps only to inject
+//! latency or hold a response, which is its job).
+//!
+//! # Layout
+//!
+//! - [`cafe24`]: the Cafe24 Admin API and OAuth token endpoint, per-mall
+//!   leaky buckets and usage quotas, products/orders/customers with
+//!   webhooks on change, the call record, and the `/sandbox/…` control
+//!   plane.
+//! - [`fault`]: fault injection shared by every sandbox (server errors,
+//!   timeouts, dropped connections, latency).
+//! - `server`: serving a sandbox's router and stopping it.
+//!
+//! A Google Sheets sandbox will join as a sibling module `sheets`, reusing
+//! [`fault`] and `server`.
+
+pub mod cafe24;
+pub mod fault;
+mod server;
+
+pub use cafe24::{Cafe24Sandbox, SandboxConfig as Cafe24SandboxConfig};
+pub use fault::{Fault, FaultConfig, TimeoutMode};

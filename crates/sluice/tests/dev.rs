@@ -1,0 +1,214 @@
+//! `sluice dev` as a user runs it: a process serving SQS on 127.0.0.1,
+//! talked to with the real SQS adapter.
+
+use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
+use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
+use sluice_domain::{DedupId, GroupKey, WorkQueue};
+use sluice_testkit::TestRedis;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Distinct per call, so tests running in parallel never share a data dir.
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A running `sluice dev` and the lines it printed so far.
+struct Dev {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    /// A data dir this helper made up, removed on drop.
+    made_dir: Option<std::path::PathBuf>,
+}
+
+impl Dev {
+    fn start(redis_url: Option<&str>, extra: &[&str]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+        let private_dir = std::env::temp_dir().join(format!("sluice-dev-{}-{}", std::process::id(), rand_suffix()));
+        let made_dir = (!extra.contains(&"--redis-dir")).then_some(private_dir);
+        let mut extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        if let Some(dir) = &made_dir {
+            extra.extend(["--redis-dir".to_owned(), dir.to_string_lossy().into_owned()]);
+        }
+        command.args(["dev", "--sqs-port", "0"]).args(extra).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        match redis_url {
+            Some(url) => command.env("SLUICE_REDIS_URL", url),
+            None => command.env_remove("SLUICE_REDIS_URL"),
+        };
+        let mut child = command.spawn().expect("start sluice dev");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut dev = Self { child, lines, seen: Vec::new(), made_dir };
+        dev.wait_for_line("Ready.");
+        dev
+    }
+
+    fn wait_for_line(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            if let Some(line) = self.seen.iter().find(|l| l.starts_with(prefix)) {
+                return line.clone();
+            }
+            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => panic!("sluice dev printed no {prefix:?} line; it printed: {:?}", self.seen),
+            }
+        }
+    }
+
+    /// The URL printed after `label: `.
+    fn url(&mut self, label: &str) -> String {
+        let line = self.wait_for_line(&format!("{label}: "));
+        line[label.len() + 2..].to_owned()
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
+        assert!(status.success());
+    }
+
+    fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "sluice dev did not exit within {timeout:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some(dir) = &self.made_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn message(group: &str, dedup: &str, body: &str) -> OutgoingMessage {
+    OutgoingMessage::new(GroupKey::parse(group).unwrap(), DedupId::parse(dedup).unwrap(), body)
+}
+
+async fn queue_at(dev: &mut Dev) -> SqsQueue {
+    let endpoint = dev.url("SQS endpoint");
+    let url = dev.url("Queue");
+    assert!(url.starts_with(&endpoint) && url.ends_with("/sluice-events.fifo"), "{url}");
+    SqsQueue::new(sqs_client(&SqsEndpoint::Local(endpoint)).await, url)
+}
+
+fn request(max: u8, wait_s: u64) -> ReceiveRequest {
+    ReceiveRequest::new(max, Duration::from_secs(30), Duration::from_secs(wait_s)).unwrap()
+}
+
+#[tokio::test]
+async fn dev_serves_sqs_and_stops_on_ctrl_c() {
+    let mut dev = Dev::start(None, &["--max-receive-count", "3"]);
+    assert!(dev.wait_for_line("Redis: ").contains("private redis-server"), "{:?}", dev.seen);
+    let queue = queue_at(&mut dev).await;
+    let sent = [message("shop-a", "e1", "one"), message("shop-a", "e2", "two"), message("shop-b", "e3", "three")];
+    let outcomes = queue.send_batch(&sent).await;
+    assert!(outcomes.iter().all(|o| o.is_accepted()), "{outcomes:?}");
+    let got = tokio::time::timeout(Duration::from_secs(30), queue.receive(request(10, 5))).await.unwrap().unwrap();
+    let mut bodies: Vec<&str> = got.iter().map(|m| m.body.as_str()).collect();
+    bodies.sort_unstable();
+    assert_eq!(bodies, ["one", "three", "two"]);
+
+    // The pipeline queue carries the redrive policy asked for.
+    let client = queue.client();
+    let attributes = client
+        .get_queue_attributes()
+        .queue_url(queue.url())
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy)
+        .send()
+        .await
+        .expect("GetQueueAttributes");
+    let policy = attributes.attributes().unwrap()[&aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy].clone();
+    assert!(policy.contains("sluice-events-dlq.fifo") && policy.contains("\"maxReceiveCount\":3"), "{policy}");
+
+    dev.signal("-INT");
+    let status = dev.wait(Duration::from_secs(15));
+    assert!(status.success(), "{status:?}");
+    dev.wait_for_line("sluice dev stopped.");
+}
+
+#[tokio::test]
+async fn a_killed_dev_loses_no_acknowledged_message() {
+    let redis = TestRedis::new("a_killed_dev_loses_no_acknowledged_message");
+    let prefix = redis.keyspace().prefix().to_owned();
+    let mut dev = Dev::start(Some(&redis.url()), &["--key-prefix", &prefix]);
+    let queue = queue_at(&mut dev).await;
+    let sent = [message("g", "k1", "first"), message("g", "k2", "second")];
+    assert!(queue.send_batch(&sent).await.iter().all(|o| o.is_accepted()));
+    dev.signal("-KILL");
+    dev.wait(Duration::from_secs(10));
+
+    let mut again = Dev::start(Some(&redis.url()), &["--key-prefix", &prefix]);
+    let queue = queue_at(&mut again).await;
+    let got = tokio::time::timeout(Duration::from_secs(30), queue.receive(request(10, 5))).await.unwrap().unwrap();
+    assert_eq!(got.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+}
+
+/// Whether something accepts connections on `port` of 127.0.0.1.
+fn listening(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+#[tokio::test]
+async fn a_killed_dev_takes_its_private_redis_down_and_keeps_the_data() {
+    let dir = std::env::temp_dir().join(format!("sluice-dev-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir_arg = dir.to_string_lossy().into_owned();
+    let mut dev = Dev::start(None, &["--redis-dir", &dir_arg]);
+    let redis_line = dev.wait_for_line("Redis: ");
+    let port: u16 = redis_line
+        .split("127.0.0.1:")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no port in {redis_line:?}"));
+    let queue = queue_at(&mut dev).await;
+    let sent = [message("g", "k1", "first"), message("g", "k2", "second")];
+    assert!(queue.send_batch(&sent).await.iter().all(|o| o.is_accepted()));
+    assert!(listening(port));
+    dev.signal("-KILL");
+    dev.wait(Duration::from_secs(10));
+    // No destructor ran; the watchdog must still stop the server.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while listening(port) {
+        assert!(Instant::now() < deadline, "the private redis-server outlived a killed sluice dev");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let mut again = Dev::start(None, &["--redis-dir", &dir_arg]);
+    let queue = queue_at(&mut again).await;
+    let got = tokio::time::timeout(Duration::from_secs(30), queue.receive(request(10, 5))).await.unwrap().unwrap();
+    assert_eq!(got.iter().map(|m| m.body.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    drop(again);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn dev_refuses_a_bad_option_with_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["dev", "--max-receive-count", "0"])
+        .output()
+        .expect("run sluice");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-receive-count"));
+}
