@@ -7,11 +7,12 @@ CARGO ?= cargo
 
 .PHONY: run dev test bench lint deps
 
-## run: a live demonstration against a private Redis (until the pipeline lands).
+## run: the shop pipeline end to end (sluice demo shops): 20 sandbox malls,
+## 2,000 webhooks from 100 clients, a report checking every invariant.
 run: deps
-	$(CARGO) run --release --quiet -p sluice -- demo primitives
+	$(CARGO) run --release --quiet -p sluice -- demo shops
 
-## dev: sluice on one machine (for now the embedded SQS FIFO queue on 127.0.0.1:9324) until Ctrl-C.
+## dev: sluice on one machine (ingest, the embedded SQS FIFO queue, the pipeline) until Ctrl-C.
 dev: deps
 	$(CARGO) run --release --quiet -p sluice -- dev
 
@@ -31,6 +32,7 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-redis --bench primitives | tee bench/primitives.md
 	$(CARGO) bench --quiet -p sluice-asl --bench interpreter | tee bench/asl.md
 	$(CARGO) bench --quiet -p sluice-queue --bench queue | tee bench/queue.md
+	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
 
 ## lint: formatting and clippy, warnings are errors.
 lint:

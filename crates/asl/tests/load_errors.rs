@@ -68,9 +68,14 @@ unsupported! {
     tolerated_failure_percentage_is_refused: map_with(json!({"ToleratedFailurePercentage": 5})) => Some("Process"), "ToleratedFailurePercentage", "Distributed Map";
     tolerated_failure_count_is_refused: map_with(json!({"ToleratedFailureCount": 2})) => Some("Process"), "ToleratedFailureCount", "Distributed Map";
     map_run_labels_are_refused: map_with(json!({"Label": "ProcessNOAAData"})) => Some("Process"), "Label", "Distributed Map";
-    max_concurrency_path_is_refused: map_with(json!({"MaxConcurrencyPath": "$.limit"})) => Some("Process"), "MaxConcurrencyPath", "MaxConcurrency";
     callbacks_are_refused: json!({"StartAt": "Work", "States": {"Work": {"Type": "Task",
         "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken", "End": true}}}) => Some("Work"), "Resource", "waitForTaskToken";
+}
+
+#[test]
+fn max_concurrency_and_its_path_are_refused_together() {
+    let error = load_error(map_with(json!({"MaxConcurrency": 2, "MaxConcurrencyPath": "$.limit"})));
+    assert_problem(&error, Some("Process"), Some("MaxConcurrencyPath"), "cannot both be given");
 }
 
 #[test]

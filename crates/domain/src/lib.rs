@@ -16,6 +16,7 @@
 //!   match in `ErrorEquals`, defined once.
 //! - [`queue`]: the work queue port (SQS FIFO or the embedded queue): the
 //!   [`WorkQueue`] trait, its messages, SQS's limits and the batching rule.
+//! - [`work_item`]: the message body: one work item, tagged by kind.
 
 pub mod dedup;
 pub mod error_kind;
@@ -23,9 +24,11 @@ pub mod event;
 pub mod group;
 pub mod queue;
 pub mod sqs_token;
+pub mod work_item;
 
 pub use dedup::DedupId;
 pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
 pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic};
 pub use group::GroupKey;
 pub use queue::WorkQueue;
+pub use work_item::{ShopWork, WorkItem};

@@ -77,6 +77,17 @@ impl Tag {
         Self(tag)
     }
 
+    /// The scope of one Cafe24 mall: its bucket, lock, tokens and
+    /// coalescing gates share this tag.
+    pub fn for_mall(mall_id: &str) -> Self {
+        Self::new(&format!("mall:{mall_id}"))
+    }
+
+    /// The scope of one event: its trace and ingest dedup gate.
+    pub fn for_event(event_id: &str) -> Self {
+        Self::new(&format!("ev:{event_id}"))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

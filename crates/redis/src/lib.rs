@@ -16,6 +16,11 @@
 //! {prefix}{<tag>}:lock:<name>    STRING  holder's 128-bit token (hex)   TTL: the lease
 //! {prefix}{<tag>}:fence:<name>   STRING  last fencing number            TTL: 7 days after last use
 //! {prefix}{<tag>}:gate:<name>    STRING  passer's id / pending owner    TTL: window or pending timeout
+//! {prefix}{<tag>}:joined:<name>  LIST    ids coalesced into the owner   TTL: mark's remaining + timeout; taken by the owner
+//! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
+//! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
+//! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker; MAXLEN ~1M
+//! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
 //! ```
 //!
 //! The prefix is `sluice:` by default (tests use one per test); the tag is
@@ -29,6 +34,9 @@
 //! - [`lock`]: the fenced lock.
 //! - [`gate`]: the TTL gate and the pending mark used for coalescing.
 //! - [`deny_cache`]: the in-process "blocked until" cache.
+//! - [`trace`]: every event's journey.
+//! - [`snapshot_store`]: fetched snapshots, sharded streams, idempotent.
+//! - [`token_store`]: OAuth token pairs.
 //! - [`admission`]: the answer of a limiter or bucket.
 //! - [`server`]: a private `redis-server` process for local runs and tests.
 //! - `scripts`: the Lua scripts, loaded once per process.
@@ -43,13 +51,19 @@ pub mod limiter;
 pub mod lock;
 mod scripts;
 pub mod server;
+pub mod snapshot_store;
+pub mod token_store;
+pub mod trace;
 
 pub use admission::Admission;
 pub use bucket::{Bucket, BucketLevel, BucketSpec, Buckets};
 pub use deny_cache::DenyCache;
 pub use error::{Error, StaleReason};
-pub use gate::{Entry, Gates};
+pub use gate::{Entry, Gates, Taken};
 pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter};
 pub use lock::{Acquire, Lease, Locks};
 pub use server::{RedisProcess, ServerError, ServerOptions};
+pub use snapshot_store::{Appended, SnapshotStore, StoredEntry};
+pub use token_store::{StoredToken, TokenStore};
+pub use trace::{TraceEntry, Traces};

@@ -19,3 +19,7 @@ script!(LOCK_ACQUIRE, "lock_acquire.lua");
 script!(COMPARE_AND_DELETE, "compare_and_delete.lua");
 script!(COMPARE_AND_EXTEND, "compare_and_extend.lua");
 script!(GATE_ENTER, "gate_enter.lua");
+script!(GATE_JOIN, "gate_join.lua");
+script!(GATE_TAKE, "gate_take.lua");
+script!(TRACE_APPEND, "trace_append.lua");
+script!(SNAPSHOT_APPEND, "snapshot_append.lua");

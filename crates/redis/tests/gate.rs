@@ -1,7 +1,7 @@
 //! Gates and pending marks against a real redis-server.
 
 use redis::AsyncCommands;
-use sluice_redis::{Entry, Gates, Tag};
+use sluice_redis::{Entry, Gates, Tag, Taken};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 
@@ -79,4 +79,28 @@ async fn a_zero_window_is_refused() {
     let err = gates.pass(&Tag::new("t"), "k", Duration::ZERO).await.unwrap_err();
     assert!(err.to_string().contains("shorter than 1 ms"), "{err}");
     assert!(redis.keys().await.is_empty());
+}
+
+#[tokio::test]
+async fn joiners_are_handed_to_the_owner_when_its_work_starts() {
+    let redis = TestRedis::new("join_take");
+    let gates = gates(&redis).await;
+    let mall = Tag::new("mall:acme");
+    let timeout = Duration::from_secs(60);
+    assert_eq!(gates.join_pending(&mall, "product:7", "ev-1", timeout).await.unwrap(), Entry::Passed);
+    for joiner in ["ev-2", "ev-3"] {
+        let entry = gates.join_pending(&mall, "product:7", joiner, timeout).await.unwrap();
+        assert!(matches!(entry, Entry::Closed { ref holder, .. } if holder == "ev-1"), "{entry:?}");
+    }
+    // A stranger cannot take the owner's joiners.
+    assert_eq!(gates.take(&mall, "product:7", "ev-2").await.unwrap(), Taken::NotOwner { lapsed: false });
+    assert_eq!(
+        gates.take(&mall, "product:7", "ev-1").await.unwrap(),
+        Taken::Owned { joined: vec!["ev-2".into(), "ev-3".into()] }
+    );
+    // After the take, the next event starts new pending work, with nobody joined yet.
+    assert_eq!(gates.join_pending(&mall, "product:7", "ev-4", timeout).await.unwrap(), Entry::Passed);
+    assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::Owned { joined: vec![] });
+    assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::NotOwner { lapsed: true });
+    assert!(redis.keys().await.is_empty(), "take left keys behind: {:?}", redis.keys().await);
 }

@@ -3,7 +3,10 @@
 //! cluster-mode server.
 
 use redis::AsyncCommands;
-use sluice_redis::{Acquire, BucketSpec, Buckets, DenyCache, Gates, Limit, Locks, SlidingWindowLimiter, Tag};
+use sluice_redis::{
+    Acquire, BucketSpec, Buckets, DenyCache, Gates, Limit, Locks, SlidingWindowLimiter, SnapshotStore, StoredToken,
+    Tag, TokenStore, Traces,
+};
 use sluice_testkit::{TestRedis, key_slot};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,9 +21,13 @@ enum Op {
     LockExtend,
     GatePass,
     GatePending,
+    GateJoin,
+    Trace,
+    Snapshot,
+    Token,
 }
 
-const OPS: [Op; 8] = [
+const OPS: [Op; 12] = [
     Op::Limiter,
     Op::BucketAcquire,
     Op::BucketObserve,
@@ -29,6 +36,10 @@ const OPS: [Op; 8] = [
     Op::LockExtend,
     Op::GatePass,
     Op::GatePending,
+    Op::GateJoin,
+    Op::Trace,
+    Op::Snapshot,
+    Op::Token,
 ];
 
 /// Runs one primitive call the way production does, under one tag.
@@ -77,6 +88,28 @@ async fn exercise(redis: &TestRedis, op: Op) {
             let gates = Gates::new(conn, ks);
             assert!(gates.mark_pending(&tag, "product:1", "ev-1", Duration::from_secs(900)).await.unwrap().passed());
         }
+        Op::GateJoin => {
+            let gates = Gates::new(conn, ks);
+            assert!(gates.join_pending(&tag, "product:2", "ev-1", Duration::from_secs(900)).await.unwrap().passed());
+            assert!(!gates.join_pending(&tag, "product:2", "ev-2", Duration::from_secs(900)).await.unwrap().passed());
+        }
+        Op::Trace => {
+            let traces = Traces::new(conn, ks, Duration::from_secs(3600));
+            traces.record("ev-1", "received", &serde_json::json!({})).await.unwrap();
+        }
+        Op::Snapshot => {
+            let store = SnapshotStore::new(conn, ks, 8).unwrap();
+            store.append("acme", "ev-1", &[("body", "{}".to_owned())]).await.unwrap();
+        }
+        Op::Token => {
+            let token = StoredToken {
+                access_token: "a".into(),
+                access_expires_ms: 1,
+                refresh_token: "r".into(),
+                refresh_expires_ms: 4_000_000_000_000,
+            };
+            TokenStore::new(conn, ks).put(&tag, "cafe24", &token, 1_763_000_000_000).await.unwrap();
+        }
     }
 }
 
@@ -87,11 +120,17 @@ async fn every_key_written_has_a_ttl() {
         exercise(&redis, op).await;
     }
     let keys = redis.keys().await;
-    // win (2), bkt, lock (2), fence (2), gate (2): the ops above write 9 keys.
-    assert_eq!(keys.len(), 9, "{keys:?}");
+    // win (2), bkt, lock (2), fence (2), gate (3), joined, trace, stream,
+    // seen, token: the ops above write 15 keys.
+    assert_eq!(keys.len(), 15, "{keys:?}");
     let mut conn = redis.conn().await;
     for key in keys {
         let ttl: i64 = conn.pttl(&key).await.unwrap();
+        // The snapshot stream's documented owner is the drain worker.
+        if key.ends_with(":stream:") {
+            assert_eq!(ttl, -1, "{key}");
+            continue;
+        }
         assert!(ttl > 0, "{key} has PTTL {ttl}");
     }
 }

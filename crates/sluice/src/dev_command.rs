@@ -1,43 +1,52 @@
-//! `sluice dev`: sluice on one machine. For now it runs the embedded FIFO
-//! queue in Redis and serves it over SQS's wire protocol on 127.0.0.1, with
-//! the pipeline's queues created: `sluice-events.fifo`, whose messages go
-//! to `sluice-events-dlq.fifo` after `--max-receive-count` receives. Later
-//! stages (ingest HTTP, the pipeline) join as more services in
-//! [`Stack::start`], each printing the URL it serves.
+//! `sluice dev`: the whole shop pipeline on one machine. Ingest on
+//! 127.0.0.1 takes Cafe24 webhooks, the embedded FIFO queue (in Redis)
+//! holds them behind its SQS endpoint, and the pipe runs the deployed
+//! `statemachine/pipeline.asl.json` with the real steps against Cafe24 (or,
+//! with `--sandbox-mall`, an embedded sandbox Cafe24 whose changes send
+//! their webhooks here). Each URL served is printed on its own line.
 //!
 //! The queue lives in Redis (`SLUICE_REDIS_URL`, or a private
 //! `redis-server` keeping an append-only file in `--redis-dir`), so a
 //! `sluice dev` that is killed loses nothing it acknowledged: the next run
 //! finds every message where it was. A private server never outlives
-//! `sluice dev`, even when it is killed. The endpoint listens on port 9324 unless
-//! told otherwise (`--sqs-port 0` picks a free one); Ctrl-C (or SIGTERM)
-//! stops it after answering the requests in progress.
+//! `sluice dev`, even when it is killed. Ctrl-C (or SIGTERM) stops it in
+//! order: no new webhooks, the held ones sent, the batches in hand finished.
 
+use crate::dev_state::DevState;
 use crate::redis_target::RedisTarget;
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
-use sluice_redis::Keyspace;
+use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
+use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_redis::{BucketSpec, Keyspace};
+use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
+use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Duration;
-use tokio::net::TcpListener;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The SQS endpoint's default port: the one local SQS stand-ins
 /// (ElasticMQ) made customary, so existing `--endpoint-url`s work.
 pub(crate) const DEFAULT_SQS_PORT: u16 = 9324;
-/// The pipeline's queue and its dead-letter queue.
-pub(crate) const EVENTS_QUEUE: &str = "sluice-events.fifo";
-pub(crate) const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
+/// Ingest's default port.
+pub(crate) const DEFAULT_INGEST_PORT: u16 = 9080;
+/// The API key `sluice dev` accepts when `SLUICE_API_KEYS` is unset.
+pub(crate) const DEV_API_KEY: &str = "sluice-dev";
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Port of the SQS endpoint on 127.0.0.1; 0 picks a free port.
     #[arg(long, default_value_t = DEFAULT_SQS_PORT)]
     sqs_port: u16,
+    /// Port of ingest (POST /webhooks/cafe24) on 127.0.0.1; 0 picks a free port.
+    #[arg(long, default_value_t = DEFAULT_INGEST_PORT)]
+    ingest_port: u16,
     /// Receives of a message before it moves to sluice-events-dlq.fifo.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_receive_count: u32,
-    /// Visibility timeout of sluice-events.fifo, in seconds.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=43_200))]
+    /// Visibility timeout of sluice-events.fifo, in seconds: above the state
+    /// machine's 300 s, so a batch is never handed out twice at once.
+    #[arg(long, default_value_t = 330, value_parser = clap::value_parser!(u64).range(0..=43_200))]
     visibility_timeout: u64,
     /// Where the private redis-server keeps its data between runs (unused
     /// when SLUICE_REDIS_URL is set).
@@ -46,80 +55,160 @@ pub(crate) struct Args {
     /// Prefix of every Redis key sluice writes (no '{' or '}').
     #[arg(long, default_value = "sluice:")]
     key_prefix: String,
+    /// Cafe24 base URL template; `{mall_id}` is replaced by the mall.
+    #[arg(long, default_value = "https://{mall_id}.cafe24api.com")]
+    cafe24_base_url: String,
+    /// Cafe24 app client id (the secret comes from SLUICE_CAFE24_CLIENT_SECRET).
+    #[arg(long, env = "SLUICE_CAFE24_CLIENT_ID", default_value = "")]
+    cafe24_client_id: String,
+    /// Run an embedded sandbox Cafe24 with these malls instead of Cafe24
+    /// (repeat or separate with commas); its changes send webhooks here.
+    #[arg(long = "sandbox-mall", value_delimiter = ',')]
+    sandbox_malls: Vec<String>,
+    /// Each mall's Admin API bucket capacity (Cafe24: 40).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
+    bucket_capacity: u32,
+    /// Each mall's bucket drain, calls per second (Cafe24: 2).
+    #[arg(long, default_value_t = 2.0)]
+    bucket_drain: f64,
+    /// Pipe workers pulling batches at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    workers: u32,
+    /// FIFO groups of one batch processed at once.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=40))]
+    map_concurrency: u32,
 }
 
 pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
-    let stack = Stack::start(&args).await?;
-    for (what, url) in &stack.urls {
+    let redis = RedisTarget::from_env_or_private(Some(args.redis_dir.clone()))?;
+    let conn = redis
+        .client
+        .get_connection_manager()
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", redis.description))?;
+    let keyspace = Keyspace::new(args.key_prefix.clone()).map_err(|e| e.to_string())?;
+    let api_keys = std::env::var("SLUICE_API_KEYS").unwrap_or_else(|_| DEV_API_KEY.to_owned());
+    let api_keys = ApiKeys::from_list(&Secret::new(api_keys)).map_err(|e| format!("SLUICE_API_KEYS: {e}"))?;
+    let sandbox = match args.sandbox_malls.is_empty() {
+        true => None,
+        false => Some(start_sandbox(&args).await?),
+    };
+    let cafe24 = cafe24_config(&args, sandbox.as_ref())?;
+    let config = DevConfig {
+        keyspace: keyspace.clone(),
+        sqs_port: args.sqs_port,
+        ingest_port: args.ingest_port,
+        max_receive_count: args.max_receive_count,
+        visibility_timeout: Duration::from_secs(args.visibility_timeout),
+        ingest: IngestConfig { keyspace: keyspace.clone(), ..IngestConfig::new(api_keys) },
+        pipeline: PipelineConfig {
+            bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
+            max_receive_count: args.max_receive_count,
+            map_max_concurrency: args.map_concurrency,
+            ..PipelineConfig::default()
+        },
+        pipe: PipeConfig {
+            workers: args.workers as usize,
+            visibility_timeout: Duration::from_secs(args.visibility_timeout),
+            ..PipeConfig::default()
+        },
+        cafe24,
+    };
+    let stack = DevStack::start(conn, config).await?;
+    let mut urls: Vec<(String, String)> = vec![("Redis".into(), redis.description.clone())];
+    urls.extend(stack.urls.iter().map(|(what, url)| (what.to_string(), url.clone())));
+    if let Some(sandbox) = &sandbox {
+        urls.push(("Cafe24 sandbox".into(), sandbox.base_url()));
+        connect_sandbox(sandbox, &stack, &args).await?;
+    }
+    for (what, url) in &urls {
         println!("{what}: {url}");
     }
-    println!("Ready. Ctrl-C stops.");
-    stack.serve_until_signal().await?;
+    println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
+    let state = DevState { redis_url: redis.url.clone(), key_prefix: args.key_prefix.clone(), urls };
+    let state_path = DevState::path();
+    state.write(&state_path)?;
+    tokio::select! {
+        () = crate::stop_signal::stop_signal() => {}
+        () = status_line(&stack) => {}
+    }
+    if std::io::stdout().is_terminal() {
+        println!();
+    }
+    let outcome = stack.stop().await;
+    if let Some(sandbox) = sandbox {
+        sandbox.stop().await;
+    }
+    let _ = std::fs::remove_file(&state_path);
+    outcome?;
     println!("sluice dev stopped.");
     Ok(ExitCode::SUCCESS)
 }
 
-/// What `sluice dev` runs, started and ready to serve.
-struct Stack {
-    /// Kept for the run: dropping it stops a private redis-server.
-    _redis: RedisTarget,
-    /// (what, URL) of everything served, in the order printed.
-    urls: Vec<(&'static str, String)>,
-    sqs: (TcpListener, SqsApi<RedisBackend<redis::aio::ConnectionManager>>),
+fn cafe24_config(args: &Args, sandbox: Option<&Cafe24Sandbox>) -> Result<Cafe24Config, String> {
+    if sandbox.is_some() {
+        let defaults = Cafe24SandboxConfig::default();
+        let template = BaseUrlTemplate::new(sandbox.map(Cafe24Sandbox::base_url_template).unwrap_or_default())
+            .map_err(|e| e.to_string())?;
+        return Ok(Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template));
+    }
+    let template = BaseUrlTemplate::new(args.cafe24_base_url.clone()).map_err(|e| format!("--cafe24-base-url: {e}"))?;
+    let secret = std::env::var("SLUICE_CAFE24_CLIENT_SECRET").unwrap_or_default();
+    Ok(Cafe24Config::new(args.cafe24_client_id.clone(), Secret::new(secret)).with_base_url(template))
 }
 
-impl Stack {
-    async fn start(args: &Args) -> Result<Self, String> {
-        let redis = RedisTarget::from_env_or_private(Some(args.redis_dir.clone()))?;
-        let conn = redis
-            .client
-            .get_connection_manager()
-            .await
-            .map_err(|e| format!("cannot connect to {}: {e}", redis.description))?;
-        let keyspace = Keyspace::new(args.key_prefix.clone()).map_err(|e| e.to_string())?;
-        let backend = RedisBackend::new(conn, keyspace);
-        create_pipeline_queues(&backend, args).await?;
-
-        let listener = TcpListener::bind(("127.0.0.1", args.sqs_port)).await.map_err(|e| {
-            format!(
-                "cannot listen on 127.0.0.1:{} for the SQS endpoint: {e} (choose another with --sqs-port)",
-                args.sqs_port
-            )
-        })?;
-        let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-        let api = SqsApi::new(backend, format!("http://127.0.0.1:{port}"));
-        let urls = vec![
-            ("Redis", redis.description.clone()),
-            ("SQS endpoint", format!("http://127.0.0.1:{port}")),
-            ("Queue", api.queue_url(EVENTS_QUEUE)),
-            ("Dead-letter queue", api.queue_url(EVENTS_DLQ)),
-        ];
-        Ok(Self { _redis: redis, urls, sqs: (listener, api) })
-    }
-
-    async fn serve_until_signal(self) -> Result<(), String> {
-        let (listener, api) = self.sqs;
-        sqs_api::serve(listener, api, crate::stop_signal::stop_signal()).await.map_err(|e| format!("SQS endpoint: {e}"))
-    }
+async fn start_sandbox(args: &Args) -> Result<Cafe24Sandbox, String> {
+    let config = Cafe24SandboxConfig {
+        malls: args.sandbox_malls.clone(),
+        bucket: BucketConfig::new(args.bucket_capacity, args.bucket_drain),
+        ..Cafe24SandboxConfig::default()
+    };
+    Cafe24Sandbox::start(config).await.map_err(|e| format!("Cafe24 sandbox: {e}"))
 }
 
-async fn create_pipeline_queues<B: QueueBackend>(backend: &B, args: &Args) -> Result<(), String> {
-    let explain = |name: &str, e: QueueError| match e {
-        QueueError::QueueNameExists { attribute, .. } => format!(
-            "queue {name} already exists in Redis with a different {attribute}; delete it \
-             (aws sqs delete-queue --endpoint-url ...) or use another --key-prefix"
-        ),
-        e => format!("cannot create queue {name}: {e}"),
-    };
-    backend.create_queue(EVENTS_DLQ, &QueueConfig::default()).await.map_err(|e| explain(EVENTS_DLQ, e))?;
-    let events = QueueConfig {
-        visibility_timeout: Duration::from_secs(args.visibility_timeout),
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: EVENTS_DLQ.to_owned(),
-            max_receive_count: args.max_receive_count,
-        }),
-        ..QueueConfig::default()
-    };
-    backend.create_queue(EVENTS_QUEUE, &events).await.map_err(|e| explain(EVENTS_QUEUE, e))?;
+/// Seeds each sandbox mall's tokens and points the sandbox's webhooks at
+/// our ingest, so changing sandbox data runs the whole pipeline.
+async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args) -> Result<(), String> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    for mall in &args.sandbox_malls {
+        let response = sandbox.issue_tokens(mall).map_err(|e| e.to_string())?;
+        let grant = TokenGrant::from_response(response).map_err(|e| format!("sandbox token: {e}"))?;
+        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(|e| e.cause)?;
+    }
+    let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone()).unwrap_or_default();
+    let key = std::env::var("SLUICE_API_KEYS")
+        .ok()
+        .and_then(|keys| keys.split(',').next().map(str::to_owned))
+        .unwrap_or_else(|| DEV_API_KEY.to_owned());
+    sandbox.set_webhook_target(Some(WebhookTarget { url: ingest, api_key: Secret::new(key) }));
     Ok(())
+}
+
+/// On a terminal, one line rewritten every second; elsewhere nothing (the
+/// output stays parseable). Never returns.
+async fn status_line(stack: &DevStack) {
+    let terminal = std::io::stdout().is_terminal();
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if !terminal {
+            continue;
+        }
+        let ingest = stack.ingest.snapshot();
+        let done = stack.pipe.items_done.load(std::sync::atomic::Ordering::Relaxed);
+        let failed = stack.pipe.items_failed.load(std::sync::atomic::Ordering::Relaxed);
+        let queues = match stack.queues().await {
+            Ok((events, dlq)) => {
+                format!("queue {} (+{} in flight), DLQ {}", events.visible, events.in_flight, dlq.visible)
+            }
+            Err(e) => format!("queue: {e}"),
+        };
+        print!(
+            "\r\x1b[2Kwebhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}",
+            ingest.received,
+            ingest.enqueued,
+            ingest.coalesced,
+            ingest.rejected.total()
+        );
+        let _ = std::io::stdout().flush();
+    }
 }

@@ -12,14 +12,24 @@
 //! - [`dev_command`]: `sluice dev`, the local stack (for now the embedded
 //!   queue in Redis behind its SQS endpoint).
 //! - [`sandbox_command`]: `sluice sandbox cafe24`, the Cafe24 stand-in.
+//! - [`tokens_command`]: `sluice tokens set|show`, a mall's OAuth tokens.
+//! - [`trace_command`]: `sluice trace EVENT_ID`, an event's journey.
+//! - [`demo_shops`], [`shop_report`]: `sluice demo shops`, the shop
+//!   pipeline end to end with its invariants checked (`make run`).
+//! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
 
 mod asl_command;
 mod demo_primitives;
+mod demo_shops;
 mod dev_command;
+mod dev_state;
 mod redis_target;
 mod sandbox_command;
+mod shop_report;
 mod stop_signal;
+mod tokens_command;
+mod trace_command;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -46,6 +56,13 @@ enum Command {
     /// Run sluice locally: the embedded FIFO queue in Redis behind an
     /// SQS-compatible endpoint, until Ctrl-C.
     Dev(dev_command::Args),
+    /// A mall's Cafe24 OAuth tokens: seed them, or see when they expire.
+    Tokens {
+        #[command(subcommand)]
+        command: tokens_command::TokensCommand,
+    },
+    /// Where an event is, and everything that happened to it.
+    Trace(trace_command::Args),
     /// Stand-ins for the upstream APIs (Cafe24), on 127.0.0.1 until Ctrl-C.
     Sandbox {
         #[command(subcommand)]
@@ -58,6 +75,9 @@ enum Demo {
     /// Many concurrent callers share one sliding-window limit, one lock and
     /// one gate; prints what each got and checks the limit held exactly.
     Primitives(demo_primitives::Args),
+    /// The shop pipeline end to end: 20 sandbox malls, 2,000 webhooks from
+    /// 100 clients, then a report that checks every invariant.
+    Shops(demo_shops::Args),
 }
 
 fn main() -> ExitCode {
@@ -72,8 +92,11 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Demo { demo: Demo::Primitives(args) } => demo_primitives::run(args).await,
+            Command::Demo { demo: Demo::Shops(args) } => demo_shops::run(args).await,
             Command::Asl { command } => asl_command::run(command).await,
             Command::Dev(args) => dev_command::run(args).await,
+            Command::Tokens { command } => tokens_command::run(command).await,
+            Command::Trace(args) => trace_command::run(args).await,
             Command::Sandbox { command } => sandbox_command::run(command).await,
         }
     });

@@ -1,13 +1,19 @@
-//! Which Redis a command talks to: `SLUICE_REDIS_URL` when set, otherwise a
-//! private `redis-server` started for the run and stopped when it ends, so a
-//! fresh machine needs only the `redis-server` package.
+//! Which Redis a command talks to. Commands that run things (`dev`,
+//! `demo`) use `SLUICE_REDIS_URL` when set, otherwise a private
+//! `redis-server` started for the run and stopped when it ends, so a fresh
+//! machine needs only the `redis-server` package. Commands that inspect or
+//! seed state (`trace`, `tokens`) use `SLUICE_REDIS_URL`, or the Redis of a
+//! `sluice dev` running in this directory.
 
-use sluice_redis::{RedisProcess, ServerError, ServerOptions};
+use crate::dev_state::{DEV_STATE_FILE, DevState};
+use sluice_redis::{Keyspace, RedisProcess, ServerError, ServerOptions};
 
 /// A Redis to talk to, and the private server behind it if we started one.
 #[derive(Debug)]
 pub(crate) struct RedisTarget {
     pub(crate) client: redis::Client,
+    /// The URL, for other commands to reach the same Redis.
+    pub(crate) url: String,
     pub(crate) description: String,
     /// Kept alive for the run; dropping it stops the server.
     _private: Option<RedisProcess>,
@@ -26,7 +32,7 @@ impl RedisTarget {
             Ok(url) if !url.is_empty() => {
                 let client = redis::Client::open(url.as_str())
                     .map_err(|e| format!("SLUICE_REDIS_URL is not a valid Redis URL: {e}"))?;
-                Ok(Self { client, description: "Redis from SLUICE_REDIS_URL".to_owned(), _private: None })
+                Ok(Self { client, url, description: "Redis from SLUICE_REDIS_URL".to_owned(), _private: None })
             }
             _ => {
                 let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
@@ -37,8 +43,45 @@ impl RedisTarget {
                 })?;
                 let client = redis::Client::open(server.url()).map_err(|e| e.to_string())?;
                 let description = format!("private redis-server on 127.0.0.1:{}{kept}", server.port());
-                Ok(Self { client, description, _private: Some(server) })
+                Ok(Self { client, url: server.url(), description, _private: Some(server) })
             }
         }
+    }
+}
+
+/// The Redis and key prefix of the state an inspecting command reads.
+#[derive(Debug)]
+pub(crate) struct StateRedis {
+    pub(crate) client: redis::Client,
+    pub(crate) keyspace: Keyspace,
+}
+
+impl StateRedis {
+    /// `SLUICE_REDIS_URL` (with `SLUICE_KEY_PREFIX`, default `sluice:`), or
+    /// the Redis of the `sluice dev` running in this directory.
+    pub(crate) fn locate() -> Result<Self, String> {
+        let (url, prefix) = match std::env::var("SLUICE_REDIS_URL") {
+            Ok(url) if !url.is_empty() => (
+                url,
+                std::env::var("SLUICE_KEY_PREFIX").unwrap_or_else(|_| sluice_redis::keyspace::DEFAULT_PREFIX.into()),
+            ),
+            _ => match DevState::read(&DevState::path()) {
+                Some(state) => (state.redis_url, state.key_prefix),
+                None => {
+                    return Err(format!(
+                        "no Redis to use: set SLUICE_REDIS_URL, or start `sluice dev` in this directory (it writes {DEV_STATE_FILE})"
+                    ));
+                }
+            },
+        };
+        let client = redis::Client::open(url.as_str()).map_err(|e| format!("not a valid Redis URL: {e}"))?;
+        let keyspace = Keyspace::new(prefix).map_err(|e| e.to_string())?;
+        Ok(Self { client, keyspace })
+    }
+
+    pub(crate) async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
+        self.client.get_multiplexed_async_connection().await.map_err(|e| {
+            format!("cannot reach Redis ({e}); if {DEV_STATE_FILE} is left from a `sluice dev` that was killed, start it again")
+        })
     }
 }

@@ -39,3 +39,22 @@ fn an_unusable_redis_url_is_a_one_line_error() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("SLUICE_REDIS_URL is not a valid Redis URL"), "{err}");
 }
+
+#[test]
+fn demo_shops_runs_the_pipeline_and_every_invariant_holds() {
+    let out = sluice(&["demo", "shops", "--malls", "3", "--products", "5", "--webhooks", "150", "--clients", "20"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for line in ["events lost", "events stored twice", "upstream 429s", "resources whose stored state differs"] {
+        let row = stdout.lines().find(|l| l.contains(line)).unwrap_or_else(|| panic!("no {line:?} row:\n{stdout}"));
+        assert!(row.trim_end().ends_with("0  ok"), "{row}");
+    }
+    assert!(stdout.contains("Every invariant held."), "{stdout}");
+}
+
+#[test]
+fn demo_shops_refuses_an_impossible_bucket_with_exit_2() {
+    let out = sluice(&["demo", "shops", "--bucket-drain", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--bucket-drain"));
+}

@@ -5,111 +5,31 @@ use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
 use sluice_testkit::TestRedis;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+mod support;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Distinct per call, so tests running in parallel never share a data dir.
-fn rand_suffix() -> u64 {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    N.fetch_add(1, Ordering::Relaxed)
-}
-
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A running `sluice dev` and the lines it printed so far.
-struct Dev {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-    /// A data dir this helper made up, removed on drop.
-    made_dir: Option<std::path::PathBuf>,
-}
-
-impl Dev {
-    fn start(redis_url: Option<&str>, extra: &[&str]) -> Self {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
-        let private_dir = std::env::temp_dir().join(format!("sluice-dev-{}-{}", std::process::id(), rand_suffix()));
-        let made_dir = (!extra.contains(&"--redis-dir")).then_some(private_dir);
-        let mut extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        if let Some(dir) = &made_dir {
-            extra.extend(["--redis-dir".to_owned(), dir.to_string_lossy().into_owned()]);
-        }
-        command.args(["dev", "--sqs-port", "0"]).args(extra).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        match redis_url {
-            Some(url) => command.env("SLUICE_REDIS_URL", url),
-            None => command.env_remove("SLUICE_REDIS_URL"),
-        };
-        let mut child = command.spawn().expect("start sluice dev");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let mut dev = Self { child, lines, seen: Vec::new(), made_dir };
-        dev.wait_for_line("Ready.");
-        dev
-    }
-
-    fn wait_for_line(&mut self, prefix: &str) -> String {
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            if let Some(line) = self.seen.iter().find(|l| l.starts_with(prefix)) {
-                return line.clone();
-            }
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("sluice dev printed no {prefix:?} line; it printed: {:?}", self.seen),
-            }
-        }
-    }
-
-    /// The URL printed after `label: `.
-    fn url(&mut self, label: &str) -> String {
-        let line = self.wait_for_line(&format!("{label}: "));
-        line[label.len() + 2..].to_owned()
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
-        assert!(status.success());
-    }
-
-    fn wait(&mut self, timeout: Duration) -> ExitStatus {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "sluice dev did not exit within {timeout:?}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Dev {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        if let Some(dir) = &self.made_dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
+use support::Dev;
 
 fn message(group: &str, dedup: &str, body: &str) -> OutgoingMessage {
     OutgoingMessage::new(GroupKey::parse(group).unwrap(), DedupId::parse(dedup).unwrap(), body)
 }
 
+/// A FIFO queue of the test's own on dev's SQS endpoint: the pipe
+/// consumes sluice-events.fifo, so tests of the endpoint use another.
 async fn queue_at(dev: &mut Dev) -> SqsQueue {
     let endpoint = dev.url("SQS endpoint");
-    let url = dev.url("Queue");
-    assert!(url.starts_with(&endpoint) && url.ends_with("/sluice-events.fifo"), "{url}");
-    SqsQueue::new(sqs_client(&SqsEndpoint::Local(endpoint)).await, url)
+    let events = dev.url("Queue");
+    assert!(events.starts_with(&endpoint) && events.ends_with("/sluice-events.fifo"), "{events}");
+    let client = sqs_client(&SqsEndpoint::Local(endpoint)).await;
+    let created = client
+        .create_queue()
+        .queue_name("test.fifo")
+        .attributes(aws_sdk_sqs::types::QueueAttributeName::FifoQueue, "true")
+        .send()
+        .await
+        .expect("CreateQueue");
+    SqsQueue::new(client, created.queue_url().expect("queue url"))
 }
 
 fn request(max: u8, wait_s: u64) -> ReceiveRequest {
@@ -133,7 +53,7 @@ async fn dev_serves_sqs_and_stops_on_ctrl_c() {
     let client = queue.client();
     let attributes = client
         .get_queue_attributes()
-        .queue_url(queue.url())
+        .queue_url(dev.url("Queue"))
         .attribute_names(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy)
         .send()
         .await

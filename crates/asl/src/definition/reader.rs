@@ -42,7 +42,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("ToleratedFailurePercentage", "a Distributed Map field; only inline Map is implemented"),
     ("ToleratedFailurePercentagePath", "a Distributed Map field; only inline Map is implemented"),
     ("Label", "a Distributed Map field; only inline Map is implemented"),
-    ("MaxConcurrencyPath", "give MaxConcurrency as a number"),
     ("TimeoutSecondsPath", "give TimeoutSeconds as a number"),
 ];
 

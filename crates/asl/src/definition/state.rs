@@ -78,6 +78,7 @@ fn allowed_fields(type_name: &str) -> Option<Vec<&'static str>> {
             "ItemProcessor",
             "Iterator",
             "MaxConcurrency",
+            "MaxConcurrencyPath",
             "Retry",
             "Catch",
         ],

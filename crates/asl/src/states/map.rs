@@ -1,13 +1,15 @@
 //! Map (inline): runs its ItemProcessor (or legacy Iterator) once per item
 //! of the array at ItemsPath, at most MaxConcurrency at once (0: no limit
 //! of its own; Step Functions runs at most 40 iterations of an inline Map
-//! at once either way); the result is the array of the iterations'
+//! at once either way), or MaxConcurrencyPath read from the state's input;
+//! the result is the array of the iterations'
 //! outputs, in item order. ItemSelector (or legacy Parameters) builds each
 //! iteration's input and may read `$$.Map.Item.Index` and
 //! `$$.Map.Item.Value`. The first iteration to fail fails the state, and
 //! the others are stopped. Distributed mode is refused at load.
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.html>.
 
+use crate::context_object::ContextObject;
 use crate::definition::Scope;
 use crate::definition::reader::Fields;
 use crate::definition::state::StateParse;
@@ -29,7 +31,7 @@ pub(crate) struct MapState {
     items_path: Option<Path>,
     item_selector: Option<PayloadTemplate>,
     pub(crate) processor: Scope,
-    max_concurrency: usize,
+    max_concurrency: MaxConcurrency,
     result_selector: Option<PayloadTemplate>,
     result_path: ResultPath,
     pub(crate) recovery: Recovery,
@@ -49,13 +51,23 @@ impl MapState {
             (true, false) => fields.template("ItemSelector"),
             (false, _) => fields.template("Parameters"),
         };
-        let max_concurrency = fields.unsigned("MaxConcurrency", u64::from(u32::MAX)).unwrap_or(0);
+        let max_concurrency = match (fields.has("MaxConcurrency"), fields.has("MaxConcurrencyPath")) {
+            (true, true) => {
+                fields.problem("MaxConcurrencyPath", "MaxConcurrency and MaxConcurrencyPath cannot both be given");
+                None
+            }
+            (false, true) => fields.path("MaxConcurrencyPath").map(MaxConcurrency::Path),
+            (_, false) => {
+                let n = fields.unsigned("MaxConcurrency", u64::from(u32::MAX)).unwrap_or(0);
+                Some(MaxConcurrency::Fixed(usize::try_from(n).unwrap_or(usize::MAX)))
+            }
+        };
         let recovery = Recovery::parse(parse);
         Some(Self {
             items_path: fields.path("ItemsPath"),
             item_selector,
             processor: processor?,
-            max_concurrency: usize::try_from(max_concurrency).unwrap_or(usize::MAX),
+            max_concurrency: max_concurrency?,
             result_selector: fields.template("ResultSelector"),
             result_path: fields.result_path("ResultPath"),
             recovery: recovery?,
@@ -97,7 +109,7 @@ impl MapState {
         let details = EventDetails { length: Some(items.len()), ..EventDetails::state(name) };
         visit.record(line, EventType::MapStateStarted, details);
         let started = *line;
-        let limit = match self.max_concurrency {
+        let limit = match self.max_concurrency.resolve(effective, &context)? {
             0 => INLINE_MAX_CONCURRENCY,
             n => n.min(INLINE_MAX_CONCURRENCY),
         };
@@ -159,6 +171,32 @@ impl MapState {
                 );
                 Err(failure)
             }
+        }
+    }
+}
+
+/// How many iterations may run at once (0: no limit of the state's own).
+#[derive(Debug)]
+enum MaxConcurrency {
+    Fixed(usize),
+    /// Read from the state's input; it must be a non-negative integer.
+    Path(Path),
+}
+
+impl MaxConcurrency {
+    fn resolve(&self, effective: &Value, context: &ContextObject<'_>) -> Result<usize, Failure> {
+        let path = match self {
+            Self::Fixed(n) => return Ok(*n),
+            Self::Path(path) => path,
+        };
+        let value = path.select(effective, context);
+        match value.as_ref().and_then(Value::as_u64) {
+            Some(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+            None => Err(Failure::runtime(format!(
+                "MaxConcurrencyPath '{}' must select a non-negative integer, found {}",
+                path.text(),
+                value.as_ref().map_or_else(|| "nothing".to_owned(), abbreviated)
+            ))),
         }
     }
 }

@@ -1,0 +1,87 @@
+//! What travels through the queue: one work item per message body, tagged
+//! by kind, so one pipe batch may mix kinds (seed 003's pipe did, and its
+//! state machine took the first item's type for all ten). The state machine
+//! routes each item by `kind`.
+//!
+//! Every item carries its event id: the event's deduplication id, which is
+//! also the key of its trace (`sluice trace EVENT_ID`).
+
+use crate::event::ShopEvent;
+use crate::queue::OutgoingMessage;
+use serde::{Deserialize, Serialize};
+
+/// One message body.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum WorkItem {
+    /// A Cafe24 webhook: fetch the resource and store its snapshot.
+    Shop(ShopWork),
+}
+
+/// A shop event as queued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShopWork {
+    /// The event's id: its deduplication id.
+    pub event_id: String,
+    pub event: ShopEvent,
+    /// When ingest accepted it, ms since the epoch (ingest's clock).
+    pub received_at_ms: u64,
+}
+
+impl ShopWork {
+    pub fn new(event: ShopEvent, received_at_ms: u64) -> Self {
+        Self { event_id: event.dedup_id().as_str().to_owned(), event, received_at_ms }
+    }
+
+    /// The queue message for this work: grouped by mall and topic,
+    /// deduplicated by the event's id.
+    pub fn to_message(&self) -> OutgoingMessage {
+        let body = serde_json::to_string(&WorkItem::Shop(self.clone()))
+            .unwrap_or_else(|e| unreachable!("a shop event always serialises: {e}"));
+        OutgoingMessage::new(self.event.group_key(), self.event.dedup_id(), body)
+    }
+
+    /// The name of the resource's coalescing gate within its mall.
+    pub fn resource_gate(&self) -> String {
+        format!("{}:{}", self.event.resource.kind, self.event.resource.id)
+    }
+}
+
+impl WorkItem {
+    pub fn event_id(&self) -> &str {
+        match self {
+            Self::Shop(work) => &work.event_id,
+        }
+    }
+
+    /// Parses a message body.
+    pub fn from_body(body: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{ResourceKind, ResourceRef, Topic};
+
+    #[test]
+    fn a_shop_item_round_trips_through_its_message() {
+        let event = ShopEvent::new(
+            "acme",
+            Topic(90002),
+            ResourceRef { kind: ResourceKind::Product, id: "7".into() },
+            "trace-1",
+        )
+        .unwrap();
+        let work = ShopWork::new(event.clone(), 1_763_000_000_000);
+        let message = work.to_message();
+        assert_eq!(message.group, event.group_key());
+        assert_eq!(message.dedup, event.dedup_id());
+        assert_eq!(work.event_id, "s:acme:90002:product:7:trace-1");
+        assert_eq!(work.resource_gate(), "product:7");
+        let item = WorkItem::from_body(&message.body).unwrap();
+        assert_eq!(item, WorkItem::Shop(work));
+        assert!(message.body.starts_with(r#"{"kind":"shop","#), "{}", message.body);
+    }
+}

@@ -1,0 +1,204 @@
+//! What an [`Ingest`](crate::Ingest) is built from, with the defaults the
+//! issue names: 256 KiB bodies, a 5-minute duplicate window (SQS's own
+//! deduplication window), a 15-minute pending timeout for coalescing, traces
+//! kept 7 days, and batches of up to 10 sent after at most 2 ms.
+
+use crate::api_keys::ApiKeys;
+use sluice_cafe24::{WEBHOOK_TOPICS, WebhookTopic, topic};
+use sluice_domain::queue::rules::{DEDUP_WINDOW, MAX_BATCH_ENTRIES};
+use sluice_redis::Keyspace;
+use std::time::Duration;
+
+/// Largest webhook body accepted, by default.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
+/// How long a delivery id is remembered, by default: as long as SQS
+/// remembers a deduplication id, so a redelivery that ingest lets through
+/// again is one SQS would no longer drop either.
+pub const DEFAULT_DUPLICATE_WINDOW: Duration = DEDUP_WINDOW;
+/// How long a coalescing mark waits for its fetch, by default. A mark whose
+/// fetch never runs (its message parked in the DLQ) lapses after this, so
+/// later webhooks for the resource are enqueued again.
+pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// How long a batch waits for company after its first entry, by default.
+pub const DEFAULT_LINGER: Duration = Duration::from_millis(2);
+/// How many batch calls may be in flight at once, by default.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
+/// How many sends may wait for the batcher before callers wait, by default.
+pub const DEFAULT_BATCH_BACKLOG: usize = 1024;
+
+/// An ingest's settings. `Debug` is safe to log: API keys show as `***`.
+#[derive(Debug, Clone)]
+pub struct IngestConfig {
+    pub api_keys: ApiKeys,
+    /// Where the gates and traces live in Redis.
+    pub keyspace: Keyspace,
+    /// The `event_no`s accepted; any other is answered 422.
+    pub topics: TopicTable,
+    pub max_body_bytes: usize,
+    pub duplicate_window: Duration,
+    pub pending_timeout: Duration,
+    /// How long an event's trace is kept after its latest entry.
+    pub trace_retention: Duration,
+    pub batch: BatchConfig,
+}
+
+impl IngestConfig {
+    /// The defaults above, with these keys, under the default key prefix.
+    pub fn new(api_keys: ApiKeys) -> Self {
+        Self {
+            api_keys,
+            keyspace: Keyspace::default(),
+            topics: TopicTable::default(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            duplicate_window: DEFAULT_DUPLICATE_WINDOW,
+            pending_timeout: DEFAULT_PENDING_TIMEOUT,
+            trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
+            batch: BatchConfig::default(),
+        }
+    }
+
+    /// Checks every setting; the error names the one that cannot work.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.max_body_bytes == 0 {
+            return Err(ConfigError::Setting("max_body_bytes must be at least 1".into()));
+        }
+        for (name, value) in [
+            ("duplicate_window", self.duplicate_window),
+            ("pending_timeout", self.pending_timeout),
+            ("trace_retention", self.trace_retention),
+        ] {
+            if value < Duration::from_millis(1) {
+                return Err(ConfigError::Setting(format!("{name} must be at least 1 ms")));
+            }
+        }
+        self.batch.check()
+    }
+}
+
+/// How the batcher packs sends into calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BatchConfig {
+    /// Entries per call: 1 to 10 (SQS's `SendMessageBatch` limit).
+    pub max_entries: usize,
+    /// How long a batch waits for more entries after its first; zero sends
+    /// whatever is already waiting at once (the Lambda, which serves one
+    /// request at a time, has nobody to wait for).
+    pub linger: Duration,
+    /// Batch calls in flight at once (at least 1).
+    pub max_in_flight: usize,
+    /// Sends waiting for the batcher before senders wait (at least 1).
+    pub backlog: usize,
+}
+
+impl Default for BatchConfig {
+    fn default() -> Self {
+        Self {
+            max_entries: MAX_BATCH_ENTRIES,
+            linger: DEFAULT_LINGER,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            backlog: DEFAULT_BATCH_BACKLOG,
+        }
+    }
+}
+
+impl BatchConfig {
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if !(1..=MAX_BATCH_ENTRIES).contains(&self.max_entries) {
+            return Err(ConfigError::Setting(format!(
+                "batch.max_entries is {}; SendMessageBatch takes 1 to {MAX_BATCH_ENTRIES}",
+                self.max_entries
+            )));
+        }
+        if self.max_in_flight == 0 || self.backlog == 0 {
+            return Err(ConfigError::Setting("batch.max_in_flight and batch.backlog must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// The webhook topics an ingest accepts: all of
+/// [`WEBHOOK_TOPICS`](sluice_cafe24::WEBHOOK_TOPICS) by default, or a subset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicTable {
+    topics: Vec<&'static WebhookTopic>,
+}
+
+impl TopicTable {
+    /// Only these event numbers, each of which sluice must know.
+    pub fn only(event_nos: &[u32]) -> Result<Self, ConfigError> {
+        let mut topics = Vec::with_capacity(event_nos.len());
+        for &n in event_nos {
+            let t = topic(n).ok_or_else(|| {
+                ConfigError::Setting(format!("event_no {n} is not a Cafe24 webhook topic sluice knows"))
+            })?;
+            if !topics.contains(&t) {
+                topics.push(t);
+            }
+        }
+        if topics.is_empty() {
+            return Err(ConfigError::Setting("the topic table is empty".into()));
+        }
+        Ok(Self { topics })
+    }
+
+    pub fn get(&self, event_no: u32) -> Option<&'static WebhookTopic> {
+        self.topics.iter().copied().find(|t| t.event_no == event_no)
+    }
+
+    /// The accepted event numbers, in table order.
+    pub fn event_nos(&self) -> impl Iterator<Item = u32> + '_ {
+        self.topics.iter().map(|t| t.event_no)
+    }
+}
+
+impl Default for TopicTable {
+    fn default() -> Self {
+        Self { topics: WEBHOOK_TOPICS.iter().collect() }
+    }
+}
+
+/// A setting that cannot work.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("API keys: {0}")]
+    ApiKey(String),
+    #[error("ingest configuration: {0}")]
+    Setting(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_cafe24::Secret;
+
+    #[test]
+    fn defaults_are_the_issues_numbers_and_pass_the_check() {
+        let config = IngestConfig::new(ApiKeys::from_list(&Secret::new("k")).unwrap());
+        assert_eq!(config.max_body_bytes, 262_144);
+        assert_eq!(config.duplicate_window, Duration::from_secs(300));
+        assert_eq!(config.pending_timeout, Duration::from_secs(900));
+        assert_eq!(config.batch.max_entries, 10);
+        assert_eq!(config.batch.linger, Duration::from_millis(2));
+        assert_eq!(config.check(), Ok(()));
+        assert_eq!(config.topics.event_nos().count(), WEBHOOK_TOPICS.len());
+    }
+
+    #[test]
+    fn impossible_settings_are_named() {
+        let mut config = IngestConfig::new(ApiKeys::from_list(&Secret::new("k")).unwrap());
+        config.batch.max_entries = 11;
+        assert!(config.check().unwrap_err().to_string().contains("batch.max_entries is 11"));
+        config.batch.max_entries = 10;
+        config.pending_timeout = Duration::ZERO;
+        assert!(config.check().unwrap_err().to_string().contains("pending_timeout"));
+    }
+
+    #[test]
+    fn a_topic_subset_refuses_unknown_numbers() {
+        let table = TopicTable::only(&[90002, 90001, 90002]).unwrap();
+        assert_eq!(table.event_nos().collect::<Vec<_>>(), [90002, 90001]);
+        assert!(table.get(90003).is_none());
+        assert!(TopicTable::only(&[12345]).unwrap_err().to_string().contains("12345"));
+        assert!(TopicTable::only(&[]).is_err());
+    }
+}

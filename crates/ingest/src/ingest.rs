@@ -1,0 +1,214 @@
+//! [`Ingest`]: built once, shared by every request (its state sits behind
+//! one `Arc`: the Redis connection, the batcher, the counters), and turned
+//! into an axum [`Router`] for `sluice dev` or the Lambda.
+//!
+//! Routes: `POST /webhooks/cafe24` (202 with a [`Receipt`], or a
+//! [`Rejection`]), `GET /health` (200 `{"status":"ok"}`); anything else is a
+//! JSON 404 or 405.
+//!
+//! Once a valid webhook starts touching gates, its acceptance runs on a
+//! task of its own: a sender that hangs up half-way must not leave a mark
+//! set without its message, or an enqueued message without its trace.
+
+use crate::acceptance::{Acceptor, Receipt, Status};
+use crate::batcher::Batcher;
+use crate::config::{ConfigError, IngestConfig};
+use crate::counters::{CounterSnapshot, Counters};
+use crate::rejection::{ErrorCode, Rejection};
+use crate::webhook;
+use crate::{ApiKeys, TopicTable};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use redis::aio::{ConnectionLike, ConnectionManager};
+use sluice_cafe24::webhook::API_KEY_HEADER;
+use sluice_domain::WorkQueue;
+use sluice_redis::{Gates, Traces};
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::net::TcpListener;
+
+/// Where Cafe24 posts webhooks.
+pub const WEBHOOK_PATH: &str = "/webhooks/cafe24";
+/// Liveness: answers 200 while the process serves.
+pub const HEALTH_PATH: &str = "/health";
+
+/// The ingest service. Clones share everything.
+pub struct Ingest<C = ConnectionManager> {
+    shared: Arc<Shared<C>>,
+}
+
+struct Shared<C> {
+    api_keys: ApiKeys,
+    topics: TopicTable,
+    max_body_bytes: usize,
+    acceptor: Acceptor<C>,
+    counters: Arc<Counters>,
+}
+
+impl<C> Clone for Ingest<C> {
+    fn clone(&self) -> Self {
+        Self { shared: self.shared.clone() }
+    }
+}
+
+impl<C> fmt::Debug for Ingest<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ingest")
+            .field("api_keys", &self.shared.api_keys)
+            .field("topics", &self.shared.topics)
+            .field("counters", &self.shared.counters.snapshot())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
+    /// Builds the service over `queue` and one shared Redis connection
+    /// (a `ConnectionManager` in production: it reconnects on its own).
+    /// Starts the batcher, so it must be called within a tokio runtime.
+    pub fn new<Q: WorkQueue + 'static>(config: IngestConfig, queue: Q, redis: C) -> Result<Self, ConfigError> {
+        config.check()?;
+        let counters = Arc::new(Counters::default());
+        let acceptor = Acceptor {
+            gates: Gates::new(redis.clone(), config.keyspace.clone()),
+            traces: Traces::new(redis, config.keyspace.clone(), config.trace_retention),
+            batcher: Batcher::start(Arc::new(queue), config.batch.clone(), counters.clone()),
+            counters: counters.clone(),
+            duplicate_window: config.duplicate_window,
+            pending_timeout: config.pending_timeout,
+        };
+        let shared = Shared {
+            api_keys: config.api_keys,
+            topics: config.topics,
+            max_body_bytes: config.max_body_bytes,
+            acceptor,
+            counters,
+        };
+        Ok(Self { shared: Arc::new(shared) })
+    }
+
+    /// The routes, ready for `axum::serve` or `lambda_http::run`.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(WEBHOOK_PATH, post(receive_webhook::<C>))
+            .route(HEALTH_PATH, get(health))
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .layer(DefaultBodyLimit::max(self.shared.max_body_bytes))
+            .with_state(self.shared.clone())
+    }
+
+    /// The live counters (share the `Arc` to read them from elsewhere).
+    pub fn counters(&self) -> Arc<Counters> {
+        self.shared.counters.clone()
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> CounterSnapshot {
+        self.shared.counters.snapshot()
+    }
+
+    /// Sends every message already handed to the batcher and waits for the
+    /// batches in flight. Call it after the HTTP server has stopped taking
+    /// requests (as [`serve`] does); webhooks arriving later get 503.
+    pub async fn shutdown(&self) {
+        self.shared.acceptor.batcher.shutdown().await;
+    }
+}
+
+/// Serves `ingest` on `listener` until `shutdown` resolves, then finishes
+/// the requests in progress and drains the batcher.
+pub async fn serve<C>(
+    listener: TcpListener,
+    ingest: Ingest<C>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    axum::serve(listener, ingest.router()).with_graceful_shutdown(shutdown).await?;
+    ingest.shutdown().await;
+    Ok(())
+}
+
+async fn receive_webhook<C>(State(shared): State<Arc<Shared<C>>>, request: Request) -> Response
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    shared.counters.received();
+    let work = match read(&shared, request).await {
+        Ok(work) => work,
+        Err(rejection) => {
+            shared.counters.rejected(rejection.code);
+            return rejection.into_response();
+        }
+    };
+    let settling = shared.clone();
+    let answer = tokio::spawn(async move {
+        let answer = settling.acceptor.accept(work).await;
+        match &answer {
+            Ok(receipt) => match receipt.status {
+                Status::Enqueued => settling.counters.enqueued(),
+                Status::Coalesced => settling.counters.coalesced(),
+                Status::Duplicate => settling.counters.duplicate(),
+            },
+            Err(rejection) => settling.counters.rejected(rejection.code),
+        }
+        answer
+    })
+    .await;
+    match answer {
+        Ok(Ok(receipt)) => accepted(receipt),
+        Ok(Err(rejection)) => rejection.into_response(),
+        Err(panic) => {
+            tracing::error!(error = %panic, "accepting a webhook panicked");
+            shared.counters.rejected(ErrorCode::QueueUnavailable);
+            Rejection::new(ErrorCode::QueueUnavailable, "ingest failed while accepting this webhook; send it again")
+                .into_response()
+        }
+    }
+}
+
+/// Verifies the key, reads the body within its limit, and parses it.
+async fn read<C>(shared: &Shared<C>, request: Request) -> Result<sluice_domain::ShopWork, Rejection> {
+    let key = request.headers().get(API_KEY_HEADER).map(|v| v.as_bytes());
+    if !shared.api_keys.verify(key) {
+        return Err(Rejection::new(ErrorCode::Unauthorized, "X-API-Key is missing or is not a configured key"));
+    }
+    let headers = request.headers().clone();
+    let body = Bytes::from_request(request, &()).await.map_err(|e| match e {
+        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => Rejection::new(
+            ErrorCode::PayloadTooLarge,
+            format!("the body is larger than {} bytes", shared.max_body_bytes),
+        ),
+        other => Rejection::new(ErrorCode::InvalidJson, format!("the body could not be read: {other}")),
+    })?;
+    webhook::parse(&headers, &body, &shared.topics, now_ms())
+}
+
+fn accepted(receipt: Receipt) -> Response {
+    (StatusCode::ACCEPTED, Json(receipt)).into_response()
+}
+
+async fn health() -> Response {
+    Json(serde_json::json!({"status": "ok"})).into_response()
+}
+
+async fn not_found() -> Response {
+    Rejection::new(ErrorCode::NotFound, format!("no such route; webhooks go to POST {WEBHOOK_PATH}")).into_response()
+}
+
+async fn method_not_allowed() -> Response {
+    Rejection::new(ErrorCode::MethodNotAllowed, "method not allowed on this route").into_response()
+}
+
+fn now_ms() -> u64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,61 @@
+//! sluice's webhook ingest: the front door of the shop pipeline. One axum
+//! [`Router`](axum::Router) serves `POST /webhooks/cafe24` both in AWS (the
+//! ingest Lambda, `functions/ingest`, under `lambda_http`) and on one
+//! machine (`sluice dev`, on 127.0.0.1).
+//!
+//! A webhook is accepted in this order, and answered `202` only once its
+//! fate is settled:
+//!
+//! 1. **Verify**: `X-API-Key` against the configured keys, in constant time
+//!    (401); the body at most 256 KiB (413).
+//! 2. **Normalise**: parse the body (400 `invalid_json`), read `event_no`
+//!    against the topic table (422), `resource.mall_id` and the topic's id
+//!    field (400 naming the field); the delivery id is `X-Trace-ID`, or the
+//!    SHA-256 of the body. Bad input touches no Redis key and no queue.
+//! 3. **Deduplicate**: a redelivery of an event already accepted is answered
+//!    `duplicate` and goes no further (it must not reach the coalescing
+//!    gate: that gate would then name a fetch that never comes).
+//! 4. **Coalesce**: a webhook for a resource whose fetch is still pending
+//!    joins that fetch instead of being enqueued (`coalesced`, `into` the
+//!    pending event). The fetch step clears the mark before it reads
+//!    upstream, so the stored snapshot is never older than the last webhook.
+//! 5. **Enqueue** through the [`batcher`]: webhooks arriving together share
+//!    `SendMessageBatch`-sized calls. If the queue does not take the message,
+//!    the gates set in 3 and 4 are cleared again, so the sender's retry gets
+//!    through, and the answer is 503 (or 400 when the queue calls the entry
+//!    itself wrong).
+//!
+//! Every step is written to the event's trace (`received`, `duplicate`,
+//! `coalesced`, `enqueued`, `rejected`), which `sluice trace EVENT_ID` reads.
+//!
+//! # Layout
+//!
+//! - [`ingest`]: [`Ingest`], built once from an [`IngestConfig`], a
+//!   [`WorkQueue`](sluice_domain::WorkQueue) and a Redis connection: the
+//!   router, the counters, graceful shutdown; [`serve`] on a TCP listener.
+//! - [`config`]: [`IngestConfig`], [`BatchConfig`], [`TopicTable`] and their
+//!   defaults.
+//! - [`api_keys`]: [`ApiKeys`], the constant-time key check.
+//! - [`webhook`]: from headers and body to a [`ShopWork`](sluice_domain::ShopWork),
+//!   or the [`Rejection`] naming what is wrong.
+//! - [`acceptance`]: the effects of a valid webhook, in order, with undo.
+//! - [`batcher`]: the task that packs concurrent sends into batch calls.
+//! - [`rejection`]: [`Rejection`] and its stable [`ErrorCode`]s, the JSON
+//!   error body.
+//! - [`counters`]: [`Counters`] and the [`CounterSnapshot`] read from them.
+
+pub mod acceptance;
+pub mod api_keys;
+pub mod batcher;
+pub mod config;
+pub mod counters;
+pub mod ingest;
+pub mod rejection;
+pub mod webhook;
+
+pub use acceptance::{Receipt, Status};
+pub use api_keys::ApiKeys;
+pub use config::{BatchConfig, ConfigError, IngestConfig, TopicTable};
+pub use counters::{CounterSnapshot, Counters, RejectedCounts};
+pub use ingest::{HEALTH_PATH, Ingest, WEBHOOK_PATH, serve};
+pub use rejection::{ErrorCode, Rejection};

@@ -1,0 +1,260 @@
+//! A real ingest on 127.0.0.1: real HTTP, a real Redis (its own key prefix
+//! per test), the embedded queue in memory behind a [`TestQueue`] that
+//! counts send calls and fails or holds them on demand.
+
+#![allow(dead_code, unreachable_pub)]
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sluice_cafe24::Secret;
+use sluice_domain::WorkQueue;
+use sluice_domain::queue::{
+    OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure, SendOutcome,
+};
+use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
+use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError};
+use sluice_redis::{Keyspace, TraceEntry, Traces};
+use sluice_testkit::TestRedis;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+pub const KEY: &str = "test-key-0123456789";
+pub const OTHER_KEY: &str = "rotated-key-9876543210";
+pub const QUEUE: &str = "events.fifo";
+/// Every wait in these tests is bounded by this.
+pub const BOUND: Duration = Duration::from_secs(10);
+
+/// What the test queue does with the next send calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    Accept = 0,
+    /// Every entry fails with a retryable (server-side) error.
+    Unavailable = 1,
+    /// Every entry fails as malformed (the sender's fault).
+    Refuse = 2,
+}
+
+/// Shared knobs and counts of a [`TestQueue`].
+#[derive(Debug)]
+pub struct Control {
+    mode: AtomicU8,
+    pub calls: AtomicUsize,
+    pub entries: AtomicUsize,
+    /// While true, send calls wait before reaching the queue.
+    held: watch::Sender<bool>,
+}
+
+impl Control {
+    pub fn set(&self, mode: Mode) {
+        self.mode.store(mode as u8, Ordering::SeqCst);
+    }
+
+    pub fn hold(&self) {
+        self.held.send_replace(true);
+    }
+
+    pub fn release(&self) {
+        self.held.send_replace(false);
+    }
+
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+/// The embedded queue, wrapped.
+#[derive(Debug, Clone)]
+pub struct TestQueue {
+    pub inner: EmbeddedQueue<MemoryBackend>,
+    pub control: Arc<Control>,
+}
+
+impl WorkQueue for TestQueue {
+    type Error = QueueError;
+
+    async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, QueueError> {
+        self.control.calls.fetch_add(1, Ordering::SeqCst);
+        self.control.entries.fetch_add(entries.len(), Ordering::SeqCst);
+        let mut held = self.control.held.subscribe();
+        held.wait_for(|held| !held).await.expect("the control outlives the queue");
+        let fail = |sender_fault| {
+            let code = if sender_fault { "InvalidParameterValue" } else { "ServiceUnavailable" };
+            Ok(entries
+                .iter()
+                .map(|_| SendOutcome::Failed(SendFailure::new(code, "test queue says no", sender_fault)))
+                .collect())
+        };
+        match self.control.mode.load(Ordering::SeqCst) {
+            0 => self.inner.send_call(entries).await,
+            1 => fail(false),
+            _ => fail(true),
+        }
+    }
+
+    async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedMessage>, QueueError> {
+        self.inner.receive(request).await
+    }
+
+    async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), QueueError> {
+        self.inner.delete(receipt).await
+    }
+
+    async fn change_visibility(&self, receipt: &ReceiptHandle, timeout: Duration) -> Result<(), QueueError> {
+        self.inner.change_visibility(receipt, timeout).await
+    }
+
+    async fn attributes(&self) -> Result<QueueAttributes, QueueError> {
+        self.inner.attributes().await
+    }
+}
+
+/// A running ingest and everything a test looks at.
+pub struct Harness {
+    pub url: String,
+    pub http: reqwest::Client,
+    pub redis: TestRedis,
+    pub queue: TestQueue,
+    pub ingest: Ingest<ConnectionManager>,
+    pub traces: Traces<ConnectionManager>,
+    stop: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Harness {
+    pub async fn start(test: &str) -> Self {
+        Self::start_with(test, |_| {}).await
+    }
+
+    /// A harness whose config `tweak` may change (keys and keyspace set).
+    pub async fn start_with(test: &str, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
+        let redis = TestRedis::new(test);
+        let conn = connection_manager(&redis.url()).await;
+        Self::start_on(redis, conn, tweak).await
+    }
+
+    /// As [`start_with`](Self::start_with), over a given Redis connection.
+    pub async fn start_on(redis: TestRedis, conn: ConnectionManager, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
+        let backend = MemoryBackend::new();
+        backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
+        let (held, _) = watch::channel(false);
+        let control = Arc::new(Control {
+            mode: AtomicU8::new(0),
+            calls: AtomicUsize::new(0),
+            entries: AtomicUsize::new(0),
+            held,
+        });
+        let queue = TestQueue { inner: EmbeddedQueue::new(backend, QUEUE), control };
+        let keys = ApiKeys::new([Secret::new(KEY), Secret::new(OTHER_KEY)]).unwrap();
+        let mut config = IngestConfig::new(keys);
+        config.keyspace = redis.keyspace();
+        tweak(&mut config);
+        let traces = Traces::new(conn.clone(), redis.keyspace(), Duration::from_secs(60));
+        let ingest = Ingest::new(config, queue.clone(), conn).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let server = tokio::spawn(sluice_ingest::serve(listener, ingest.clone(), async {
+            stopped.await.ok();
+        }));
+        Self { url, http: reqwest::Client::new(), redis, queue, ingest, traces, stop: Some(stop), server: Some(server) }
+    }
+
+    pub fn keyspace(&self) -> Keyspace {
+        self.redis.keyspace()
+    }
+
+    /// Posts `body` (a JSON value, or raw text) to the webhook route.
+    pub async fn post(
+        &self,
+        body: impl Into<reqwest::Body>,
+        key: Option<&str>,
+        trace: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut request = self
+            .http
+            .post(format!("{}/webhooks/cafe24", self.url))
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(key) = key {
+            request = request.header("x-api-key", key);
+        }
+        if let Some(trace) = trace {
+            request = request.header("x-trace-id", trace);
+        }
+        let response = tokio::time::timeout(BOUND, request.send()).await.expect("answered in time").unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        let json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}"));
+        (status, json)
+    }
+
+    /// Posts a webhook with the right key.
+    pub async fn send(&self, body: &Value, trace: Option<&str>) -> (StatusCode, Value) {
+        self.post(body.to_string(), Some(KEY), trace).await
+    }
+
+    /// Every message waiting in the queue, in delivery order (receiving
+    /// them: each group is served whole before it blocks).
+    pub async fn drain(&self) -> Vec<ReceivedMessage> {
+        let mut all = Vec::new();
+        loop {
+            let request = ReceiveRequest::new(10, Duration::from_secs(300), Duration::ZERO).unwrap();
+            let batch = self.queue.inner.receive(request).await.unwrap();
+            if batch.is_empty() {
+                return all;
+            }
+            for message in &batch {
+                self.queue.inner.delete(&message.receipt).await.unwrap();
+            }
+            all.extend(batch);
+        }
+    }
+
+    pub async fn visible(&self) -> u64 {
+        self.queue.inner.backend().attributes(QUEUE).await.unwrap().visible
+    }
+
+    pub async fn trace(&self, event_id: &str) -> Vec<TraceEntry> {
+        self.traces.read(event_id).await.unwrap()
+    }
+
+    pub async fn stages(&self, event_id: &str) -> Vec<String> {
+        self.trace(event_id).await.into_iter().map(|e| e.stage).collect()
+    }
+
+    /// Stops the server gracefully and waits for it (and the batcher).
+    pub async fn shutdown(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            tokio::time::timeout(BOUND, server).await.expect("shuts down in time").unwrap().unwrap();
+        }
+    }
+}
+
+pub async fn connection_manager(url: &str) -> ConnectionManager {
+    let config = ConnectionManagerConfig::new()
+        .set_number_of_retries(1)
+        .set_connection_timeout(Some(Duration::from_secs(2)))
+        .set_response_timeout(Some(Duration::from_secs(2)));
+    let client = redis::Client::open(url).unwrap();
+    client.get_connection_manager_with_config(config).await.unwrap()
+}
+
+/// A product webhook as Cafe24 sends it.
+pub fn product(mall: &str, product_no: u64) -> Value {
+    json!({"event_no": 90002, "resource": {"mall_id": mall, "event_shop_no": "1", "product_no": product_no}})
+}
+
+/// The one event id a 202 names.
+pub fn event_id(answer: &Value) -> String {
+    let ids = answer["event_ids"].as_array().expect("event_ids");
+    assert_eq!(ids.len(), 1, "{answer}");
+    ids[0].as_str().unwrap().to_owned()
+}

@@ -1,0 +1,89 @@
+//! When the queue does not take a message, or Redis fails, the sender gets
+//! a 5xx (or 400 for a message the queue calls malformed), nothing stays
+//! behind that would swallow the sender's retry, and the retry gets through.
+
+mod support;
+
+use reqwest::StatusCode;
+use serde_json::json;
+use sluice_redis::{RedisProcess, ServerOptions, Tag};
+use sluice_testkit::TestRedis;
+use support::{Harness, KEY, Mode, connection_manager, event_id, product};
+
+#[tokio::test]
+async fn a_queue_failure_undoes_both_gates_and_the_retry_gets_through() {
+    let h = Harness::start("queue_down").await;
+    h.queue.control.set(Mode::Unavailable);
+    let response = h
+        .http
+        .post(format!("{}/webhooks/cafe24", h.url))
+        .header("x-api-key", KEY)
+        .header("x-trace-id", "t-a")
+        .body(product("acme", 7).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()["retry-after"], "1");
+    let answer: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(answer["error"]["code"], "queue_unavailable", "{answer}");
+    assert!(answer["error"]["message"].as_str().unwrap().contains("ServiceUnavailable"), "{answer}");
+
+    // Neither gate is left set: only the trace remains.
+    let a = "s:acme:90002:product:7:t-a";
+    let trace_key = h.keyspace().key(&Tag::for_event(a), "trace", "");
+    assert_eq!(h.redis.keys().await, [trace_key]);
+    let trace = h.trace(a).await;
+    assert_eq!(trace.iter().map(|e| e.stage.as_str()).collect::<Vec<_>>(), ["received", "rejected"]);
+    assert_eq!(trace[1].detail["code"], "queue_unavailable");
+    // A second event for the product is not coalesced into the failed one.
+    let (status, answer) = h.send(&product("acme", 7), Some("t-b")).await;
+    assert_eq!((status, &answer["error"]["code"]), (StatusCode::SERVICE_UNAVAILABLE, &json!("queue_unavailable")));
+    assert_eq!(h.visible().await, 0);
+
+    h.queue.control.set(Mode::Accept);
+    let (status, answer) = h.send(&product("acme", 7), Some("t-a")).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    assert_eq!(answer, json!({"event_ids": [a], "status": "enqueued"}));
+    let (_, answer) = h.send(&product("acme", 7), Some("t-b")).await;
+    assert_eq!((&answer["status"], &answer["into"]), (&json!("coalesced"), &json!(a)));
+    let messages = h.drain().await;
+    assert_eq!(messages.iter().map(|m| m.dedup.as_str()).collect::<Vec<_>>(), [a]);
+    assert_eq!(h.stages(a).await, ["received", "rejected", "received", "enqueued"]);
+
+    let c = h.ingest.snapshot();
+    assert_eq!((c.rejected.queue_unavailable, c.enqueued, c.coalesced), (2, 1, 1));
+}
+
+#[tokio::test]
+async fn a_message_the_queue_refuses_is_a_400_and_undone() {
+    let h = Harness::start("queue_refuses").await;
+    h.queue.control.set(Mode::Refuse);
+    let (status, answer) = h.send(&product("acme", 7), Some("t-a")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"]["code"], "queue_refused");
+    let id = "s:acme:90002:product:7:t-a";
+    assert_eq!(h.redis.keys().await, [h.keyspace().key(&Tag::for_event(id), "trace", "")]);
+    h.queue.control.set(Mode::Accept);
+    let (_, answer) = h.send(&product("acme", 7), Some("t-a")).await;
+    assert_eq!(event_id(&answer), id);
+    assert_eq!(answer["status"], "enqueued");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_outage_is_a_503_and_nothing_is_enqueued() {
+    let server = RedisProcess::start(ServerOptions::default()).unwrap();
+    let conn = connection_manager(&server.url()).await;
+    // The keyspace only; this harness's Redis is the private server above.
+    let h = Harness::start_on(TestRedis::new("redis_down"), conn, |_| {}).await;
+    let (status, _) = h.send(&product("acme", 1), Some("t-1")).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "the private server works at first");
+    drop(server);
+
+    let (status, answer) = h.send(&product("acme", 2), Some("t-2")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
+    assert_eq!(answer["error"]["code"], "store_unavailable");
+    assert_eq!(h.queue.control.calls(), 1, "only the first webhook was sent");
+    assert_eq!(h.drain().await.len(), 1);
+    assert_eq!(h.ingest.snapshot().rejected.store_unavailable, 1);
+}

@@ -1,0 +1,129 @@
+//! Drain time of a burst of webhooks for one mall, against the
+//! theoretical minimum the bucket allows, next to seed 003's fixed spacing
+//! and next to no limiter.
+
+use crate::rig::{Rig, fields, send_updates};
+use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, Secret, TokenGrant};
+use sluice_domain::ResourceKind;
+use sluice_sandbox::Cafe24SandboxConfig;
+use sluice_sandbox::cafe24::BucketConfig;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const N: usize = 140;
+const CAPACITY: u32 = 40;
+const DRAIN: f64 = 20.0;
+
+pub(crate) async fn run() {
+    let malls = ["burst", "spaced", "unlimited"].map(String::from);
+    let rig = Rig::start(&malls, BucketConfig::new(CAPACITY, DRAIN)).await;
+    let minimum = (N as f64 - f64::from(CAPACITY)) / DRAIN;
+    let mut ids = std::collections::HashMap::new();
+    for mall in &malls {
+        let mut list = Vec::new();
+        for i in 0..N {
+            list.push(rig.sandbox.create(mall, ResourceKind::Product, fields(i)).await.expect("create").id);
+        }
+        ids.insert(mall.clone(), list);
+    }
+
+    // sluice: the burst arrives as webhooks, one per product; the pipeline
+    // drains it through the mall's bucket.
+    rig.connect_webhooks();
+    let started = Instant::now();
+    send_updates(&rig.sandbox, "burst", ids["burst"].clone(), 16).await;
+    rig.wait_drained(Duration::from_secs(120)).await;
+    let ours = started.elapsed();
+    let ours_calls = calls(&rig, "burst");
+    let ours_429 = refused(&rig, "burst");
+    rig.sandbox.set_webhook_target(None);
+
+    let client = client(&rig);
+    let spaced = spaced(&rig, &client, &ids["spaced"]).await;
+    let (unlimited, unlimited_429) = unlimited(&rig, &client, &ids["unlimited"]).await;
+
+    println!("## 1. Draining a burst of {N} webhooks for one mall (sandbox bucket {CAPACITY} at {DRAIN}/s)\n");
+    println!("Theoretical minimum: ({N} − {CAPACITY}) / {DRAIN} = {minimum:.2} s.\n");
+    println!("| approach | drain time | ÷ minimum | upstream 429s |");
+    println!("|---|---:|---:|---:|");
+    let ratio = ours.as_secs_f64() / minimum;
+    println!(
+        "| sluice: webhooks → ingest → queue → state machine → fetch in the GCRA budget ({ours_calls} calls) | {:.2} s | {ratio:.3} | {ours_429} |",
+        ours.as_secs_f64()
+    );
+    println!(
+        "| seed 003: one call every 0.2 s | {:.2} s | {:.3} | 0 |",
+        spaced.as_secs_f64(),
+        spaced.as_secs_f64() / minimum
+    );
+    println!(
+        "| no limiter: 16 at once, each 429 retried after 1 s | {:.2} s | {:.3} | {unlimited_429} |",
+        unlimited.as_secs_f64(),
+        unlimited.as_secs_f64() / minimum
+    );
+    let met = ratio <= 1.05 && ours_429 == 0;
+    println!("\nTarget: ≤ 1.05 with zero 429s: {ratio:.3} with {ours_429}, {}.\n", if met { "met" } else { "MISSED" });
+    rig.stop().await;
+}
+
+fn calls(rig: &Rig, mall: &str) -> usize {
+    rig.sandbox.calls().iter().filter(|c| c.mall_id == mall && c.path.contains("/admin/")).count()
+}
+
+fn refused(rig: &Rig, mall: &str) -> usize {
+    rig.sandbox.calls().iter().filter(|c| c.mall_id == mall && c.refused.is_some()).count()
+}
+
+fn client(rig: &Rig) -> Cafe24Client {
+    let defaults = Cafe24SandboxConfig::default();
+    Cafe24Client::new(
+        Cafe24Config::new(defaults.client_id, defaults.client_secret)
+            .with_base_url(BaseUrlTemplate::new(rig.sandbox.base_url_template()).expect("template")),
+    )
+    .expect("client")
+}
+
+fn token(rig: &Rig, mall: &str) -> Secret {
+    let grant = TokenGrant::from_response(rig.sandbox.issue_tokens(mall).expect("tokens")).expect("grant");
+    grant.access_token
+}
+
+/// Seed 003's worker: one call after another, 0.2 s apart (sized for
+/// Cafe24's 5/s drain, whatever the bucket holds).
+async fn spaced(rig: &Rig, client: &Cafe24Client, ids: &[String]) -> Duration {
+    let token = token(rig, "spaced");
+    let started = Instant::now();
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let outcome = client.fetch("spaced", ResourceKind::Product, id, &token).await;
+        assert!(matches!(outcome, FetchOutcome::Found(_)), "{outcome}");
+    }
+    started.elapsed()
+}
+
+/// No limiter: as fast as 16 workers go; a 429 is retried after 1 s.
+async fn unlimited(rig: &Rig, client: &Cafe24Client, ids: &[String]) -> (Duration, usize) {
+    let token = token(rig, "unlimited");
+    let ids = Arc::new(ids.to_vec());
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let started = Instant::now();
+    let mut workers = tokio::task::JoinSet::new();
+    for _ in 0..16 {
+        let (client, token, ids, next) = (client.clone(), token.clone(), ids.clone(), next.clone());
+        workers.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(id) = ids.get(i) else { break };
+                while let FetchOutcome::Throttled { .. } =
+                    client.fetch("unlimited", ResourceKind::Product, id, &token).await
+                {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        });
+    }
+    while workers.join_next().await.is_some() {}
+    (started.elapsed(), refused(rig, "unlimited"))
+}

@@ -1,0 +1,118 @@
+//! A full local stack over a sandbox Cafe24, for the benchmarks.
+
+use redis::aio::ConnectionManager;
+use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
+use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_redis::{BucketSpec, Keyspace, RedisProcess, ServerOptions};
+use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
+use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+pub(crate) const API_KEY: &str = "bench-key";
+
+pub(crate) struct Rig {
+    pub(crate) stack: DevStack,
+    pub(crate) sandbox: Arc<Cafe24Sandbox>,
+    _redis: RedisProcess,
+}
+
+impl Rig {
+    pub(crate) async fn start(malls: &[String], bucket: BucketConfig) -> Self {
+        let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
+        let conn: ConnectionManager =
+            redis::Client::open(redis.url()).expect("url").get_connection_manager().await.expect("connect");
+        let sandbox = Cafe24Sandbox::start(Cafe24SandboxConfig {
+            malls: malls.to_vec(),
+            bucket,
+            ..Cafe24SandboxConfig::default()
+        })
+        .await
+        .expect("sandbox");
+        let defaults = Cafe24SandboxConfig::default();
+        let keyspace = Keyspace::default();
+        let config = DevConfig {
+            keyspace: keyspace.clone(),
+            sqs_port: 0,
+            ingest_port: 0,
+            max_receive_count: 5,
+            visibility_timeout: Duration::from_secs(330),
+            ingest: IngestConfig {
+                keyspace,
+                ..IngestConfig::new(ApiKeys::from_list(&Secret::new(API_KEY)).expect("keys"))
+            },
+            pipeline: PipelineConfig {
+                bucket: BucketSpec { capacity: bucket.capacity, drain_per_sec: bucket.drain_per_sec },
+                ..PipelineConfig::default()
+            },
+            pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
+            cafe24: Cafe24Config::new(defaults.client_id, defaults.client_secret)
+                .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).expect("template")),
+        };
+        let stack = DevStack::start(conn, config).await.expect("stack");
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        for mall in malls {
+            let grant = TokenGrant::from_response(sandbox.issue_tokens(mall).expect("tokens")).expect("grant");
+            stack.steps.set_token(mall, &stored_token(&grant, now)).await.expect("token");
+        }
+        Self { stack, sandbox: Arc::new(sandbox), _redis: redis }
+    }
+
+    pub(crate) fn ingest_url(&self) -> String {
+        self.stack.urls.iter().find(|(w, _)| *w == "Ingest").map(|(_, u)| u.clone()).expect("ingest url")
+    }
+
+    /// Sends the sandbox's webhooks to our ingest from now on.
+    pub(crate) fn connect_webhooks(&self) {
+        self.sandbox.set_webhook_target(Some(WebhookTarget { url: self.ingest_url(), api_key: Secret::new(API_KEY) }));
+    }
+
+    /// Waits until every accepted webhook's work has left the queue.
+    pub(crate) async fn wait_drained(&self, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let mut quiet = 0;
+        while quiet < 2 {
+            assert!(Instant::now() < deadline, "not drained within {timeout:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let (events, _) = self.stack.queues().await.expect("attributes");
+            quiet = if events.visible == 0 && events.in_flight == 0 { quiet + 1 } else { 0 };
+        }
+    }
+
+    pub(crate) async fn stop(self) {
+        self.stack.stop().await.expect("stop");
+        if let Ok(sandbox) = Arc::try_unwrap(self.sandbox) {
+            sandbox.stop().await;
+        }
+    }
+}
+
+pub(crate) fn fields(i: usize) -> serde_json::Map<String, serde_json::Value> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("product_name".into(), format!("edit {i}").into());
+    fields
+}
+
+/// Applies `edits` (product ids, in order) as sandbox updates from
+/// `clients` concurrent clients; each update sends its webhook.
+pub(crate) async fn send_updates(sandbox: &Arc<Cafe24Sandbox>, mall: &str, edits: Vec<String>, clients: usize) {
+    let edits = Arc::new(edits);
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..clients {
+        let (sandbox, edits, next, mall) = (sandbox.clone(), edits.clone(), next.clone(), mall.to_owned());
+        tasks.spawn(async move {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(id) = edits.get(i) else { break };
+                let report =
+                    sandbox.update(&mall, sluice_domain::ResourceKind::Product, id, fields(i)).await.expect("update");
+                let status = report.webhook.as_ref().and_then(|w| w.status);
+                assert_eq!(status, Some(202), "ingest refused a webhook: {report:?}");
+            }
+        });
+    }
+    while tasks.join_next().await.is_some() {}
+}

@@ -1,0 +1,197 @@
+//! The pipe: what EventBridge Pipes does in AWS, on one machine. Each
+//! worker receives a batch from the FIFO queue, runs the state machine on
+//! it synchronously (StartSyncExecution), deletes the messages the
+//! execution did not report in `batchItemFailures`, and leaves the others
+//! to come back. Several workers run side by side (seed 003 needed twelve
+//! pipes); the queue's group locking keeps each group in order.
+//!
+//! One deliberate difference: AWS leaves a failed message invisible until
+//! its visibility timeout (sized above the state machine's five minutes);
+//! locally a failed message can be made visible again sooner
+//! ([`PipeConfig::retry_after`]), so development and tests need not wait
+//! minutes for a retry. An execution that fails as a whole leaves its
+//! whole batch, as in AWS.
+
+use serde_json::{Value, json};
+use sluice_asl::{ExecutionOptions, Executor, Outcome};
+use sluice_domain::WorkQueue;
+use sluice_domain::queue::{ReceiveRequest, ReceivedMessage};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, UNIX_EPOCH};
+use tokio::sync::watch;
+
+/// How the pipe pulls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipeConfig {
+    /// Messages per batch (Pipes: up to 10 from a FIFO queue).
+    pub batch_size: u8,
+    /// How long received messages stay invisible: above the state
+    /// machine's longest run.
+    pub visibility_timeout: Duration,
+    /// Long-poll wait per receive; also how quickly a stop is noticed.
+    pub wait: Duration,
+    /// Workers pulling at once.
+    pub workers: usize,
+    /// Make a failed message visible again after this (whole seconds, as
+    /// SQS takes them; rounded up), instead of waiting out its visibility
+    /// timeout (`None`: as AWS does).
+    pub retry_after: Option<Duration>,
+}
+
+impl Default for PipeConfig {
+    fn default() -> Self {
+        Self {
+            batch_size: 10,
+            visibility_timeout: Duration::from_secs(330),
+            wait: Duration::from_secs(1),
+            workers: 4,
+            retry_after: Some(Duration::from_secs(2)),
+        }
+    }
+}
+
+/// What the pipe has done so far.
+#[derive(Debug, Default)]
+pub struct PipeStats {
+    pub batches: AtomicU64,
+    pub items_done: AtomicU64,
+    pub items_failed: AtomicU64,
+    pub executions_failed: AtomicU64,
+    pub queue_errors: AtomicU64,
+}
+
+/// The pipe, ready to run.
+#[derive(Debug)]
+pub struct Pipe<Q> {
+    queue: Arc<Q>,
+    executor: Executor,
+    config: PipeConfig,
+    stats: Arc<PipeStats>,
+}
+
+impl<Q: WorkQueue + 'static> Pipe<Q> {
+    pub fn new(queue: Arc<Q>, executor: Executor, config: PipeConfig) -> Self {
+        Self { queue, executor, config, stats: Arc::default() }
+    }
+
+    pub fn stats(&self) -> Arc<PipeStats> {
+        self.stats.clone()
+    }
+
+    /// Runs the workers until `stop` turns true; each finishes the batch
+    /// it holds before returning, so nothing is left half done.
+    pub async fn run(self, stop: watch::Receiver<bool>) {
+        let request =
+            match ReceiveRequest::new(self.config.batch_size, self.config.visibility_timeout, self.config.wait) {
+                Ok(request) => request,
+                Err(e) => {
+                    tracing::error!(error = %e, "pipe not started: bad receive settings");
+                    return;
+                }
+            };
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..self.config.workers.max(1) {
+            let worker = Worker {
+                queue: self.queue.clone(),
+                executor: self.executor.clone(),
+                retry_after: self.config.retry_after,
+                stats: self.stats.clone(),
+            };
+            let stop = stop.clone();
+            workers.spawn(async move { worker.run(request, stop).await });
+        }
+        while workers.join_next().await.is_some() {}
+    }
+}
+
+struct Worker<Q> {
+    queue: Arc<Q>,
+    executor: Executor,
+    retry_after: Option<Duration>,
+    stats: Arc<PipeStats>,
+}
+
+impl<Q: WorkQueue> Worker<Q> {
+    async fn run(self, request: ReceiveRequest, stop: watch::Receiver<bool>) {
+        while !*stop.borrow() {
+            let batch = match self.queue.receive(request).await {
+                Ok(batch) => batch,
+                Err(e) => {
+                    self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "pipe receive failed");
+                    // Back off so an unreachable queue is not hammered.
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    continue;
+                }
+            };
+            if !batch.is_empty() {
+                self.process(batch).await;
+            }
+        }
+    }
+
+    async fn process(&self, batch: Vec<ReceivedMessage>) {
+        self.stats.batches.fetch_add(1, Ordering::Relaxed);
+        let input = Value::Array(batch.iter().map(pipe_message).collect());
+        let execution = self.executor.run(input, ExecutionOptions::default()).await;
+        let failed: HashSet<String> = match &execution.outcome {
+            Outcome::Succeeded(output) => failed_items(output),
+            Outcome::Failed { error, cause } => {
+                self.stats.executions_failed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(error, cause = cause.as_deref().unwrap_or(""), "execution failed: batch left to retry");
+                batch.iter().map(|m| m.message_id.to_string()).collect()
+            }
+        };
+        for message in &batch {
+            let outcome = if failed.contains(message.message_id.as_str()) {
+                self.stats.items_failed.fetch_add(1, Ordering::Relaxed);
+                match self.retry_after {
+                    Some(after) => {
+                        let whole = Duration::from_secs(after.as_secs_f64().ceil() as u64);
+                        self.queue.change_visibility(&message.receipt, whole).await
+                    }
+                    None => Ok(()),
+                }
+            } else {
+                self.stats.items_done.fetch_add(1, Ordering::Relaxed);
+                self.queue.delete(&message.receipt).await
+            };
+            if let Err(e) = outcome {
+                self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(message = %message.message_id, error = %e, "pipe could not settle a message");
+            }
+        }
+    }
+}
+
+/// A received message as Pipes hands it to Step Functions.
+pub fn pipe_message(message: &ReceivedMessage) -> Value {
+    let ms = |t: std::time::SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
+    json!({
+        "messageId": message.message_id.as_str(),
+        "receiptHandle": message.receipt.as_str(),
+        "body": message.body,
+        "attributes": {
+            "ApproximateReceiveCount": message.receive_count.to_string(),
+            "MessageGroupId": message.group.as_str(),
+            "MessageDeduplicationId": message.dedup.as_str(),
+            "SentTimestamp": ms(message.sent_at),
+            "ApproximateFirstReceiveTimestamp": ms(message.first_received_at),
+            "SequenceNumber": message.sequence_number,
+        },
+        "messageAttributes": {},
+        "eventSource": "aws:sqs",
+    })
+}
+
+/// The message ids an execution's output reports failed.
+fn failed_items(output: &Value) -> HashSet<String> {
+    output["batchItemFailures"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f["itemIdentifier"].as_str().map(str::to_owned))
+        .collect()
+}

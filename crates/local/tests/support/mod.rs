@@ -1,0 +1,274 @@
+//! A whole shop pipeline on one machine for tests: a sandbox Cafe24, a
+//! private Redis, the Redis-backed embedded FIFO queue with its DLQ, the
+//! steps, the deployed state machine in the local interpreter, and the
+//! pipe feeding it.
+
+#![allow(dead_code, unreachable_pub)]
+
+use redis::aio::MultiplexedConnection;
+use sluice_asl::{Clock, Executor, StateMachine};
+use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, Change, TokenGrant, topic_for};
+use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
+use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
+use sluice_local::{PIPELINE_DEFINITION, Pipe, PipeConfig, PipeStats, registry, substitutions};
+use sluice_pipeline::{PipelineConfig, Steps, stored_token};
+use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
+use sluice_redis::BucketSpec;
+use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
+use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
+use sluice_testkit::TestRedis;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::watch;
+
+pub type Queue = EmbeddedQueue<RedisBackend<MultiplexedConnection>>;
+
+pub const EVENTS: &str = "events.fifo";
+pub const DLQ: &str = "events-dlq.fifo";
+
+/// What a test may vary.
+pub struct Setup {
+    pub malls: Vec<String>,
+    /// The sandbox's bucket (the upstream's truth).
+    pub upstream_bucket: BucketConfig,
+    /// The pipeline's idea of it (normally the same).
+    pub pipeline_bucket: BucketSpec,
+    pub faults: FaultConfig,
+    pub max_receive_count: u32,
+    pub workers: usize,
+}
+
+impl Setup {
+    pub fn new(malls: &[&str]) -> Self {
+        Self {
+            malls: malls.iter().map(|m| m.to_string()).collect(),
+            upstream_bucket: BucketConfig::new(10, 20.0),
+            pipeline_bucket: BucketSpec { capacity: 10, drain_per_sec: 20.0 },
+            faults: FaultConfig::default(),
+            max_receive_count: 5,
+            workers: 4,
+        }
+    }
+}
+
+pub struct Stack {
+    pub redis: TestRedis,
+    pub sandbox: Cafe24Sandbox,
+    pub queue: Arc<Queue>,
+    pub dlq: Queue,
+    pub steps: Steps<MultiplexedConnection>,
+    pub stats: Arc<PipeStats>,
+    stop: watch::Sender<bool>,
+    pipe: tokio::task::JoinHandle<()>,
+    sent: Vec<ShopWork>,
+}
+
+impl Stack {
+    pub async fn start(test: &str, setup: Setup) -> Self {
+        let redis = TestRedis::new(test);
+        let sandbox = Cafe24Sandbox::start(Cafe24SandboxConfig {
+            malls: setup.malls.clone(),
+            bucket: setup.upstream_bucket,
+            faults: setup.faults,
+            ..Cafe24SandboxConfig::default()
+        })
+        .await
+        .expect("sandbox");
+        let secret = Cafe24SandboxConfig::default().client_secret;
+        let cafe24 = Cafe24Client::new(
+            Cafe24Config::new(Cafe24SandboxConfig::default().client_id, secret)
+                .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).expect("template"))
+                .with_timeouts(Duration::from_secs(2), Duration::from_secs(1)),
+        )
+        .expect("client");
+        let config = PipelineConfig {
+            bucket: setup.pipeline_bucket,
+            max_receive_count: setup.max_receive_count,
+            snapshot_shards: 4,
+            ..PipelineConfig::default()
+        };
+        let steps = Steps::new(redis.conn().await, redis.keyspace(), config, cafe24).expect("steps");
+        for mall in &setup.malls {
+            let grant = TokenGrant::from_response(sandbox.issue_tokens(mall).expect("tokens")).expect("grant");
+            steps.set_token(mall, &stored_token(&grant, now_ms())).await.expect("seed token");
+        }
+        let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+        backend.create_queue(DLQ, &QueueConfig::default()).await.expect("dlq");
+        let events = QueueConfig {
+            visibility_timeout: Duration::from_secs(330),
+            redrive: Some(RedrivePolicy { dead_letter_queue: DLQ.into(), max_receive_count: setup.max_receive_count }),
+            ..QueueConfig::default()
+        };
+        backend.create_queue(EVENTS, &events).await.expect("queue");
+        let queue = Arc::new(EmbeddedQueue::new(backend.clone(), EVENTS));
+        let dlq = EmbeddedQueue::new(backend, DLQ);
+        let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions()).expect("definition");
+        let executor = Executor::new(machine, registry(steps.clone()), FastClock);
+        let pipe_config = PipeConfig {
+            wait: Duration::from_secs(1),
+            workers: setup.workers,
+            retry_after: Some(Duration::from_millis(200)),
+            ..PipeConfig::default()
+        };
+        let pipe = Pipe::new(queue.clone(), executor, pipe_config);
+        let stats = pipe.stats();
+        let (stop, stopped) = watch::channel(false);
+        let pipe = tokio::spawn(pipe.run(stopped));
+        Self { redis, sandbox, queue, dlq, steps, stats, stop, pipe, sent: Vec::new() }
+    }
+
+    /// Enqueues the event of each change, as ingest would (without
+    /// coalescing: every event is its own message).
+    pub async fn enqueue(&mut self, changes: &[ChangeReport]) {
+        let works: Vec<ShopWork> = changes.iter().map(work_for).collect();
+        self.enqueue_works(works).await;
+    }
+
+    pub async fn enqueue_works(&mut self, works: Vec<ShopWork>) {
+        let messages: Vec<OutgoingMessage> = works.iter().map(ShopWork::to_message).collect();
+        for outcome in self.queue.send_batch(&messages).await {
+            assert!(outcome.is_accepted(), "{outcome:?}");
+        }
+        self.sent.extend(works);
+    }
+
+    pub async fn enqueue_raw(&self, group: &str, dedup: &str, body: &str) {
+        let message = OutgoingMessage::new(
+            sluice_domain::GroupKey::parse(group).unwrap(),
+            sluice_domain::DedupId::parse(dedup).unwrap(),
+            body,
+        );
+        assert!(self.queue.send_batch(&[message]).await[0].is_accepted());
+    }
+
+    pub fn sent(&self) -> &[ShopWork] {
+        &self.sent
+    }
+
+    /// Every stored snapshot, in stream order per shard.
+    pub async fn stored(&self) -> Vec<Stored> {
+        let mut conn = self.redis.conn().await;
+        let mut out = Vec::new();
+        for shard in 0..4 {
+            let key = format!("{}{{store:{shard}}}:stream:", self.redis.keyspace().prefix());
+            let entries: Vec<(String, Vec<(String, String)>)> =
+                redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query_async(&mut conn).await.expect("XRANGE");
+            for (entry_id, fields) in entries {
+                let fields: HashMap<String, String> = fields.into_iter().collect();
+                out.push(Stored {
+                    shard,
+                    entry_id,
+                    mall_id: fields["mall_id"].clone(),
+                    kind: fields["kind"].clone(),
+                    id: fields["id"].clone(),
+                    status: fields["status"].clone(),
+                    version: fields["version"].parse().ok(),
+                    event_ids: serde_json::from_str(&fields["event_ids"]).expect("event ids"),
+                });
+            }
+        }
+        out
+    }
+
+    /// Waits until every sent event is answered by a stored snapshot.
+    pub async fn wait_until_stored(&self, timeout: Duration) -> Vec<Stored> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let stored = self.stored().await;
+            let answered: std::collections::HashSet<&String> = stored.iter().flat_map(|s| &s.event_ids).collect();
+            if self.sent.iter().all(|w| answered.contains(&w.event_id)) {
+                return stored;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "only {} of {} events stored after {timeout:?}; pipe: {:?}",
+                self.sent.iter().filter(|w| answered.contains(&w.event_id)).count(),
+                self.sent.len(),
+                self.stats
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits until the DLQ holds `n` messages and returns them.
+    pub async fn wait_for_dlq(&self, n: usize, timeout: Duration) -> Vec<sluice_domain::queue::ReceivedMessage> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let attributes = self.dlq.attributes().await.expect("attributes");
+            if attributes.visible as usize >= n {
+                let request = ReceiveRequest::new(10, Duration::from_secs(30), Duration::ZERO).unwrap();
+                return self.dlq.receive(request).await.expect("receive");
+            }
+            assert!(Instant::now() < deadline, "DLQ holds {} of {n} after {timeout:?}", attributes.visible);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.pipe).await;
+        self.sandbox.stop().await;
+    }
+}
+
+/// A stored snapshot, as the drain worker would read it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub shard: u32,
+    pub entry_id: String,
+    pub mall_id: String,
+    pub kind: String,
+    pub id: String,
+    pub status: String,
+    pub version: Option<u64>,
+    pub event_ids: Vec<String>,
+}
+
+/// The event a change's webhook carries, with a unique delivery id.
+pub fn work_for(change: &ChangeReport) -> ShopWork {
+    static DELIVERIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let delivery = DELIVERIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let topic = topic_for(change.kind, change.change).topic();
+    let event = ShopEvent::new(
+        change.mall_id.clone(),
+        topic,
+        ResourceRef { kind: change.kind, id: change.id.clone() },
+        format!("delivery-{delivery}"),
+    )
+    .expect("event");
+    ShopWork::new(event, now_ms())
+}
+
+pub fn product(name: &str) -> serde_json::Map<String, serde_json::Value> {
+    let mut fields = serde_json::Map::new();
+    fields.insert("product_name".into(), name.into());
+    fields
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+pub const PRODUCT: ResourceKind = ResourceKind::Product;
+pub const UPDATED: Change = Change::Updated;
+
+/// The state machine's own waits (Retry intervals, Wait states) ten times
+/// faster, so fault tests do not sit out seconds of backoff. What the steps
+/// wait for (the mall's bucket) runs on real time, as the sandbox does.
+#[derive(Debug, Clone, Copy)]
+pub struct FastClock;
+
+impl Clock for FastClock {
+    fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+
+    fn sleep(&self, duration: Duration) -> futures_sleep::BoxFuture {
+        Box::pin(tokio::time::sleep(duration / 10))
+    }
+}
+
+mod futures_sleep {
+    pub type BoxFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+}

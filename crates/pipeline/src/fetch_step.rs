@@ -1,0 +1,146 @@
+//! The fetch step: one Admin API call for the item's resource, inside the
+//! mall's budget.
+//!
+//! 1. Take one unit of the mall's GCRA bucket. A short wait is waited here,
+//!    exactly; a long one goes back to the state machine (a Wait state).
+//! 2. Clear the resource's pending mark and take the events coalesced into
+//!    this one, just before calling, so a webhook that arrives during the
+//!    call gets fetched again and the stored snapshot always reflects the
+//!    upstream at or after the last webhook.
+//! 3. Call, fold the answer's `X-Api-Call-Limit` back into the bucket and
+//!    let a 429 or an exhausted usage quota penalise the mall; a throttled
+//!    item waits and tries again, never dropped.
+//!
+//! 404 yields a tombstone; 401 goes back for a token refresh (once); 5xx
+//! and timeouts are `Sluice.UpstreamUnavailable`, retried with backoff by
+//! the state machine.
+
+use crate::step_io::{FetchInput, FetchOutput, Snapshot};
+use crate::steps::{ADMIN_API, Steps, now_ms, wait_seconds};
+use crate::token_step::fingerprint;
+use redis::aio::ConnectionLike;
+use serde_json::{Value, json};
+use sluice_cafe24::{CallUsage, FetchOutcome, Secret};
+use sluice_domain::{ErrorKind, ShopWork, StepError};
+use sluice_redis::{Admission, Bucket, Tag, Taken};
+use std::time::{Duration, Instant};
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    pub async fn fetch(&self, input: FetchInput) -> Result<FetchOutput, StepError> {
+        let work = input.item.shop_work()?;
+        let mall = &work.event.mall_id;
+        let bucket = self.bucket(mall)?;
+        let started = Instant::now();
+        // Taken once: a retry after a 429 answers the same events.
+        let mut taken: Option<Vec<String>> = None;
+        loop {
+            if let Some(wait) = self.take_budget(&bucket, started).await? {
+                self.trace(&work.event_id, "fetch", json!({"waiting_for_budget_ms": wait.as_millis() as u64})).await;
+                return Ok(FetchOutput::wait(wait_seconds(wait)));
+            }
+            let answers = match &taken {
+                Some(answers) => answers.clone(),
+                None => taken.insert(self.take_coalesced(work).await?).clone(),
+            };
+            let token = self.tokens.get(&Tag::for_mall(mall), ADMIN_API).await?.ok_or_else(|| {
+                StepError::new(ErrorKind::CredentialRejected, format!("no Cafe24 token for mall {mall}"))
+            })?;
+            let resource = &work.event.resource;
+            let outcome =
+                self.cafe24.fetch(mall, resource.kind, &resource.id, &Secret::new(token.access_token.clone())).await;
+            if let Some(usage) = outcome.usage() {
+                self.fold_usage(&bucket, usage).await?;
+            }
+            self.trace(&work.event_id, "fetch", json!({"result": outcome.to_string(), "answers": answers})).await;
+            let snapshot = |status: &str, body: Value, updated_date, version| Snapshot {
+                mall_id: mall.clone(),
+                kind: resource.kind.to_string(),
+                id: resource.id.clone(),
+                status: status.to_owned(),
+                updated_date,
+                version,
+                body,
+                answers: answers.clone(),
+                fetched_at_ms: now_ms(),
+            };
+            match outcome {
+                FetchOutcome::Found(found) => {
+                    return Ok(FetchOutput::fetched(snapshot(
+                        "found",
+                        found.resource,
+                        found.updated_date,
+                        found.version,
+                    )));
+                }
+                FetchOutcome::NotFound { .. } => {
+                    return Ok(FetchOutput::fetched(snapshot("deleted", Value::Null, None, None)));
+                }
+                FetchOutcome::Unauthorized { .. } => {
+                    return Ok(FetchOutput::unauthorized(fingerprint(&token.access_token)));
+                }
+                FetchOutcome::Throttled { retry_after, .. } => {
+                    // The upstream's bucket is fuller than ours said:
+                    // hold the mall back, then take budget again.
+                    let penalty = retry_after.unwrap_or_else(|| bucket.interval());
+                    self.buckets.penalize(&bucket, penalty).await?;
+                    self.trace(&work.event_id, "penalized", json!({"ms": penalty.as_millis() as u64})).await;
+                }
+                other => {
+                    let error = other
+                        .step_error()
+                        .unwrap_or_else(|| StepError::new(ErrorKind::Internal, "fetch outcome without an error kind"));
+                    return Err(error);
+                }
+            }
+        }
+    }
+
+    /// Takes one unit of the mall's bucket, waiting here for up to the
+    /// inline maximum (and within the step's wait budget). `Some(wait)`:
+    /// the caller must come back after it.
+    async fn take_budget(&self, bucket: &Bucket, started: Instant) -> Result<Option<Duration>, StepError> {
+        loop {
+            match self.buckets.acquire(bucket, 1).await? {
+                Admission::Admitted { .. } => return Ok(None),
+                Admission::Denied { wait, .. } => {
+                    let inline =
+                        wait <= self.config.inline_wait_max && started.elapsed() + wait <= self.config.step_wait_budget;
+                    if !inline {
+                        return Ok(Some(wait));
+                    }
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    /// Clears the resource's pending mark (if this event owns it) and
+    /// returns every event the coming fetch answers.
+    async fn take_coalesced(&self, work: &ShopWork) -> Result<Vec<String>, StepError> {
+        let tag = Tag::for_mall(&work.event.mall_id);
+        let mut answers = vec![work.event_id.clone()];
+        if let Taken::Owned { joined } = self.gates.take(&tag, &work.resource_gate(), &work.event_id).await? {
+            for event in joined {
+                // A late redelivery of this very event joins its own mark;
+                // it is answered once.
+                if answers.contains(&event) {
+                    continue;
+                }
+                self.trace(&event, "fetch", json!({"by": work.event_id})).await;
+                answers.push(event);
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Folds the upstream's own view of the mall's budget into the bucket.
+    async fn fold_usage(&self, bucket: &Bucket, usage: &CallUsage) -> Result<(), StepError> {
+        if let Some(limit) = usage.call_limit {
+            self.buckets.observe(bucket, limit.used, limit.capacity).await?;
+        }
+        if let Some(wait) = usage.quota_wait() {
+            self.buckets.penalize(bucket, wait).await?;
+        }
+        Ok(())
+    }
+}

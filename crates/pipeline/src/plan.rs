@@ -1,0 +1,52 @@
+//! The plan step: splits the pipe's batch into its FIFO groups, items in
+//! arrival order, so the state machine can run groups side by side and
+//! each group's items one after another, stopping at the first failure.
+//! A pipe batch may mix groups and kinds (seed 003's pipe did); a body
+//! that is not a work item becomes an `invalid` item, which fails, is
+//! retried, and ends in the dead-letter queue with its reason traced.
+
+use crate::step_io::{GroupPlan, ItemFailure, ItemPlan, PlanInput, PlanOutput};
+use crate::steps::Steps;
+use redis::aio::ConnectionLike;
+use serde_json::json;
+use sluice_domain::{StepError, WorkItem};
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    pub async fn plan_batch(&self, input: PlanInput) -> Result<PlanOutput, StepError> {
+        let mut groups: Vec<GroupPlan> = Vec::new();
+        for message in input.messages {
+            let receive_count = message.attributes.approximate_receive_count.parse().unwrap_or(1);
+            let (kind, work, invalid) = match WorkItem::from_body(&message.body) {
+                Ok(work) => ("shop", Some(work), None),
+                Err(e) => ("invalid", None, Some(format!("the body is not a work item: {e}"))),
+            };
+            let item = ItemPlan { item_id: message.message_id, receive_count, kind: kind.into(), work, invalid };
+            self.trace(
+                &item.trace_id(),
+                "dequeued",
+                json!({"message_id": item.item_id, "receive_count": receive_count, "group": message.attributes.message_group_id}),
+            )
+            .await;
+            let group = &message.attributes.message_group_id;
+            match groups.iter_mut().find(|g| &g.group == group) {
+                Some(plan) => plan.items.push(item),
+                None => groups.push(GroupPlan {
+                    group: group.clone(),
+                    count: 0,
+                    position: 0,
+                    items: vec![item],
+                    remaining: Vec::new(),
+                }),
+            }
+        }
+        for plan in &mut groups {
+            plan.count = plan.items.len();
+            plan.remaining = (0..plan.count)
+                .map(|i| {
+                    plan.items[i..].iter().map(|item| ItemFailure { item_identifier: item.item_id.clone() }).collect()
+                })
+                .collect();
+        }
+        Ok(PlanOutput { max_concurrency: self.config.map_max_concurrency, groups })
+    }
+}

@@ -1,0 +1,202 @@
+//! The JSON the state machine (`statemachine/pipeline.asl.json`) and the
+//! steps exchange. Field names here are the contract with the definition:
+//! a rename here is a rename there. Outputs always carry every field (null
+//! when empty), because a `ResultSelector` path that matches nothing fails
+//! the state.
+//!
+//! Secrets never travel in these payloads (they would land in the
+//! execution history): the steps read tokens from Redis, and only a
+//! token's fingerprint goes back and forth.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sluice_domain::{ErrorKind, ShopWork, StepError, WorkItem};
+
+/// One SQS message as EventBridge Pipes hands it to the state machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PipeMessage {
+    pub message_id: String,
+    #[serde(default)]
+    pub receipt_handle: String,
+    pub body: String,
+    pub attributes: PipeAttributes,
+}
+
+/// The SQS attributes of a pipe message that the pipeline reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipeAttributes {
+    #[serde(rename = "ApproximateReceiveCount")]
+    pub approximate_receive_count: String,
+    #[serde(rename = "MessageGroupId")]
+    pub message_group_id: String,
+    #[serde(rename = "MessageDeduplicationId", default, skip_serializing_if = "Option::is_none")]
+    pub message_deduplication_id: Option<String>,
+    #[serde(rename = "SentTimestamp", default, skip_serializing_if = "Option::is_none")]
+    pub sent_timestamp: Option<String>,
+}
+
+/// The plan step's input: the pipe's batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanInput {
+    pub messages: Vec<PipeMessage>,
+}
+
+/// The batch split into its FIFO groups, each processed in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanOutput {
+    /// How many groups run at once (the Map's MaxConcurrencyPath).
+    pub max_concurrency: u32,
+    pub groups: Vec<GroupPlan>,
+}
+
+/// One group's items in arrival order, and the loop state the definition
+/// walks them with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupPlan {
+    pub group: String,
+    pub count: usize,
+    pub position: usize,
+    pub items: Vec<ItemPlan>,
+    /// `remaining[i]`: the failures to report when item `i` fails: it and
+    /// every later item of the group (the FIFO rule).
+    pub remaining: Vec<Vec<ItemFailure>>,
+}
+
+/// One item of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItemPlan {
+    /// The SQS message id: what `batchItemFailures` reports.
+    pub item_id: String,
+    pub receive_count: u32,
+    /// `shop`, or `invalid` for a body that is not a work item.
+    pub kind: String,
+    pub work: Option<WorkItem>,
+    /// Why the body is not a work item.
+    pub invalid: Option<String>,
+}
+
+impl ItemPlan {
+    /// The item's shop work, or an `InvalidRequest` step error.
+    pub fn shop_work(&self) -> Result<&ShopWork, StepError> {
+        match &self.work {
+            Some(WorkItem::Shop(work)) => Ok(work),
+            None => Err(StepError::new(
+                ErrorKind::InvalidRequest,
+                format!("message {} is not a work item: {}", self.item_id, self.invalid.as_deref().unwrap_or("?")),
+            )),
+        }
+    }
+
+    /// The key of the item's trace: its event id, or the message id when
+    /// the body could not be read.
+    pub fn trace_id(&self) -> String {
+        match &self.work {
+            Some(work) => work.event_id().to_owned(),
+            None => format!("message:{}", self.item_id),
+        }
+    }
+}
+
+/// One entry of `batchItemFailures`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemFailure {
+    #[serde(rename = "itemIdentifier")]
+    pub item_identifier: String,
+}
+
+/// The token step's input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenInput {
+    pub item: ItemPlan,
+    /// Fingerprint of a token the upstream rejected: refresh unless the
+    /// stored token is already a different one.
+    #[serde(default)]
+    pub stale_token: Option<String>,
+}
+
+/// The token and fetch steps' "come back later": 0 = go on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenOutput {
+    pub wait_seconds: u64,
+}
+
+/// The fetch step's input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FetchInput {
+    pub item: ItemPlan,
+}
+
+/// What the fetch step did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FetchOutput {
+    /// `fetched` (see `snapshot`), `wait` (see `wait_seconds`), or
+    /// `unauthorized` (see `token`: refresh it, then fetch again).
+    pub outcome: String,
+    pub wait_seconds: u64,
+    pub snapshot: Option<Snapshot>,
+    /// Fingerprint of the token the upstream rejected.
+    pub token: Option<String>,
+}
+
+impl FetchOutput {
+    pub fn fetched(snapshot: Snapshot) -> Self {
+        Self { outcome: "fetched".into(), wait_seconds: 0, snapshot: Some(snapshot), token: None }
+    }
+
+    pub fn wait(seconds: u64) -> Self {
+        Self { outcome: "wait".into(), wait_seconds: seconds.max(1), snapshot: None, token: None }
+    }
+
+    pub fn unauthorized(fingerprint: String) -> Self {
+        Self { outcome: "unauthorized".into(), wait_seconds: 0, snapshot: None, token: Some(fingerprint) }
+    }
+}
+
+/// A resource as fetched, or its tombstone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub mall_id: String,
+    pub kind: String,
+    pub id: String,
+    /// `found` or `deleted` (the upstream answered 404).
+    pub status: String,
+    pub updated_date: Option<String>,
+    pub version: Option<u64>,
+    pub body: Value,
+    /// Every event this snapshot answers: the fetching event and those
+    /// coalesced into it.
+    pub answers: Vec<String>,
+    pub fetched_at_ms: u64,
+}
+
+/// The store step's input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreInput {
+    pub item: ItemPlan,
+    pub snapshot: Snapshot,
+}
+
+/// Where the snapshot went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoreOutput {
+    pub shard: u32,
+    pub entry_id: String,
+    pub duplicate: bool,
+}
+
+/// The failure step's input: the item and Step Functions' error output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureInput {
+    pub item: ItemPlan,
+    pub failure: StateFailure,
+}
+
+/// `{"Error", "Cause"}` as a Catch hands it on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateFailure {
+    #[serde(rename = "Error")]
+    pub error: String,
+    #[serde(rename = "Cause", default)]
+    pub cause: Option<String>,
+}

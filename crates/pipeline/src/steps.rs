@@ -1,0 +1,89 @@
+//! [`Steps`]: everything the steps need, built once per process (one Lambda
+//! container, or `sluice dev`) and shared by every invocation.
+
+use crate::config::PipelineConfig;
+use redis::aio::ConnectionLike;
+use sluice_cafe24::Cafe24Client;
+use sluice_domain::StepError;
+use sluice_redis::{Bucket, Buckets, DenyCache, Gates, Keyspace, Locks, SnapshotStore, Tag, TokenStore, Traces};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The name of a mall's Admin API bucket, lock and token under its tag.
+pub const ADMIN_API: &str = "cafe24";
+
+/// The steps' shared services.
+#[derive(Debug, Clone)]
+pub struct Steps<C> {
+    pub(crate) config: Arc<PipelineConfig>,
+    pub(crate) buckets: Buckets<C>,
+    pub(crate) locks: Locks<C>,
+    pub(crate) gates: Gates<C>,
+    pub(crate) tokens: TokenStore<C>,
+    pub(crate) traces: Traces<C>,
+    pub(crate) snapshots: SnapshotStore<C>,
+    pub(crate) cafe24: Cafe24Client,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    pub fn new(conn: C, keyspace: Keyspace, config: PipelineConfig, cafe24: Cafe24Client) -> Result<Self, StepError> {
+        // One deny cache per process: a mall just denied is answered from
+        // memory for every item of it until its wait is over.
+        let deny = Arc::new(DenyCache::new());
+        let snapshots =
+            SnapshotStore::new(conn.clone(), keyspace.clone(), config.snapshot_shards).map_err(StepError::from)?;
+        let buckets = Buckets::new(conn.clone(), keyspace.clone(), deny);
+        // A bucket setting that cannot work is refused now, not per item.
+        buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, config.bucket).map_err(StepError::from)?;
+        Ok(Self {
+            buckets,
+            locks: Locks::new(conn.clone(), keyspace.clone()),
+            gates: Gates::new(conn.clone(), keyspace.clone()),
+            tokens: TokenStore::new(conn.clone(), keyspace.clone()),
+            traces: Traces::new(conn, keyspace, config.trace_retention),
+            snapshots,
+            cafe24,
+            config: Arc::new(config),
+        })
+    }
+
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    pub fn traces(&self) -> &Traces<C> {
+        &self.traces
+    }
+
+    pub fn snapshots(&self) -> &SnapshotStore<C> {
+        &self.snapshots
+    }
+
+    /// Stores a mall's token pair (`sluice tokens set`, a sandbox's grant).
+    pub async fn set_token(&self, mall_id: &str, token: &sluice_redis::StoredToken) -> Result<(), StepError> {
+        self.tokens.put(&Tag::for_mall(mall_id), ADMIN_API, token, now_ms()).await.map_err(StepError::from)
+    }
+
+    pub(crate) fn bucket(&self, mall_id: &str) -> Result<Bucket, StepError> {
+        self.buckets.bucket(&Tag::for_mall(mall_id), ADMIN_API, self.config.bucket).map_err(StepError::from)
+    }
+
+    /// Records a trace entry; a trace that cannot be written must not fail
+    /// the work it describes, so the error is logged instead.
+    pub(crate) async fn trace(&self, event_id: &str, stage: &str, detail: serde_json::Value) {
+        if let Err(e) = self.traces.record(event_id, stage, &detail).await {
+            tracing::warn!(event_id, stage, error = %e, "trace not recorded");
+        }
+    }
+}
+
+/// Milliseconds since the epoch, by this machine's clock (token expiry is
+/// stated in wall-clock time by the upstream).
+pub(crate) fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Whole seconds for a Wait state: rounded up, at least one.
+pub(crate) fn wait_seconds(wait: std::time::Duration) -> u64 {
+    wait.as_secs_f64().ceil().max(1.0) as u64
+}

@@ -1,0 +1,123 @@
+//! The token step: makes sure the mall has a usable access token before
+//! its fetch, refreshing it through Cafe24's token endpoint under the
+//! mall's lock, so two refreshes never race (Cafe24 rotates refresh tokens:
+//! the loser of a race would present a spent one and lock the mall out).
+//!
+//! The lock holder re-reads the token before refreshing: if someone else
+//! refreshed meanwhile, it uses theirs. Before writing, it extends its
+//! lease, which fails if the lease ran out, so a slow holder can never
+//! overwrite a newer token.
+
+use crate::step_io::{TokenInput, TokenOutput};
+use crate::steps::{ADMIN_API, Steps, now_ms, wait_seconds};
+use redis::aio::ConnectionLike;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use sluice_cafe24::{RefreshError, Secret, TokenGrant};
+use sluice_domain::{ErrorKind, StepError};
+use sluice_redis::{Acquire, Lease, StoredToken, Tag};
+use std::time::{Duration, Instant};
+
+/// How long a refresh token lives when the upstream does not say (Cafe24:
+/// two weeks).
+const DEFAULT_REFRESH_LIFETIME_MS: u64 = 14 * 24 * 3600 * 1000;
+/// Longest nap while another worker holds the refresh lock.
+const LOCK_NAP: Duration = Duration::from_millis(50);
+
+/// A token's fingerprint: enough to tell two tokens apart, useless to an
+/// attacker, safe in an execution history.
+pub fn fingerprint(token: &str) -> String {
+    hex::encode(&Sha256::digest(token.as_bytes())[..8])
+}
+
+/// A token grant as stored: the refresh token's expiry defaults to Cafe24's
+/// two weeks from `now_ms` when the grant does not state it.
+pub fn stored_token(grant: &TokenGrant, now_ms: u64) -> StoredToken {
+    StoredToken {
+        access_token: grant.access_token.expose().to_owned(),
+        access_expires_ms: u64::try_from(grant.expires_at_unix_ms()).unwrap_or(0),
+        refresh_token: grant.refresh_token.expose().to_owned(),
+        refresh_expires_ms: grant
+            .refresh_token_expires_at
+            .and_then(|t| u64::try_from(t.timestamp_millis()).ok())
+            .unwrap_or(now_ms + DEFAULT_REFRESH_LIFETIME_MS),
+    }
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    pub async fn ensure_token(&self, input: TokenInput) -> Result<TokenOutput, StepError> {
+        let work = input.item.shop_work()?;
+        let mall = &work.event.mall_id;
+        let tag = Tag::for_mall(mall);
+        let started = Instant::now();
+        loop {
+            let token = self.stored_token(&tag, mall).await?;
+            let rejected = input.stale_token.as_deref() == Some(fingerprint(&token.access_token).as_str());
+            let margin = self.config.token_refresh_margin.as_millis() as u64;
+            if !rejected && token.access_expires_ms > now_ms() + margin {
+                return Ok(TokenOutput { wait_seconds: 0 });
+            }
+            match self.locks.acquire(&tag, "token-refresh", self.config.refresh_lock_lease).await? {
+                Acquire::Acquired(lease) => {
+                    let outcome = self.refresh_holding(&tag, mall, &token, &lease, &work.event_id).await;
+                    if let Err(e) = self.locks.release(&lease).await {
+                        tracing::warn!(mall, error = %e, "token refresh lock not released");
+                    }
+                    return outcome;
+                }
+                Acquire::Busy { retry_after } => {
+                    // Someone is refreshing: wait for them, then use theirs.
+                    let nap = retry_after.min(LOCK_NAP);
+                    if started.elapsed() + nap > self.config.step_wait_budget {
+                        return Ok(TokenOutput { wait_seconds: wait_seconds(retry_after) });
+                    }
+                    tokio::time::sleep(nap).await;
+                }
+            }
+        }
+    }
+
+    async fn stored_token(&self, tag: &Tag, mall: &str) -> Result<StoredToken, StepError> {
+        self.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
+            StepError::new(
+                ErrorKind::CredentialRejected,
+                format!("no Cafe24 token for mall {mall}: seed it with `sluice tokens set {mall} …`"),
+            )
+        })
+    }
+
+    /// Refreshes `seen` unless someone already replaced it; the caller
+    /// holds `lease` on the mall's refresh lock.
+    async fn refresh_holding(
+        &self,
+        tag: &Tag,
+        mall: &str,
+        seen: &StoredToken,
+        lease: &Lease,
+        event_id: &str,
+    ) -> Result<TokenOutput, StepError> {
+        let current = self.stored_token(tag, mall).await?;
+        if current.access_token != seen.access_token {
+            return Ok(TokenOutput { wait_seconds: 0 });
+        }
+        let grant = match self.cafe24.refresh(mall, &Secret::new(current.refresh_token.clone())).await {
+            Ok(grant) => grant,
+            Err(RefreshError::Throttled { retry_after }) => {
+                let wait = retry_after.unwrap_or(Duration::from_secs(1));
+                return Ok(TokenOutput { wait_seconds: wait_seconds(wait) });
+            }
+            Err(e) => {
+                self.trace(event_id, "token", json!({"refreshed": false, "error": e.to_string()})).await;
+                return Err(StepError::new(e.error_kind(), format!("refreshing mall {mall}'s token: {e}")));
+            }
+        };
+        let now = now_ms();
+        let refreshed = stored_token(&grant, now);
+        // Still the holder? A lease that ran out must not overwrite a token
+        // a later holder has stored.
+        self.locks.extend(lease, self.config.refresh_lock_lease).await?;
+        self.tokens.put(tag, ADMIN_API, &refreshed, now).await?;
+        self.trace(event_id, "token", json!({"refreshed": true, "expires_at_ms": refreshed.access_expires_ms})).await;
+        Ok(TokenOutput { wait_seconds: 0 })
+    }
+}

@@ -1,0 +1,114 @@
+//! Where fetched snapshots go: a Redis stream per shard, the mall deciding
+//! the shard, appended once per work item however often it is redelivered.
+//! A drain worker reads the streams into the database (seed 003's consumer,
+//! which one list per 1,000 shops had turned into a bottleneck).
+//!
+//! Keys, with `N` = the shard (0..shards):
+//!
+//! ```text
+//! {prefix}{store:N}:stream        STREAM  snapshots              owner: the drain worker trims what it consumed; MAXLEN caps it meanwhile
+//! {prefix}{store:N}:seen:<key>    STRING  the entry id           TTL: 24 h (redeliveries come within minutes)
+//! ```
+//!
+//! Script: `lua/snapshot_append.lua`.
+
+use crate::error::Error;
+use crate::keyspace::{Keyspace, Tag};
+use crate::scripts;
+use redis::aio::ConnectionLike;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::Duration;
+
+/// How long an idempotency key is remembered.
+pub const SEEN_TTL: Duration = Duration::from_secs(24 * 3600);
+/// Approximate cap of each stream while no drain worker trims it.
+pub const DEFAULT_MAX_LEN: u64 = 1_000_000;
+
+/// One stored entry: its id and fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEntry {
+    pub id: String,
+    pub fields: std::collections::HashMap<String, String>,
+}
+
+/// Where an append went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    pub shard: u32,
+    pub entry_id: String,
+    /// True when this key was stored before: nothing new was appended.
+    pub duplicate: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct SnapshotStore<C> {
+    conn: C,
+    keyspace: Keyspace,
+    shards: u32,
+    max_len: u64,
+}
+
+impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
+    pub fn new(conn: C, keyspace: Keyspace, shards: u32) -> Result<Self, Error> {
+        if shards == 0 {
+            return Err(Error::Config("the snapshot store needs at least one shard".into()));
+        }
+        Ok(Self { conn, keyspace, shards, max_len: DEFAULT_MAX_LEN })
+    }
+
+    /// The shard of a mall: stable for a given shard count.
+    pub fn shard_of(&self, mall_id: &str) -> u32 {
+        // SipHash with fixed keys: the same mall lands on the same shard in
+        // every process.
+        let mut hasher = DefaultHasher::new();
+        mall_id.hash(&mut hasher);
+        (hasher.finish() % u64::from(self.shards)) as u32
+    }
+
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// Up to `count` entries of a shard after entry `after` (`"-"` for the
+    /// start), oldest first: what a drain worker reads.
+    pub async fn read(&self, shard: u32, after: &str, count: usize) -> Result<Vec<StoredEntry>, Error> {
+        let start = if after == "-" { "-".to_owned() } else { format!("({after}") };
+        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+            .arg(self.stream_key(shard))
+            .arg(start)
+            .arg("+")
+            .arg("COUNT")
+            .arg(count)
+            .query_async(&mut self.conn.clone())
+            .await?;
+        Ok(entries.into_iter().map(|(id, fields)| StoredEntry { id, fields: fields.into_iter().collect() }).collect())
+    }
+
+    /// The stream key of a shard.
+    pub fn stream_key(&self, shard: u32) -> String {
+        self.keyspace.key(&Tag::new(&format!("store:{shard}")), "stream", "")
+    }
+
+    /// Appends `fields` to the mall's shard unless `idempotency_key` was
+    /// stored before.
+    pub async fn append(
+        &self,
+        mall_id: &str,
+        idempotency_key: &str,
+        fields: &[(&str, String)],
+    ) -> Result<Appended, Error> {
+        let shard = self.shard_of(mall_id);
+        let tag = Tag::new(&format!("store:{shard}"));
+        let mut invocation = scripts::SNAPSHOT_APPEND.prepare_invoke();
+        invocation
+            .key(self.stream_key(shard))
+            .key(self.keyspace.key(&tag, "seen", idempotency_key))
+            .arg(u64::try_from(SEEN_TTL.as_millis()).unwrap_or(u64::MAX))
+            .arg(self.max_len);
+        for (field, value) in fields {
+            invocation.arg(*field).arg(value);
+        }
+        let (appended, entry_id): (i64, String) = invocation.invoke_async(&mut self.conn.clone()).await?;
+        Ok(Appended { shard, entry_id, duplicate: appended == 0 })
+    }
+}

@@ -1,0 +1,96 @@
+//! OAuth tokens per upstream account (a Cafe24 mall, a Google credential),
+//! kept where every Lambda can read them. Seeded by `sluice tokens set`,
+//! replaced by each refresh.
+//!
+//! Key: `{prefix}{<tag>}:token:<name>`, a HASH `access`, `access_expires_ms`,
+//! `refresh`, `refresh_expires_ms`; TTL: until the refresh token expires
+//! (after that the account needs a person anyway). The tag is the
+//! account's, so the refresh lock sits in the same slot. ElastiCache keeps
+//! it encrypted at rest and in transit; nothing here logs it.
+
+use crate::error::Error;
+use crate::keyspace::{Keyspace, Tag};
+use redis::aio::ConnectionLike;
+use std::fmt;
+
+/// A stored token pair. `Debug` never shows the tokens.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoredToken {
+    pub access_token: String,
+    pub access_expires_ms: u64,
+    pub refresh_token: String,
+    pub refresh_expires_ms: u64,
+}
+
+impl fmt::Debug for StoredToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoredToken")
+            .field("access_token", &"***")
+            .field("access_expires_ms", &self.access_expires_ms)
+            .field("refresh_token", &"***")
+            .field("refresh_expires_ms", &self.refresh_expires_ms)
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct TokenStore<C> {
+    conn: C,
+    keyspace: Keyspace,
+}
+
+impl<C: ConnectionLike + Clone + Send> TokenStore<C> {
+    pub fn new(conn: C, keyspace: Keyspace) -> Self {
+        Self { conn, keyspace }
+    }
+
+    pub fn key(&self, tag: &Tag, name: &str) -> String {
+        self.keyspace.key(tag, "token", name)
+    }
+
+    /// Stores `token`, replacing any earlier one. Refuses a token whose
+    /// refresh token has already expired (it could never be used).
+    pub async fn put(&self, tag: &Tag, name: &str, token: &StoredToken, now_ms: u64) -> Result<(), Error> {
+        if token.refresh_expires_ms <= now_ms {
+            return Err(Error::Config("the refresh token has already expired".into()));
+        }
+        let key = self.key(tag, name);
+        redis::pipe()
+            .atomic()
+            .del(&key)
+            .hset_multiple(
+                &key,
+                &[
+                    ("access", token.access_token.clone()),
+                    ("access_expires_ms", token.access_expires_ms.to_string()),
+                    ("refresh", token.refresh_token.clone()),
+                    ("refresh_expires_ms", token.refresh_expires_ms.to_string()),
+                ],
+            )
+            .pexpire_at(&key, i64::try_from(token.refresh_expires_ms).unwrap_or(i64::MAX))
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// The stored token, if any.
+    pub async fn get(&self, tag: &Tag, name: &str) -> Result<Option<StoredToken>, Error> {
+        let fields: Vec<Option<String>> = redis::cmd("HMGET")
+            .arg(self.key(tag, name))
+            .arg(&["access", "access_expires_ms", "refresh", "refresh_expires_ms"])
+            .query_async(&mut self.conn.clone())
+            .await?;
+        let [Some(access), Some(access_expires), Some(refresh), Some(refresh_expires)] = fields.as_slice() else {
+            return Ok(None);
+        };
+        let number = |v: &str| {
+            v.parse::<u64>().map_err(|_| Error::UnexpectedReply { script: "HMGET token", reply: v.to_owned() })
+        };
+        Ok(Some(StoredToken {
+            access_token: access.clone(),
+            access_expires_ms: number(access_expires)?,
+            refresh_token: refresh.clone(),
+            refresh_expires_ms: number(refresh_expires)?,
+        }))
+    }
+}

@@ -1,0 +1,83 @@
+//! Event traces: every event's journey (received, enqueued or coalesced
+//! into which pending fetch, each step with its result and wait, stored or
+//! parked), so nobody has to ask where a webhook went (seed 003).
+//!
+//! Key: `{prefix}{ev:<event id>}:trace`, a LIST of JSON entries
+//! `{"at_ms", "stage", "detail"}` stamped with Redis's clock, TTL = the
+//! retention (7 days by default) after the latest entry, at most
+//! [`MAX_ENTRIES`] kept. Script: `lua/trace_append.lua`. Each event has its
+//! own hash tag, so traces spread over a cluster.
+
+use crate::error::Error;
+use crate::keyspace::{Keyspace, Tag};
+use crate::scripts;
+use redis::aio::ConnectionLike;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How long a trace is kept after its latest entry, by default.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Most entries kept per event; an item retried without end keeps its
+/// latest entries.
+pub const MAX_ENTRIES: u32 = 500;
+
+/// One step of an event's journey.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceEntry {
+    /// Redis's clock, ms since the epoch.
+    pub at_ms: u64,
+    pub stage: String,
+    pub detail: serde_json::Value,
+}
+
+#[derive(Debug, Clone)]
+pub struct Traces<C> {
+    conn: C,
+    keyspace: Keyspace,
+    retention: Duration,
+}
+
+impl<C: ConnectionLike + Clone + Send> Traces<C> {
+    pub fn new(conn: C, keyspace: Keyspace, retention: Duration) -> Self {
+        Self { conn, keyspace, retention }
+    }
+
+    fn key(&self, event_id: &str) -> String {
+        self.keyspace.key(&Tag::for_event(event_id), "trace", "")
+    }
+
+    /// Appends `stage` with `detail` to the trace of `event_id`.
+    pub async fn record(&self, event_id: &str, stage: &str, detail: &serde_json::Value) -> Result<(), Error> {
+        let ttl_ms = u64::try_from(self.retention.as_millis()).unwrap_or(u64::MAX).max(1);
+        let _: i64 = scripts::TRACE_APPEND
+            .key(self.key(event_id))
+            .arg(stage)
+            .arg(detail.to_string())
+            .arg(ttl_ms)
+            .arg(MAX_ENTRIES)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// Appends the same entry to several events' traces (e.g. every event a
+    /// stored snapshot answers).
+    pub async fn record_all(&self, event_ids: &[String], stage: &str, detail: &serde_json::Value) -> Result<(), Error> {
+        for id in event_ids {
+            self.record(id, stage, detail).await?;
+        }
+        Ok(())
+    }
+
+    /// The trace of `event_id`, oldest first; empty when unknown or expired.
+    pub async fn read(&self, event_id: &str) -> Result<Vec<TraceEntry>, Error> {
+        let raw: Vec<String> =
+            redis::cmd("LRANGE").arg(self.key(event_id)).arg(0).arg(-1).query_async(&mut self.conn.clone()).await?;
+        raw.iter()
+            .map(|entry| {
+                serde_json::from_str(entry)
+                    .map_err(|e| Error::UnexpectedReply { script: "trace_append.lua", reply: format!("{entry}: {e}") })
+            })
+            .collect()
+    }
+}

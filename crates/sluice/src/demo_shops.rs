@@ -1,0 +1,232 @@
+//! `sluice demo shops` (what `make run` runs): seed 003's problem, live. A
+//! sandbox Cafe24 with 20 malls whose buckets are small enough that most
+//! malls must wait for budget; 2,000 product edits (many of the same
+//! products) whose webhooks 100 concurrent clients send over real HTTP to
+//! the ingest of a full local stack; then, once everything has drained, a
+//! report that checks every invariant and exits non-zero if one fails.
+
+use crate::redis_target::RedisTarget;
+use crate::shop_report::{Report, Sent};
+use indicatif::{ProgressBar, ProgressStyle};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use serde_json::{Map, Value};
+use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
+use sluice_domain::ResourceKind;
+use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_redis::{BucketSpec, Keyspace};
+use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
+use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Malls in the sandbox.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=500))]
+    malls: u32,
+    /// Products per mall.
+    #[arg(long, default_value_t = 25, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    products: u32,
+    /// Product edits, each sending one webhook.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    webhooks: u32,
+    /// Concurrent clients sending them.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    clients: u32,
+    /// Each mall's bucket capacity (sandbox and pipeline alike).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    bucket_capacity: u32,
+    /// Each mall's bucket drain, calls per second.
+    #[arg(long, default_value_t = 3.0)]
+    bucket_drain: f64,
+    /// Seed of the edit sequence (the same seed repeats the same run).
+    #[arg(long, default_value_t = 3)]
+    seed: u64,
+    /// Give up waiting for the pipeline to drain after this many seconds.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+    if !(args.bucket_drain.is_finite() && args.bucket_drain > 0.0) {
+        eprintln!("sluice demo shops: --bucket-drain must be a positive number");
+        return Ok(ExitCode::from(2));
+    }
+    let redis = RedisTarget::from_env()?;
+    let conn = redis.client.get_connection_manager().await.map_err(|e| format!("Redis: {e}"))?;
+    let malls: Vec<String> = (1..=args.malls).map(|m| format!("mall-{m:02}")).collect();
+    let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
+    let sandbox = Arc::new(
+        Cafe24Sandbox::start(Cafe24SandboxConfig { malls: malls.clone(), bucket, ..Cafe24SandboxConfig::default() })
+            .await
+            .map_err(|e| format!("Cafe24 sandbox: {e}"))?,
+    );
+    let api_key = format!("demo-{:032x}", rand::random::<u128>());
+    let stack = start_stack(conn, &sandbox, &args, &api_key).await?;
+    println!("Redis: {}", redis.description);
+    println!(
+        "Cafe24 sandbox: {} ({} malls, buckets of {} draining {}/s)",
+        sandbox.base_url(),
+        malls.len(),
+        args.bucket_capacity,
+        args.bucket_drain
+    );
+    for (what, url) in &stack.urls {
+        println!("{what}: {url}");
+    }
+
+    // Products exist before the demo: created without webhooks.
+    let mut products = Vec::new();
+    for mall in &malls {
+        for p in 0..args.products {
+            let report = sandbox
+                .create(mall, ResourceKind::Product, fields(&format!("product {p}"), 1000 + p))
+                .await
+                .map_err(|e| e.to_string())?;
+            products.push((mall.clone(), report.id));
+        }
+    }
+    seed_tokens(&sandbox, &stack, &malls).await?;
+    let ingest = stack.urls.iter().find(|(w, _)| *w == "Ingest").map(|(_, u)| u.clone()).unwrap_or_default();
+    sandbox.set_webhook_target(Some(WebhookTarget { url: ingest, api_key: Secret::new(api_key) }));
+
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let edits: Vec<usize> = (0..args.webhooks).map(|_| rng.random_range(0..products.len())).collect();
+    println!(
+        "\n{} clients send {} webhooks ({} product edits over {} products)...",
+        args.clients,
+        args.webhooks,
+        args.webhooks,
+        products.len()
+    );
+    let started = Instant::now();
+    let sent = send_all(&sandbox, &products, edits, args.clients as usize).await;
+    let sending = started.elapsed();
+    println!("Sent in {:.1} s; waiting for the pipeline to drain...", sending.as_secs_f64());
+    let drained = wait_drained(&stack, Duration::from_secs(args.timeout)).await;
+    let elapsed = started.elapsed();
+    let report = Report::gather(&stack, &sandbox, &sent, elapsed, sending, drained).await?;
+    let ok = report.print(args.bucket_capacity, args.bucket_drain);
+    stack.stop().await?;
+    if let Ok(sandbox) = Arc::try_unwrap(sandbox) {
+        sandbox.stop().await;
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+async fn start_stack(
+    conn: redis::aio::ConnectionManager,
+    sandbox: &Cafe24Sandbox,
+    args: &Args,
+    api_key: &str,
+) -> Result<DevStack, String> {
+    let defaults = Cafe24SandboxConfig::default();
+    let template = BaseUrlTemplate::new(sandbox.base_url_template()).map_err(|e| e.to_string())?;
+    let keyspace = Keyspace::new("sluice:demo:").map_err(|e| e.to_string())?;
+    let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned())).map_err(|e| e.to_string())?;
+    let config = DevConfig {
+        keyspace: keyspace.clone(),
+        sqs_port: 0,
+        ingest_port: 0,
+        max_receive_count: 5,
+        visibility_timeout: Duration::from_secs(330),
+        ingest: IngestConfig { keyspace, ..IngestConfig::new(api_keys) },
+        pipeline: PipelineConfig {
+            bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
+            ..PipelineConfig::default()
+        },
+        pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
+        cafe24: Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template),
+    };
+    DevStack::start(conn, config).await
+}
+
+async fn seed_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, malls: &[String]) -> Result<(), String> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    for mall in malls {
+        let grant = TokenGrant::from_response(sandbox.issue_tokens(mall).map_err(|e| e.to_string())?)?;
+        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(|e| e.cause)?;
+    }
+    Ok(())
+}
+
+fn fields(name: &str, price: u32) -> Map<String, Value> {
+    let mut fields = Map::new();
+    fields.insert("product_name".into(), name.into());
+    fields.insert("price".into(), price.to_string().into());
+    fields
+}
+
+/// Each client takes the next edit, applies it in the sandbox (which sends
+/// the webhook and waits for ingest's answer), until none are left.
+async fn send_all(
+    sandbox: &Arc<Cafe24Sandbox>,
+    products: &[(String, String)],
+    edits: Vec<usize>,
+    clients: usize,
+) -> Vec<Sent> {
+    let bar = ProgressBar::new(edits.len() as u64).with_style(
+        ProgressStyle::with_template("  webhooks {bar:40} {pos}/{len} {per_sec}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let edits = Arc::new(edits);
+    let products = Arc::new(products.to_vec());
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..clients {
+        let (sandbox, edits, products, next, bar) =
+            (sandbox.clone(), edits.clone(), products.clone(), next.clone(), bar.clone());
+        tasks.spawn(async move {
+            let mut sent = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&p) = edits.get(i) else { break };
+                let (mall, id) = &products[p];
+                let price = 1000 + (i as u32 % 97);
+                match sandbox.update(mall, ResourceKind::Product, id, fields(&format!("edit {i}"), price)).await {
+                    Ok(report) => sent.push(Sent::from_report(report)),
+                    Err(e) => sent.push(Sent::failed(mall, id, e.to_string())),
+                }
+                bar.inc(1);
+            }
+            sent
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        all.extend(done.unwrap_or_default());
+    }
+    bar.finish_and_clear();
+    all
+}
+
+/// Waits until the queue is empty with nothing in flight, twice in a row
+/// (a batch between receive and delete is in flight). False on timeout.
+async fn wait_drained(stack: &DevStack, timeout: Duration) -> bool {
+    let bar = ProgressBar::new_spinner().with_message("draining");
+    let deadline = Instant::now() + timeout;
+    let mut quiet = 0;
+    while Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        match stack.queues().await {
+            Ok((events, _)) if events.visible == 0 && events.in_flight == 0 => quiet += 1,
+            Ok((events, _)) => {
+                quiet = 0;
+                bar.set_message(format!("draining: {} queued, {} in flight", events.visible, events.in_flight));
+            }
+            Err(_) => quiet = 0,
+        }
+        bar.tick();
+        if quiet >= 2 {
+            bar.finish_and_clear();
+            return true;
+        }
+    }
+    bar.finish_and_clear();
+    false
+}

@@ -1,0 +1,234 @@
+//! The report of `sluice demo shops`: what happened to every webhook, read
+//! back from ingest's counters, the stored snapshots, the dead-letter
+//! queue, the traces and the sandbox's own record, and the invariants
+//! checked against them.
+
+use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
+use sluice_local::DevStack;
+use sluice_sandbox::Cafe24Sandbox;
+use sluice_sandbox::cafe24::ChangeReport;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
+
+/// One edit and the fate of its webhook.
+#[derive(Debug, Clone)]
+pub(crate) struct Sent {
+    mall: String,
+    id: String,
+    /// The event id ingest gave it, when ingest answered 202.
+    event_id: Option<String>,
+    problem: Option<String>,
+}
+
+impl Sent {
+    pub(crate) fn from_report(report: ChangeReport) -> Self {
+        let delivered = report.webhook.as_ref().filter(|d| d.status == Some(202));
+        let event_id = delivered.and_then(|d| {
+            let resource = ResourceRef { kind: ResourceKind::Product, id: report.id.clone() };
+            ShopEvent::new(report.mall_id.clone(), Topic(d.event_no), resource, d.trace_id.clone())
+                .ok()
+                .map(|e| e.dedup_id().as_str().to_owned())
+        });
+        let problem = match (&event_id, &report.webhook) {
+            (Some(_), _) => None,
+            (None, Some(d)) => Some(format!("ingest answered {:?} {}", d.status, d.error.clone().unwrap_or_default())),
+            (None, None) => Some("no webhook was sent".into()),
+        };
+        Self { mall: report.mall_id, id: report.id, event_id, problem }
+    }
+
+    pub(crate) fn failed(mall: &str, id: &str, problem: String) -> Self {
+        Self { mall: mall.into(), id: id.into(), event_id: None, problem: Some(problem) }
+    }
+}
+
+/// Everything the report prints and checks.
+#[derive(Debug)]
+pub(crate) struct Report {
+    sent: usize,
+    refused_by_ingest: Vec<String>,
+    enqueued: u64,
+    coalesced: u64,
+    duplicates_at_ingest: u64,
+    fetched: u64,
+    stored: usize,
+    in_dlq: u64,
+    lost: Vec<String>,
+    stored_twice: usize,
+    throttled: u64,
+    stale: Vec<String>,
+    /// Distinct products edited per mall: each needs one fetch at least.
+    edited_per_mall: BTreeMap<String, usize>,
+    /// Admin API calls the sandbox answered per mall.
+    fetched_per_mall: BTreeMap<String, usize>,
+    elapsed: Duration,
+    sending: Duration,
+    drained: bool,
+}
+
+impl Report {
+    pub(crate) async fn gather(
+        stack: &DevStack,
+        sandbox: &Cafe24Sandbox,
+        sent: &[Sent],
+        elapsed: Duration,
+        sending: Duration,
+        drained: bool,
+    ) -> Result<Self, String> {
+        let ingest = stack.ingest.snapshot();
+        let counters = sandbox.counters();
+        let store = stack.steps.snapshots();
+        // Every stored entry: which events it answers, and each resource's
+        // newest stored version.
+        let mut answered: HashMap<String, usize> = HashMap::new();
+        let mut newest: HashMap<(String, String), u64> = HashMap::new();
+        let mut stored = 0;
+        for shard in 0..store.shards() {
+            let mut after = "-".to_owned();
+            loop {
+                let entries = store.read(shard, &after, 1000).await.map_err(|e| e.to_string())?;
+                let Some(last) = entries.last() else { break };
+                after = last.id.clone();
+                for entry in &entries {
+                    stored += 1;
+                    let events: Vec<String> =
+                        serde_json::from_str(entry.fields.get("event_ids").map_or("[]", String::as_str))
+                            .unwrap_or_default();
+                    for event in events {
+                        *answered.entry(event).or_default() += 1;
+                    }
+                    let key = (
+                        entry.fields.get("mall_id").cloned().unwrap_or_default(),
+                        entry.fields.get("id").cloned().unwrap_or_default(),
+                    );
+                    let version = entry.fields.get("version").and_then(|v| v.parse().ok()).unwrap_or(0);
+                    let slot = newest.entry(key).or_default();
+                    *slot = (*slot).max(version);
+                }
+            }
+        }
+        let (_, dlq) = stack.queues().await?;
+        let mut lost = Vec::new();
+        for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
+            if answered.contains_key(event) || parked(stack, event).await {
+                continue;
+            }
+            lost.push(event.clone());
+        }
+        let mut stale = Vec::new();
+        let mut edited_per_mall: BTreeMap<String, HashSet<&str>> = BTreeMap::new();
+        for s in sent {
+            edited_per_mall.entry(s.mall.clone()).or_default().insert(&s.id);
+        }
+        for (mall, ids) in &edited_per_mall {
+            for id in ids {
+                let truth = sandbox.resource(mall, ResourceKind::Product, id).map_err(|e| e.to_string())?;
+                let truth = truth.map_or(0, |r| r.version);
+                if newest.get(&(mall.clone(), id.to_string())) != Some(&truth) {
+                    stale.push(format!("{mall}/{id}"));
+                }
+            }
+        }
+        let mut fetched_per_mall: BTreeMap<String, usize> = BTreeMap::new();
+        for call in sandbox.calls().iter().filter(|c| c.refused.is_none() && c.path.contains("/admin/")) {
+            *fetched_per_mall.entry(call.mall_id.clone()).or_default() += 1;
+        }
+        Ok(Self {
+            fetched_per_mall,
+            sent: sent.len(),
+            refused_by_ingest: sent.iter().filter_map(|s| s.problem.clone()).collect(),
+            enqueued: ingest.enqueued,
+            coalesced: ingest.coalesced,
+            duplicates_at_ingest: ingest.duplicates,
+            fetched: counters.ok + counters.not_found,
+            stored,
+            in_dlq: dlq.visible + dlq.in_flight,
+            lost,
+            stored_twice: answered.values().filter(|n| **n > 1).count(),
+            throttled: counters.refused_bucket + counters.refused_quota,
+            stale,
+            edited_per_mall: edited_per_mall.into_iter().map(|(m, ids)| (m, ids.len())).collect(),
+            elapsed,
+            sending,
+            drained,
+        })
+    }
+
+    /// Prints the report; true when every invariant held.
+    pub(crate) fn print(&self, capacity: u32, drain: f64) -> bool {
+        // Each edited product must be fetched once after its last edit; a
+        // mall's bucket lets `capacity` go at once, then `drain` per second.
+        let least = |per_mall: &BTreeMap<String, usize>| {
+            per_mall.values().map(|&n| (n as f64 - f64::from(capacity)).max(0.0) / drain).fold(0.0, f64::max)
+        };
+        let minimum = least(&self.edited_per_mall);
+        let for_calls_made = least(&self.fetched_per_mall);
+        let must_wait = self.edited_per_mall.values().filter(|&&n| n > capacity as usize).count();
+        println!("\nReport");
+        let rows = [
+            ("webhooks sent", self.sent as u64),
+            ("accepted and enqueued", self.enqueued),
+            ("coalesced into a pending fetch", self.coalesced),
+            ("duplicates dropped at ingest", self.duplicates_at_ingest),
+            ("fetched from Cafe24", self.fetched),
+            ("snapshots stored", self.stored as u64),
+            ("in the dead-letter queue", self.in_dlq),
+        ];
+        for (what, n) in rows {
+            println!("  {what:<50}{n:>7}");
+        }
+        let checks = [
+            ("webhooks refused by ingest", self.refused_by_ingest.len(), self.refused_by_ingest.first().cloned()),
+            ("events lost", self.lost.len(), self.lost.first().cloned()),
+            ("events stored twice", self.stored_twice, None),
+            ("upstream 429s", self.throttled as usize, None),
+            ("resources whose stored state differs from Cafe24", self.stale.len(), self.stale.first().cloned()),
+        ];
+        let mut ok = self.drained;
+        for (what, count, example) in checks {
+            let verdict = if count == 0 { "ok" } else { "FAILED" };
+            ok &= count == 0;
+            match example {
+                Some(example) if count > 0 => println!("  {what:<50}{count:>7}  {verdict} (e.g. {example})"),
+                _ => println!("  {what:<50}{count:>7}  {verdict}"),
+            }
+        }
+        if !self.drained {
+            println!("  the pipeline did not drain before the timeout: FAILED");
+        }
+        let ratio = |least: f64| if least > 0.0 { self.elapsed.as_secs_f64() / least } else { f64::NAN };
+        println!(
+            "\n  elapsed {:.1} s, of which sending {:.1} s; {must_wait} of {} malls had to wait for budget",
+            self.elapsed.as_secs_f64(),
+            self.sending.as_secs_f64(),
+            self.edited_per_mall.len()
+        );
+        println!(
+            "  theoretical minimum with these buckets: {minimum:.1} s for one fetch per edited product ({:.2}x), \
+             {for_calls_made:.1} s for the fetches made ({:.2}x)",
+            ratio(minimum),
+            ratio(for_calls_made)
+        );
+        println!("{}", if ok { "\nEvery invariant held." } else { "\nAn invariant FAILED (see above)." });
+        ok
+    }
+}
+
+/// Whether an event's trace says it is parked in the dead-letter queue
+/// (itself, or the fetch it was coalesced into).
+async fn parked(stack: &DevStack, event: &str) -> bool {
+    let traces = stack.steps.traces();
+    let mut current = event.to_owned();
+    for _ in 0..5 {
+        let Ok(trace) = traces.read(&current).await else { return false };
+        match trace.last() {
+            Some(e) if e.stage == "failed" && e.detail["next"] == "dead-letter queue" => return true,
+            Some(e) if e.stage == "coalesced" => match e.detail["into"].as_str() {
+                Some(into) => current = into.to_owned(),
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    false
+}

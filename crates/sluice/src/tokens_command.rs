@@ -1,0 +1,126 @@
+//! `sluice tokens set MALL --token-json FILE` seeds a mall's Cafe24 OAuth
+//! tokens, exactly as Cafe24's token endpoint returned them (the JSON of
+//! the authorisation-code exchange); `-` reads it from standard input, so
+//! no token shows in `ps` or the shell history. `sluice tokens show MALL`
+//! prints when they expire, never the tokens.
+
+use crate::redis_target::StateRedis;
+use sluice_cafe24::{TokenGrant, TokenResponse, check_mall_id};
+use sluice_pipeline::steps::ADMIN_API;
+use sluice_pipeline::stored_token;
+use sluice_redis::{Tag, TokenStore};
+use std::io::Read;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum TokensCommand {
+    /// Store a mall's tokens from Cafe24's token response JSON.
+    Set {
+        /// The mall id (Cafe24's `mall_id`).
+        mall: String,
+        /// File holding the token response JSON; `-` reads standard input.
+        #[arg(long, value_name = "FILE")]
+        token_json: String,
+    },
+    /// Show when a mall's tokens expire.
+    Show { mall: String },
+}
+
+pub(crate) async fn run(command: TokensCommand) -> Result<ExitCode, String> {
+    match command {
+        TokensCommand::Set { mall, token_json } => set(&mall, &token_json).await,
+        TokensCommand::Show { mall } => show(&mall).await,
+    }
+}
+
+fn bad_input(message: String) -> Result<ExitCode, String> {
+    eprintln!("sluice tokens: {message}");
+    Ok(ExitCode::from(2))
+}
+
+async fn set(mall: &str, source: &str) -> Result<ExitCode, String> {
+    if let Err(e) = check_mall_id(mall) {
+        return bad_input(e.to_string());
+    }
+    let text = if source == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
+        text
+    } else {
+        match std::fs::read_to_string(source) {
+            Ok(text) => text,
+            Err(e) => return bad_input(format!("cannot read {source}: {e}")),
+        }
+    };
+    let response: TokenResponse = match serde_json::from_str(&text) {
+        Ok(response) => response,
+        Err(e) => return bad_input(format!("not a Cafe24 token response: {e}")),
+    };
+    if response.mall_id.as_deref().is_some_and(|m| m != mall) {
+        return bad_input(format!(
+            "the token response is for mall {:?}, not {mall}",
+            response.mall_id.unwrap_or_default()
+        ));
+    }
+    let grant = match TokenGrant::from_response(response) {
+        Ok(grant) => grant,
+        Err(e) => return bad_input(e),
+    };
+    let redis = StateRedis::locate()?;
+    let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
+    let now = now_ms();
+    let token = stored_token(&grant, now);
+    if let Err(e) = store.put(&Tag::for_mall(mall), ADMIN_API, &token, now).await {
+        return bad_input(e.to_string());
+    }
+    println!(
+        "Stored mall {mall}'s tokens: access token expires {}, refresh token {}.",
+        when(token.access_expires_ms),
+        when(token.refresh_expires_ms)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn show(mall: &str) -> Result<ExitCode, String> {
+    let redis = StateRedis::locate()?;
+    let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
+    match store.get(&Tag::for_mall(mall), ADMIN_API).await.map_err(|e| e.to_string())? {
+        Some(token) => {
+            println!(
+                "mall {mall}: access token expires {}, refresh token {}",
+                when(token.access_expires_ms),
+                when(token.refresh_expires_ms)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        None => {
+            println!("mall {mall}: no tokens (store them with `sluice tokens set {mall} --token-json FILE`)");
+            Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A time as RFC 3339 UTC with how far away it is.
+pub(crate) fn when(ms: u64) -> String {
+    let time = chrono::DateTime::from_timestamp_millis(ms as i64).map_or_else(|| "?".into(), |t| t.to_rfc3339());
+    let now = now_ms();
+    if ms >= now {
+        format!("{time} (in {})", human((ms - now) / 1000))
+    } else {
+        format!("{time} ({} ago)", human((now - ms) / 1000))
+    }
+}
+
+fn human(seconds: u64) -> String {
+    match seconds {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s if s < 172_800 => format!("{} h", s / 3600),
+        s => format!("{} days", s / 86_400),
+    }
+}

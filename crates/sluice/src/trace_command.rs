@@ -1,0 +1,73 @@
+//! `sluice trace EVENT_ID`: where an event is and what happened to it,
+//! from received to stored (or parked), following it into the fetch it was
+//! coalesced into. Event ids are what ingest answered (`event_ids`).
+
+use crate::redis_target::StateRedis;
+use sluice_redis::{TraceEntry, Traces};
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The event id (from ingest's answer, or a stored snapshot's event_ids).
+    event_id: String,
+    /// Print the entries as JSON lines.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How deep to follow "coalesced into" links (each hop is a pending fetch
+/// the event joined; more than a few means a loop).
+const MAX_HOPS: usize = 5;
+
+pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+    let redis = StateRedis::locate()?;
+    let traces = Traces::new(redis.connection().await?, redis.keyspace.clone(), Default::default());
+    let mut event = args.event_id.clone();
+    for hop in 0..MAX_HOPS {
+        let trace = traces.read(&event).await.map_err(|e| e.to_string())?;
+        if trace.is_empty() {
+            if hop == 0 {
+                println!("no trace for {event}: unknown, or older than the trace retention (7 days by default)");
+                return Ok(ExitCode::FAILURE);
+            }
+            println!("no trace for {event} (the fetch it joined)");
+            break;
+        }
+        if hop > 0 {
+            println!("\n{} was coalesced into {event}:", args.event_id);
+        }
+        print_trace(&event, &trace, args.json);
+        match trace.iter().rev().find(|e| e.stage == "coalesced").and_then(|e| e.detail["into"].as_str()) {
+            Some(into) if into != event && !trace.iter().any(|e| e.stage == "stored") => event = into.to_owned(),
+            _ => break,
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
+    if json {
+        for entry in trace {
+            println!("{}", serde_json::to_string(entry).unwrap_or_default());
+        }
+        return;
+    }
+    println!("{event}");
+    for entry in trace {
+        let at = chrono::DateTime::from_timestamp_millis(entry.at_ms as i64)
+            .map_or_else(|| entry.at_ms.to_string(), |t| t.format("%Y-%m-%d %H:%M:%S%.3fZ").to_string());
+        println!("  {at}  {:<10} {}", entry.stage, entry.detail);
+    }
+    if let Some(last) = trace.last() {
+        let now = match last.stage.as_str() {
+            "stored" => "stored",
+            "coalesced" => "answered by the pending fetch it joined",
+            "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
+            "failed" => "waiting for redelivery",
+            "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
+            "rejected" => "rejected at ingest",
+            _ => "see above",
+        };
+        println!("  now: {now}");
+    }
+}

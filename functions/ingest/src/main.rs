@@ -1,0 +1,33 @@
+//! `bootstrap` of the ingest Lambda: read the environment, connect, serve
+//! API Gateway events with the ingest router until the runtime stops us.
+
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    // CloudWatch stamps every line itself; colours would show as escapes.
+    tracing_subscriber::fmt()
+        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")))
+        .without_time()
+        .with_ansi(false)
+        .init();
+    let ingest = match start().await {
+        Ok(ingest) => ingest,
+        Err(e) => {
+            // Init errors land in the function's log and fail the cold start.
+            eprintln!("sluice-fn-ingest: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = lambda_http::run(ingest.router()).await {
+        eprintln!("sluice-fn-ingest: the Lambda runtime stopped: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+async fn start() -> Result<sluice_ingest::Ingest, sluice_fn_ingest::StartError> {
+    let env = sluice_fn_ingest::EnvConfig::from_env()?;
+    sluice_fn_ingest::start(&env).await
+}

@@ -1,0 +1,57 @@
+//! The failure Lambda's handler, called as the runtime calls it, against a
+//! real Redis; and its `bootstrap` through the Runtime API.
+
+#[path = "../../step_harness.rs"]
+mod harness;
+
+use harness::{Harness, Reply, diagnostic, event, item_plan};
+use serde_json::{Value, json};
+use sluice_fn_record_failure::handler;
+
+const BOOTSTRAP: &str = env!("CARGO_BIN_EXE_sluice-fn-record-failure");
+
+/// The failure step's input as a Catch builds it for `lambda:invoke`: the
+/// item and `{"Error", "Cause"}`, whose Cause is the function's error
+/// report as a JSON string.
+fn failure(receive_count: u32, delivery: &str) -> (Value, String) {
+    let item = item_plan("acme", "7", delivery, receive_count);
+    let cause = json!({"errorType": "Sluice.UpstreamUnavailable", "errorMessage": "HTTP 500"}).to_string();
+    let payload = json!({"item": item, "failure": {"Error": "Sluice.UpstreamUnavailable", "Cause": cause}});
+    (payload, item.trace_id())
+}
+
+#[tokio::test]
+async fn a_failure_is_traced_with_what_happens_to_the_item_next() {
+    let h = Harness::start("fn_failure", &[]).await;
+    for (receive_count, delivery, next) in [(1, "r1", "redelivery"), (5, "r2", "dead-letter queue")] {
+        let (payload, event_id) = failure(receive_count, delivery);
+        assert_eq!(handler(&h.steps, event(payload)).await.unwrap(), Value::Null);
+        let trace = h.steps.traces().read(&event_id).await.unwrap();
+        assert_eq!(trace.len(), 1, "{trace:?}");
+        assert_eq!(trace[0].stage, "failed");
+        let detail = &trace[0].detail;
+        assert_eq!(detail["error"], "Sluice.UpstreamUnavailable");
+        assert_eq!((detail["next"].as_str(), detail["retryable"].as_bool()), (Some(next), Some(true)), "{detail}");
+    }
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn an_input_without_the_failure_is_an_invalid_request() {
+    let h = Harness::start("fn_failure_bad_input", &[]).await;
+    let (mut payload, _) = failure(1, "r3");
+    payload["failure"] = json!({"Cause": "no Error"});
+    let report = diagnostic(handler(&h.steps, event(payload)).await, "Sluice.InvalidRequest");
+    assert!(report.error_message.starts_with("FailureInput: missing field `Error`"), "{report:?}");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn the_bootstrap_answers_null_through_the_runtime_api() {
+    let h = Harness::start("fn_failure_bootstrap", &[]).await;
+    let (payload, event_id) = failure(2, "r4");
+    let reply = h.invoke_bootstrap(BOOTSTRAP, payload).await;
+    assert_eq!(reply, Reply::Response { request_id: "req-0".into(), body: Value::Null });
+    assert_eq!(h.stages(&event_id).await, ["failed"]);
+    h.stop().await;
+}
