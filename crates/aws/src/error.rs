@@ -13,7 +13,8 @@ pub enum SqsError {
     #[error(transparent)]
     Rule(#[from] RuleViolation),
     /// SQS answered something this adapter cannot read (a message without
-    /// its group id, say): the endpoint is not SQS FIFO.
+    /// its group id from a FIFO queue, say): the endpoint is not the SQS it
+    /// should be.
     #[error("SQS {operation} answered something unexpected: {detail}")]
     Malformed { operation: &'static str, detail: String },
 }

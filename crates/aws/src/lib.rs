@@ -1,23 +1,33 @@
-//! sluice's AWS adapters. For now: the work queue on SQS FIFO.
+//! sluice's AWS adapters: the work queue on SQS FIFO, and the delay queue
+//! on an SQS standard queue.
 //!
-//! The adapter talks to SQS through `aws-sdk-sqs`. With an endpoint
-//! override it talks to a local stand-in instead (the SQS endpoint of
-//! `sluice dev`, or moto), which is how the conformance suite runs this
-//! very adapter without AWS.
+//! The adapters talk to SQS through `aws-sdk-sqs`. With an endpoint
+//! override they talk to a local stand-in instead (the SQS endpoint of
+//! `sluice dev`, or moto), which is how the conformance suite runs these
+//! very adapters without AWS.
 //!
 //! # Layout
 //!
 //! - [`client`]: building an SQS client for AWS or for a local endpoint.
 //! - [`sqs_queue`]: [`SqsQueue`], the domain's `WorkQueue` port on SQS FIFO.
+//! - [`sqs_delay_queue`]: [`SqsDelayQueue`], the domain's `DelayQueue` port
+//!   on an SQS standard queue (per-message `DelaySeconds`).
+//! - `queue_calls`: the calls both adapters make alike (receive, delete,
+//!   visibility, attributes) and reading a received message.
+//! - `batch_send`: one `SendMessageBatch` with its failed entries retried.
 //! - [`batch_retry`]: how a partly failed `SendMessageBatch` is retried.
-//! - [`error`]: the adapter's errors.
+//! - [`error`]: the adapters' errors.
 
 pub mod batch_retry;
+mod batch_send;
 pub mod client;
 pub mod error;
+mod queue_calls;
+pub mod sqs_delay_queue;
 pub mod sqs_queue;
 
 pub use batch_retry::BatchRetry;
 pub use client::{SqsEndpoint, sqs_client};
 pub use error::SqsError;
+pub use sqs_delay_queue::SqsDelayQueue;
 pub use sqs_queue::SqsQueue;

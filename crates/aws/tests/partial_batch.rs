@@ -1,73 +1,20 @@
-//! A partly failed SendMessageBatch. SQS fails single entries only under
-//! its own load (throttling, internal errors), which no local endpoint can
-//! be made to do, so this test stands in a scripted endpoint that speaks
-//! SQS's JSON protocol and answers each call as the script says, and
-//! records what each call carried.
+//! A partly failed SendMessageBatch on the FIFO work queue, against the
+//! scripted endpoint of `support` (SQS fails single entries only under its
+//! own load, which no local endpoint can be made to do).
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use serde_json::{Value, json};
-use sluice_aws::{BatchRetry, SqsEndpoint, SqsQueue, sqs_client};
+mod support;
+
+use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::queue::rules::{MAX_PAYLOAD_BYTES, RuleViolation};
 use sluice_domain::queue::{OutgoingMessage, SendOutcome};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-/// One scripted answer: entry id -> "ok" | "retry" | "sender"; ids absent
-/// from it are left out of the answer altogether.
-type Answer = Vec<(&'static str, &'static str)>;
-
-#[derive(Debug, Default)]
-struct Script {
-    answers: Mutex<Vec<Answer>>,
-    /// The entry ids (and bodies) of every call, in order.
-    calls: Mutex<Vec<Vec<(String, String)>>>,
-}
-
-async fn sqs(State(script): State<Arc<Script>>, headers: HeaderMap, body: Bytes) -> (StatusCode, HeaderMap, String) {
-    assert_eq!(headers["x-amz-target"], "AmazonSQS.SendMessageBatch");
-    let request: Value = serde_json::from_slice(&body).unwrap();
-    let entries: Vec<(String, String)> = request["Entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["Id"].as_str().unwrap().to_owned(), e["MessageBody"].as_str().unwrap().to_owned()))
-        .collect();
-    for e in request["Entries"].as_array().unwrap() {
-        assert!(e["MessageGroupId"].is_string() && e["MessageDeduplicationId"].is_string(), "{e}");
-    }
-    script.calls.lock().unwrap().push(entries);
-    let answer = script.answers.lock().unwrap().remove(0);
-    let (mut successful, mut failed) = (Vec::new(), Vec::new());
-    for (id, how) in answer {
-        match how {
-            "ok" => successful.push(
-                json!({"Id": id, "MessageId": format!("m-{id}"), "MD5OfMessageBody": "x", "SequenceNumber": "1"}),
-            ),
-            "retry" => {
-                failed.push(json!({"Id": id, "SenderFault": false, "Code": "InternalError", "Message": "try again"}))
-            }
-            _ => failed.push(json!({"Id": id, "SenderFault": true, "Code": "InvalidParameterValue", "Message": "no"})),
-        }
-    }
-    let mut headers = HeaderMap::new();
-    headers.insert("content-type", "application/x-amz-json-1.0".parse().unwrap());
-    (StatusCode::OK, headers, json!({"Successful": successful, "Failed": failed}).to_string())
-}
+use std::sync::Arc;
+use support::{Answer, Script};
 
 async fn scripted(answers: Vec<Answer>) -> (SqsQueue, Arc<Script>) {
-    let script = Arc::new(Script { answers: Mutex::new(answers), calls: Mutex::default() });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let app = Router::new().fallback(sqs).with_state(script.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let retry =
-        BatchRetry { attempts: 4, first_backoff: Duration::from_millis(1), max_backoff: Duration::from_millis(4) };
+    let (url, script) = support::serve(answers).await;
     let queue = SqsQueue::new(sqs_client(&SqsEndpoint::Local(url.clone())).await, format!("{url}/000000000000/q.fifo"));
-    (queue.with_retry(retry), script)
+    (queue.with_retry(support::quick_retry()), script)
 }
 
 fn message(i: usize) -> OutgoingMessage {
@@ -92,10 +39,12 @@ async fn only_failed_retryable_entries_are_retried_and_none_is_reported_sent_unl
     let entries: Vec<_> = (0..4).map(message).collect();
     let outcomes = queue.send_batch(&entries).await;
 
-    let calls: Vec<Vec<String>> =
-        script.calls.lock().unwrap().iter().map(|c| c.iter().map(|(id, _)| id.clone()).collect()).collect();
-    assert_eq!(calls, [vec!["0", "1", "2", "3"], vec!["1", "3"], vec!["3"], vec!["3"]]);
-    let bodies: Vec<String> = script.calls.lock().unwrap()[1].iter().map(|(_, b)| b.clone()).collect();
+    assert_eq!(script.ids(), [vec!["0", "1", "2", "3"], vec!["1", "3"], vec!["3"], vec!["3"]]);
+    let calls = script.calls();
+    for entry in calls.iter().flatten() {
+        assert!(entry["MessageGroupId"].is_string() && entry["MessageDeduplicationId"].is_string(), "{entry}");
+    }
+    let bodies: Vec<&str> = calls[1].iter().map(|e| e["MessageBody"].as_str().unwrap()).collect();
     assert_eq!(bodies, ["m1", "m3"], "a retry sends the same entries again");
 
     match &outcomes[..] {
@@ -121,12 +70,11 @@ async fn rule_breaking_messages_never_reach_sqs() {
     let SendOutcome::Failed(f) = &outcomes[0] else { panic!("{outcomes:?}") };
     assert!(f.sender_fault && f.code == "InvalidParameterValue" && f.message.contains("1 MiB"), "{f:?}");
     assert!(outcomes[1].is_accepted());
-    assert_eq!(script.calls.lock().unwrap().len(), 1);
-    assert_eq!(script.calls.lock().unwrap()[0].len(), 1, "only the valid entry was sent");
+    assert_eq!(script.ids(), [vec!["0"]], "only the valid entry was sent");
 
     let eleven: Vec<_> = (0..11).map(message).collect();
     let refs: Vec<&OutgoingMessage> = eleven.iter().collect();
     let err = queue.send_call(&refs).await.unwrap_err();
     assert!(matches!(err, sluice_aws::SqsError::Rule(RuleViolation::TooManyEntries { count: 11 })), "{err}");
-    assert_eq!(script.calls.lock().unwrap().len(), 1, "refused before sending");
+    assert_eq!(script.calls().len(), 1, "refused before sending");
 }

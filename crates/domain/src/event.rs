@@ -103,7 +103,16 @@ pub struct SheetRow {
     pub row_id: String,
     /// Cell values in column order: strings, numbers, booleans or null.
     pub values: Vec<serde_json::Value>,
+    /// Column titles, written as the sheet's first row when the sheet is
+    /// empty. Content, not identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Vec<String>>,
 }
+
+/// The most cells a row may carry (Google Sheets allows 18,278 columns).
+pub const MAX_CELLS: usize = 1_000;
+/// The most bytes of text a cell may hold (Google Sheets: 50,000 characters).
+pub const MAX_CELL_BYTES: usize = 50_000;
 
 impl SheetRow {
     /// Checks every field; the error names the first one that is wrong.
@@ -115,8 +124,22 @@ impl SheetRow {
         if self.values.is_empty() {
             return Err(FieldError::new("values", "must hold at least one cell"));
         }
+        if self.values.len() > MAX_CELLS {
+            return Err(FieldError::new("values", format!("has more than {MAX_CELLS} cells")));
+        }
         if let Some(i) = self.values.iter().position(|v| v.is_array() || v.is_object()) {
             return Err(FieldError::new("values", format!("cell {i} is not a string, number, boolean or null")));
+        }
+        if let Some(i) = self.values.iter().position(|v| v.as_str().is_some_and(|s| s.len() > MAX_CELL_BYTES)) {
+            return Err(FieldError::new("values", format!("cell {i} is longer than {MAX_CELL_BYTES} bytes")));
+        }
+        if let Some(header) = &self.header {
+            if header.is_empty() || header.len() > MAX_CELLS {
+                return Err(FieldError::new("header", format!("must hold 1 to {MAX_CELLS} titles")));
+            }
+            if let Some(i) = header.iter().position(|t| t.len() > MAX_CELL_BYTES) {
+                return Err(FieldError::new("header", format!("title {i} is longer than {MAX_CELL_BYTES} bytes")));
+            }
         }
         Ok(())
     }
@@ -180,6 +203,7 @@ mod tests {
             submission_id: "sub".into(),
             row_id: "row".into(),
             values: vec![json!("a"), json!(1), json!(true), json!(null)],
+            header: None,
         };
         assert_eq!(row.validate(), Ok(()));
         row.values.push(json!({"nested": 1}));

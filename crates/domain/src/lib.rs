@@ -12,13 +12,16 @@
 //! - [`group`]: the FIFO group key of an event (shop + topic, or
 //!   credential + spreadsheet + sheet).
 //! - [`dedup`]: the deduplication id of an event.
+//! - [`emf`]: CloudWatch Embedded Metric Format lines (built here, printed by the functions).
 //! - [`error_kind`]: the error names that Step Functions `Retry`/`Catch`
 //!   match in `ErrorEquals`, defined once.
 //! - [`queue`]: the work queue port (SQS FIFO or the embedded queue): the
-//!   [`WorkQueue`] trait, its messages, SQS's limits and the batching rule.
+//!   [`WorkQueue`] trait, its messages, SQS's limits and the batching rule;
+//!   and the [`DelayQueue`] port (SQS standard, per-message delays).
 //! - [`work_item`]: the message body: one work item, tagged by kind.
 
 pub mod dedup;
+pub mod emf;
 pub mod error_kind;
 pub mod event;
 pub mod group;
@@ -30,5 +33,5 @@ pub use dedup::DedupId;
 pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
 pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic};
 pub use group::GroupKey;
-pub use queue::WorkQueue;
-pub use work_item::{ShopWork, WorkItem};
+pub use queue::{DelayQueue, WorkQueue};
+pub use work_item::{SheetWork, ShopWork, WorkItem, row_trace_id};

@@ -1,18 +1,23 @@
-//! The work queue port: what sluice needs from a FIFO queue, whether that is
-//! SQS FIFO in AWS (`sluice-aws`) or the embedded queue of `sluice dev`
-//! (`sluice-queue`). No I/O here: the trait, the message types, SQS's rules
-//! (defined once, in [`rules`]) and the batching rule (in [`batching`]),
-//! which every implementation inherits instead of writing its own.
+//! The queue ports: what sluice needs from a FIFO queue ([`WorkQueue`]),
+//! whether that is SQS FIFO in AWS (`sluice-aws`) or the embedded queue of
+//! `sluice dev` (`sluice-queue`), and from a delay queue ([`DelayQueue`],
+//! in [`delay`]: SQS standard with per-message delays, for triggers). No
+//! I/O here: the traits, the message types, SQS's rules (defined once, in
+//! [`rules`]) and the batching rule (in [`batching`]), which every
+//! implementation inherits instead of writing its own.
 //!
-//! What an implementation promises is SQS FIFO's contract: a deduplication
+//! What a [`WorkQueue`] promises is SQS FIFO's contract: a deduplication
 //! id is remembered for five minutes after its send; one group is served in
 //! order and blocked while any of its messages is in flight; a message not
 //! deleted before its visibility timeout returns to the head of its group.
 //! `crates/queue/tests/conformance` checks every implementation against it.
 
 pub mod batching;
+pub mod delay;
 mod message;
 pub mod rules;
+
+pub use delay::{DelayQueue, DelayedMessage, DelayedOutcome, ReceivedDelayedMessage};
 
 pub use message::{
     Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure,

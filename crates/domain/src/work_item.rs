@@ -6,7 +6,7 @@
 //! Every item carries its event id: the event's deduplication id, which is
 //! also the key of its trace (`sluice trace EVENT_ID`).
 
-use crate::event::ShopEvent;
+use crate::event::{SheetRow, ShopEvent};
 use crate::queue::OutgoingMessage;
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +16,41 @@ use serde::{Deserialize, Serialize};
 pub enum WorkItem {
     /// A Cafe24 webhook: fetch the resource and store its snapshot.
     Shop(ShopWork),
+    /// A row for a Google Sheet: buffer it for the sheet's next flush.
+    SheetRow(SheetWork),
+}
+
+/// A sheet row as queued.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SheetWork {
+    /// The row's event id: its deduplication id.
+    pub event_id: String,
+    pub row: SheetRow,
+    /// When ingest accepted it, ms since the epoch (ingest's clock).
+    pub received_at_ms: u64,
+}
+
+impl SheetWork {
+    pub fn new(row: SheetRow, received_at_ms: u64) -> Self {
+        Self { event_id: row.dedup_id().as_str().to_owned(), row, received_at_ms }
+    }
+
+    /// The queue message: grouped by sheet, deduplicated by the row's id.
+    pub fn to_message(&self) -> OutgoingMessage {
+        let body = serde_json::to_string(&WorkItem::SheetRow(self.clone()))
+            .unwrap_or_else(|e| unreachable!("a sheet row always serialises: {e}"));
+        OutgoingMessage::new(self.row.group_key(), self.row.dedup_id(), body)
+    }
+
+    /// The key of the row's transaction log (`sluice trace ROW_ID`).
+    pub fn trace_id(&self) -> String {
+        row_trace_id(&self.row.row_id)
+    }
+}
+
+/// The trace key of a sheet row: its row id, which is what people know.
+pub fn row_trace_id(row_id: &str) -> String {
+    format!("row:{row_id}")
 }
 
 /// A shop event as queued.
@@ -51,6 +86,24 @@ impl WorkItem {
     pub fn event_id(&self) -> &str {
         match self {
             Self::Shop(work) => &work.event_id,
+            Self::SheetRow(work) => &work.event_id,
+        }
+    }
+
+    /// The key the item's trace is kept under: the event id for shop
+    /// events, `row:<row id>` for sheet rows.
+    pub fn trace_id(&self) -> String {
+        match self {
+            Self::Shop(work) => work.event_id.clone(),
+            Self::SheetRow(work) => work.trace_id(),
+        }
+    }
+
+    /// The item's kind as the state machine routes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Shop(_) => "shop",
+            Self::SheetRow(_) => "sheet_row",
         }
     }
 

@@ -33,6 +33,7 @@ fn sheet_row() -> impl Strategy<Value = SheetRow> {
             submission_id: submission,
             row_id: row,
             values: values.into_iter().map(Into::into).collect(),
+            header: None,
         },
     )
 }

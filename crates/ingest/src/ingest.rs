@@ -15,6 +15,7 @@ use crate::batcher::Batcher;
 use crate::config::{ConfigError, IngestConfig};
 use crate::counters::{CounterSnapshot, Counters};
 use crate::rejection::{ErrorCode, Rejection};
+use crate::sheet_rows::{self, SHEET_ROWS_PATH};
 use crate::webhook;
 use crate::{ApiKeys, TopicTable};
 use axum::body::Bytes;
@@ -97,6 +98,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
     pub fn router(&self) -> Router {
         Router::new()
             .route(WEBHOOK_PATH, post(receive_webhook::<C>))
+            .route(SHEET_ROWS_PATH, post(receive_row::<C>))
             .route(HEALTH_PATH, get(health))
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
@@ -175,8 +177,58 @@ where
     }
 }
 
+async fn receive_row<C>(State(shared): State<Arc<Shared<C>>>, request: Request) -> Response
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    shared.counters.received();
+    let body = match authorised_body(&shared, request).await {
+        Ok((_, body)) => body,
+        Err(rejection) => {
+            shared.counters.rejected(rejection.code);
+            return rejection.into_response();
+        }
+    };
+    let work = match sheet_rows::parse(&body, now_ms()) {
+        Ok(work) => work,
+        Err(invalid) => {
+            if let Some(row_id) = &invalid.row_id {
+                shared.acceptor.log_invalid_row(row_id, &invalid.rejection).await;
+            }
+            shared.counters.rejected(invalid.rejection.code);
+            return invalid.rejection.into_response();
+        }
+    };
+    // Settled on its own task, like webhooks: a sender hanging up must not
+    // cancel a row half way between the queue and its log.
+    let settling = shared.clone();
+    let answer = tokio::spawn(async move { settling.acceptor.accept_row(work).await }).await;
+    match answer {
+        Ok(Ok(receipt)) => {
+            shared.counters.enqueued();
+            accepted(receipt)
+        }
+        Ok(Err(rejection)) => {
+            shared.counters.rejected(rejection.code);
+            rejection.into_response()
+        }
+        Err(panic) => {
+            tracing::error!(error = %panic, "accepting a row panicked");
+            shared.counters.rejected(ErrorCode::QueueUnavailable);
+            Rejection::new(ErrorCode::QueueUnavailable, "ingest failed while accepting this row; send it again")
+                .into_response()
+        }
+    }
+}
+
 /// Verifies the key, reads the body within its limit, and parses it.
 async fn read<C>(shared: &Shared<C>, request: Request) -> Result<sluice_domain::ShopWork, Rejection> {
+    let (headers, body) = authorised_body(shared, request).await?;
+    webhook::parse(&headers, &body, &shared.topics, now_ms())
+}
+
+/// Verifies the key, then reads the body within its limit.
+async fn authorised_body<C>(shared: &Shared<C>, request: Request) -> Result<(axum::http::HeaderMap, Bytes), Rejection> {
     let key = request.headers().get(API_KEY_HEADER).map(|v| v.as_bytes());
     if !shared.api_keys.verify(key) {
         return Err(Rejection::new(ErrorCode::Unauthorized, "X-API-Key is missing or is not a configured key"));
@@ -189,7 +241,7 @@ async fn read<C>(shared: &Shared<C>, request: Request) -> Result<sluice_domain::
         ),
         other => Rejection::new(ErrorCode::InvalidJson, format!("the body could not be read: {other}")),
     })?;
-    webhook::parse(&headers, &body, &shared.topics, now_ms())
+    Ok((headers, body))
 }
 
 fn accepted(receipt: Receipt) -> Response {

@@ -42,6 +42,8 @@
 //! - [`batcher`]: the task that packs concurrent sends into batch calls.
 //! - [`rejection`]: [`Rejection`] and its stable [`ErrorCode`]s, the JSON
 //!   error body.
+//! - [`sheet_rows`], `row_acceptance`: `POST /sheets/rows`, one row bound
+//!   for a Google Sheet: its checks and its transaction log.
 //! - [`counters`]: [`Counters`] and the [`CounterSnapshot`] read from them.
 
 pub mod acceptance;
@@ -51,6 +53,8 @@ pub mod config;
 pub mod counters;
 pub mod ingest;
 pub mod rejection;
+mod row_acceptance;
+pub mod sheet_rows;
 pub mod webhook;
 
 pub use acceptance::{Receipt, Status};
@@ -59,3 +63,4 @@ pub use config::{BatchConfig, ConfigError, IngestConfig, TopicTable};
 pub use counters::{CounterSnapshot, Counters, RejectedCounts};
 pub use ingest::{HEALTH_PATH, Ingest, WEBHOOK_PATH, serve};
 pub use rejection::{ErrorCode, Rejection};
+pub use sheet_rows::SHEET_ROWS_PATH;

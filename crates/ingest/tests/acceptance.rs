@@ -28,7 +28,7 @@ async fn an_accepted_webhook_is_enqueued_once_and_traced() {
     let message = &messages[0];
     assert_eq!(message.group, GroupKey::shop("acme", Topic(90002)));
     assert_eq!(message.dedup.as_str(), id);
-    let WorkItem::Shop(work) = WorkItem::from_body(&message.body).unwrap();
+    let WorkItem::Shop(work) = WorkItem::from_body(&message.body).unwrap() else { panic!("not a shop event") };
     assert_eq!((work.event_id.as_str(), work.event.delivery_id.as_str()), (id, "t-7"));
     assert_eq!(work.resource_gate(), "product:7");
 

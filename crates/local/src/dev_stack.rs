@@ -1,26 +1,33 @@
-//! The whole shop pipeline on one machine, as `sluice dev` and `sluice demo
-//! shops` run it: the embedded FIFO queue (in Redis) behind its SQS
-//! endpoint, the ingest HTTP server, and the pipe running the deployed
-//! state machine with the real steps. Ingest and the pipe talk to the queue
-//! through the SQS adapter, exactly as they do in AWS.
+//! The whole pipeline on one machine, as `sluice dev` and the demos run
+//! it: the embedded queues (in Redis) behind their SQS endpoint — the FIFO
+//! event queue and the standard flush queue, each with a dead-letter
+//! queue — the ingest HTTP server, the pipe running the deployed state
+//! machine with the real steps, and the flush worker appending sheet rows.
+//! Everything talks to the queues through the SQS adapters, exactly as it
+//! does in AWS.
 //!
 //! Stopping is ordered so nothing accepted is left half done: ingest stops
-//! taking webhooks and sends what it holds, the pipe finishes the batches
-//! it holds, then the SQS endpoint stops.
+//! taking requests and sends what it holds, the pipe finishes the batches
+//! it holds, the flush worker finishes its flushes, then the SQS endpoint
+//! stops. Rows still buffered stay in Redis for the next start.
 
+use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
+use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::step_functions::{PIPELINE_DEFINITION, registry, substitutions};
 use redis::aio::ConnectionManager;
 use sluice_asl::{Executor, StateMachine, SystemClock};
-use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
+use sluice_aws::{SqsDelayQueue, SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config};
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::QueueAttributes;
 use sluice_ingest::{Counters, Ingest, IngestConfig};
+use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{PipelineConfig, Steps};
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
 use sluice_redis::Keyspace;
+use sluice_sheets::{SheetsClient, SheetsConfig};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -30,6 +37,10 @@ use tokio::task::JoinHandle;
 /// The pipeline's queue and its dead-letter queue.
 pub const EVENTS_QUEUE: &str = "sluice-events.fifo";
 pub const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
+/// The sheets' flush requests (a standard queue: per-message delays) and
+/// its dead-letter queue.
+pub const FLUSH_QUEUE: &str = "sluice-flush";
+pub const FLUSH_DLQ: &str = "sluice-flush-dlq";
 
 /// Everything `sluice dev` lets a user choose.
 #[derive(Debug, Clone)]
@@ -38,12 +49,42 @@ pub struct DevConfig {
     /// Ports on 127.0.0.1; 0 picks a free one.
     pub sqs_port: u16,
     pub ingest_port: u16,
+    /// `GET /metrics` (Prometheus text).
+    pub metrics_port: u16,
     pub max_receive_count: u32,
     pub visibility_timeout: Duration,
     pub ingest: IngestConfig,
     pub pipeline: PipelineConfig,
     pub pipe: PipeConfig,
     pub cafe24: Cafe24Config,
+    /// Where Google Sheets and its token endpoint are, and the OAuth client.
+    pub sheets: SheetsConfig,
+    pub flush: FlushWorkerConfig,
+    /// A Slack-compatible incoming webhook for alerts.
+    pub alert_url: Option<String>,
+}
+
+impl DevConfig {
+    /// A stack on free ports with the default settings (5 receives before
+    /// the dead-letter queues, a 330 s visibility timeout): what the demos,
+    /// benchmarks and tests start.
+    pub fn on_free_ports(ingest: IngestConfig, cafe24: Cafe24Config, sheets: SheetsConfig) -> Self {
+        Self {
+            keyspace: ingest.keyspace.clone(),
+            sqs_port: 0,
+            ingest_port: 0,
+            metrics_port: 0,
+            max_receive_count: 5,
+            visibility_timeout: Duration::from_secs(330),
+            ingest,
+            pipeline: PipelineConfig::default(),
+            pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
+            cafe24,
+            sheets,
+            flush: FlushWorkerConfig::default(),
+            alert_url: None,
+        }
+    }
 }
 
 /// A running stack.
@@ -53,14 +94,19 @@ pub struct DevStack {
     pub urls: Vec<(&'static str, String)>,
     pub ingest: Arc<Counters>,
     pub pipe: Arc<PipeStats>,
+    pub flush: Arc<FlushStats>,
     pub steps: Steps<ConnectionManager>,
     events: SqsQueue,
     dlq: SqsQueue,
+    flush_dlq: SqsDelayQueue,
     ingest_stop: watch::Sender<bool>,
     pipe_stop: watch::Sender<bool>,
+    flush_stop: watch::Sender<bool>,
     sqs_stop: watch::Sender<bool>,
+    metrics_stop: watch::Sender<bool>,
     ingest_task: JoinHandle<std::io::Result<()>>,
     pipe_task: JoinHandle<()>,
+    flush_task: JoinHandle<()>,
     sqs_task: JoinHandle<std::io::Result<()>>,
 }
 
@@ -73,16 +119,23 @@ impl DevStack {
         let sqs_url = format!("http://127.0.0.1:{}", port(&sqs_listener)?);
         let api = SqsApi::new(backend, sqs_url.clone());
         let (events_url, dlq_url) = (api.queue_url(EVENTS_QUEUE), api.queue_url(EVENTS_DLQ));
+        let (flush_url, flush_dlq_url) = (api.queue_url(FLUSH_QUEUE), api.queue_url(FLUSH_DLQ));
         let (sqs_stop, stopped) = watch::channel(false);
         let sqs_task = tokio::spawn(sqs_api::serve(sqs_listener, api, stopped_when(stopped)));
 
         let client = sqs_client(&SqsEndpoint::Local(sqs_url.clone())).await;
         let events = SqsQueue::new(client.clone(), events_url.clone());
-        let dlq = SqsQueue::new(client, dlq_url.clone());
+        let dlq = SqsQueue::new(client.clone(), dlq_url.clone());
+        let flush_queue = Arc::new(SqsDelayQueue::new(client.clone(), flush_url.clone()));
+        let flush_dlq = SqsDelayQueue::new(client, flush_dlq_url.clone());
 
         let cafe24 = Cafe24Client::new(config.cafe24).map_err(|e| format!("Cafe24 client: {e}"))?;
+        let sheets = SheetsClient::new(config.sheets).map_err(|e| format!("Google Sheets client: {e}"))?;
         let steps = Steps::new(conn.clone(), config.keyspace.clone(), config.pipeline, cafe24)
-            .map_err(|e| format!("pipeline: {}", e.cause))?;
+            .map_err(|e| format!("pipeline: {}", e.cause))?
+            .with_sheets(sheets)
+            .with_alert_url(config.alert_url)
+            .with_flush_trigger(Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue))));
         let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions())
             .map_err(|e| format!("statemachine/pipeline.asl.json: {e}"))?;
         let executor = Executor::new(machine, registry(steps.clone()), SystemClock);
@@ -95,6 +148,16 @@ impl DevStack {
         let (pipe_stop, stopped) = watch::channel(false);
         let pipe_task = tokio::spawn(pipe.run(stopped));
 
+        let flush_stats = Arc::new(FlushStats::default());
+        let (flush_stop, stopped) = watch::channel(false);
+        let flush_task = tokio::spawn(run_flush_worker(
+            flush_queue.clone(),
+            steps.clone(),
+            config.flush,
+            flush_stats.clone(),
+            stopped,
+        ));
+
         let ingest_listener = listen(config.ingest_port, "ingest", "--ingest-port").await?;
         let ingest_url = format!("http://127.0.0.1:{}", port(&ingest_listener)?);
         let ingest = Ingest::new(config.ingest, events.clone(), conn).map_err(|e| format!("ingest: {e}"))?;
@@ -102,24 +165,52 @@ impl DevStack {
         let (ingest_stop, stopped) = watch::channel(false);
         let ingest_task = tokio::spawn(sluice_ingest::serve(ingest_listener, ingest, stopped_when(stopped)));
 
+        let metrics_listener = listen(config.metrics_port, "metrics", "--metrics-port").await?;
+        let metrics_url = format!("http://127.0.0.1:{}{METRICS_PATH}", port(&metrics_listener)?);
+        let sources = MetricSources {
+            ingest: counters.clone(),
+            pipe: pipe_stats.clone(),
+            flush: flush_stats.clone(),
+            events: events.clone(),
+            events_dlq: dlq.clone(),
+            flush_queue: SqsDelayQueue::clone(&flush_queue),
+            flush_dlq: flush_dlq.clone(),
+        };
+        let (metrics_stop, stopped) = watch::channel(false);
+        tokio::spawn(async move {
+            let app = crate::metrics_endpoint::router(sources);
+            if let Err(e) = axum::serve(metrics_listener, app).with_graceful_shutdown(stopped_when(stopped)).await {
+                tracing::warn!(error = %e, "the metrics endpoint stopped");
+            }
+        });
+
         let urls = vec![
             ("Ingest", format!("{ingest_url}{}", sluice_ingest::WEBHOOK_PATH)),
+            ("Sheet rows", format!("{ingest_url}{}", sluice_ingest::SHEET_ROWS_PATH)),
             ("SQS endpoint", sqs_url),
             ("Queue", events_url),
             ("Dead-letter queue", dlq_url),
+            ("Flush queue", flush_url),
+            ("Flush dead-letter queue", flush_dlq_url),
+            ("Metrics", metrics_url),
         ];
         Ok(Self {
             urls,
             ingest: counters,
             pipe: pipe_stats,
+            flush: flush_stats,
             steps,
             events,
             dlq,
+            flush_dlq,
             ingest_stop,
             pipe_stop,
+            flush_stop,
             sqs_stop,
+            metrics_stop,
             ingest_task,
             pipe_task,
+            flush_task,
             sqs_task,
         })
     }
@@ -131,13 +222,23 @@ impl DevStack {
         Ok((events, dlq))
     }
 
+    /// Flush requests that failed too often, waiting in the flush
+    /// dead-letter queue.
+    pub async fn flush_dead_letters(&self) -> Result<QueueAttributes, String> {
+        sluice_domain::DelayQueue::attributes(&self.flush_dlq).await.map_err(|e| e.to_string())
+    }
+
     /// Stops in order: ingest (sending what it holds), the pipe (finishing
-    /// its batches), the SQS endpoint.
+    /// its batches), the flush worker (finishing its flushes), the SQS
+    /// endpoint.
     pub async fn stop(self) -> Result<(), String> {
         let _ = self.ingest_stop.send(true);
         let ingest = self.ingest_task.await;
         let _ = self.pipe_stop.send(true);
         let _ = self.pipe_task.await;
+        let _ = self.flush_stop.send(true);
+        let _ = self.flush_task.await;
+        let _ = self.metrics_stop.send(true);
         let _ = self.sqs_stop.send(true);
         let sqs = self.sqs_task.await;
         for (what, result) in [("ingest", ingest), ("SQS endpoint", sqs)] {
@@ -169,6 +270,16 @@ async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> Resu
         ..QueueConfig::default()
     };
     backend.create_queue(EVENTS_QUEUE, &events).await.map_err(|e| explain(EVENTS_QUEUE, e))?;
+    backend.create_queue(FLUSH_DLQ, &QueueConfig::default()).await.map_err(|e| explain(FLUSH_DLQ, e))?;
+    let flush = QueueConfig {
+        visibility_timeout: config.flush.visibility_timeout,
+        redrive: Some(RedrivePolicy {
+            dead_letter_queue: FLUSH_DLQ.to_owned(),
+            max_receive_count: config.max_receive_count,
+        }),
+        ..QueueConfig::default()
+    };
+    backend.create_queue(FLUSH_QUEUE, &flush).await.map_err(|e| explain(FLUSH_QUEUE, e))?;
     Ok(())
 }
 

@@ -144,7 +144,9 @@ impl<Q: WorkQueue> Worker<Q> {
                 batch.iter().map(|m| m.message_id.to_string()).collect()
             }
         };
-        for message in &batch {
+        // Settled side by side, as Pipes deletes a batch in one call: the
+        // group stays blocked until its last message is settled.
+        let settle = batch.iter().map(|message| async {
             let outcome = if failed.contains(message.message_id.as_str()) {
                 self.stats.items_failed.fetch_add(1, Ordering::Relaxed);
                 match self.retry_after {
@@ -162,7 +164,8 @@ impl<Q: WorkQueue> Worker<Q> {
                 self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(message = %message.message_id, error = %e, "pipe could not settle a message");
             }
-        }
+        });
+        futures::future::join_all(settle).await;
     }
 }
 

@@ -16,12 +16,13 @@ use std::future::Future;
 pub const PIPELINE_DEFINITION: &str = include_str!("../../../statemachine/pipeline.asl.json");
 
 /// (placeholder, local function name) for each step.
-pub const FUNCTIONS: [(&str, &str); 5] = [
+pub const FUNCTIONS: [(&str, &str); 6] = [
     ("PlanBatchFunction", "PlanBatch"),
     ("EnsureTokenFunction", "EnsureToken"),
     ("FetchFunction", "Fetch"),
     ("StoreFunction", "Store"),
     ("RecordFailureFunction", "RecordFailure"),
+    ("BufferRowFunction", "BufferRow"),
 ];
 
 /// The definition's placeholders filled with the local function names.
@@ -54,10 +55,15 @@ where
         let s = s.clone();
         async move { s.store(input).await }
     });
-    let s = steps;
+    let s = steps.clone();
     let failure = step(move |input| {
         let s = s.clone();
         async move { s.record_failure(input).await }
+    });
+    let s = steps;
+    let buffer = step(move |input| {
+        let s = s.clone();
+        async move { s.buffer_row(input).await }
     });
     TaskRegistry::new()
         .with("PlanBatch", plan)
@@ -65,6 +71,7 @@ where
         .with("Fetch", fetch)
         .with("Store", store)
         .with("RecordFailure", failure)
+        .with("BufferRow", buffer)
 }
 
 /// A typed step as a JSON task handler, wrapped exactly as the Lambda

@@ -2,6 +2,7 @@
 //! dev`, from environment variables in Lambda), never per call.
 
 use sluice_redis::BucketSpec;
+use sluice_sheets::values::ValueInputOption;
 use std::time::Duration;
 
 /// How the steps behave.
@@ -29,6 +30,88 @@ pub struct PipelineConfig {
     pub map_max_concurrency: u32,
     /// How long event traces are kept after their latest entry.
     pub trace_retention: Duration,
+    /// The sheet path's settings.
+    pub sheets: SheetConfig,
+}
+
+/// How sheet rows are batched, limited and flushed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SheetConfig {
+    /// The Google Cloud project of the OAuth app: its quota is shared by
+    /// every credential.
+    pub google_project: String,
+    /// Google's write quota per user (credential): 60 per 60 s.
+    pub per_credential: (u32, Duration),
+    /// Google's write quota per project: 300 per 60 s.
+    pub per_project: (u32, Duration),
+    /// Google's read quotas (a flush reads to verify an uncertain append
+    /// and to check for a header): 60 per 60 s per user, 300 per project.
+    pub read_per_credential: (u32, Duration),
+    pub read_per_project: (u32, Duration),
+    /// Added to every quota window: our limiter stamps a call when it is
+    /// admitted, Google counts it when it arrives, and the two clocks see
+    /// different gaps when requests take different times on the wire.
+    /// A margin longer than that jitter keeps our window's count an upper
+    /// bound of Google's (0.4% of a 60 s budget at 250 ms).
+    pub quota_margin: Duration,
+    /// How Sheets reads the values (`USER_ENTERED`, as typed in the UI, by
+    /// default; `RAW` stores them as they are).
+    pub value_input: ValueInputOption,
+    /// A quota wait up to this long is waited inside the flush, holding the
+    /// sheet, so the rows arriving meanwhile join the next append; longer
+    /// ones end the run with a delayed flush request.
+    pub inline_wait_max: Duration,
+    /// Before a call, a flush waits while the buffer still grows, checking
+    /// every `gather` (a lone row waits one interval), for at most
+    /// `gather_max`: a burst arriving through the queue goes out whole.
+    /// Zero turns it off.
+    pub gather: Duration,
+    pub gather_max: Duration,
+    /// Most rows in one append (the seeds used 5,000).
+    pub max_rows: usize,
+    /// Most bytes of rows in one append (Google recommends about 2 MB).
+    pub max_bytes: usize,
+    /// A flush is asked for at once when the buffer holds this many rows;
+    /// with fewer, after `max_delay`. The defaults (1 row, no delay) flush
+    /// as soon as the credential's quota allows; the seed's behaviour is
+    /// 500 rows / 10 s.
+    pub flush_threshold: u64,
+    pub max_delay: Duration,
+    /// How long a flush request stays pending if its flush never runs
+    /// (then the next row asks again).
+    pub request_timeout: Duration,
+    /// Lease of a sheet's flush lock; longer than one append.
+    pub flush_lease: Duration,
+    /// How long one flush invocation keeps appending before it hands the
+    /// rest to a new request.
+    pub flush_budget: Duration,
+    /// At most one alert per key (credential, sheet) in this window.
+    pub alert_window: Duration,
+}
+
+impl Default for SheetConfig {
+    fn default() -> Self {
+        Self {
+            google_project: "default".into(),
+            per_credential: (60, Duration::from_secs(60)),
+            per_project: (300, Duration::from_secs(60)),
+            read_per_credential: (60, Duration::from_secs(60)),
+            read_per_project: (300, Duration::from_secs(60)),
+            quota_margin: Duration::from_millis(250),
+            value_input: ValueInputOption::UserEntered,
+            inline_wait_max: Duration::from_secs(2),
+            gather: Duration::from_millis(100),
+            gather_max: Duration::from_secs(2),
+            max_rows: 5_000,
+            max_bytes: 2_000_000,
+            flush_threshold: 1,
+            max_delay: Duration::ZERO,
+            request_timeout: Duration::from_secs(15 * 60),
+            flush_lease: Duration::from_secs(60),
+            flush_budget: Duration::from_secs(30),
+            alert_window: Duration::from_secs(15 * 60),
+        }
+    }
 }
 
 impl Default for PipelineConfig {
@@ -43,6 +126,7 @@ impl Default for PipelineConfig {
             snapshot_shards: 16,
             map_max_concurrency: 10,
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
+            sheets: SheetConfig::default(),
         }
     }
 }

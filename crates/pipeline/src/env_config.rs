@@ -16,6 +16,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, ClientError, Secret};
 use sluice_domain::StepError;
 use sluice_redis::{BucketSpec, Keyspace};
+use sluice_sheets::{SheetsClient, SheetsConfig};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -59,6 +60,9 @@ pub struct PipelineEnv {
     /// [`Secret`] inside).
     pub cafe24: Cafe24Config,
     pub config: PipelineConfig,
+    /// The Google Sheets client's settings; `None` leaves the sheet path off.
+    pub sheets: Option<SheetsConfig>,
+    pub alert_url: Option<String>,
 }
 
 /// A variable that is missing or cannot be used, named.
@@ -80,6 +84,8 @@ pub enum StartError {
     Redis(redis::RedisError),
     #[error("cannot build the Cafe24 client: {0}")]
     Cafe24(ClientError),
+    #[error("cannot build the Google Sheets client: {0}")]
+    Sheets(sluice_sheets::ConfigError),
     #[error("the pipeline settings cannot work: {0}")]
     Steps(StepError),
 }
@@ -132,8 +138,11 @@ impl PipelineEnv {
                 .whole(MAP_MAX_CONCURRENCY, 1, Some(MAX_MAP_CONCURRENCY))?
                 .unwrap_or(defaults.map_max_concurrency),
             trace_retention: vars.secs(TRACE_RETENTION_SECS, 1)?.unwrap_or(defaults.trace_retention),
+            sheets: defaults.sheets.clone(),
         };
-        Ok(Self { redis_url, keyspace, cafe24, config })
+        let sheet_env = crate::sheet_env::read(&vars)?;
+        let config = PipelineConfig { sheets: sheet_env.settings, ..config };
+        Ok(Self { redis_url, keyspace, cafe24, config, sheets: sheet_env.sheets, alert_url: sheet_env.alert_url })
     }
 
     /// Connects to Redis and builds the steps. Runs once per execution
@@ -147,7 +156,13 @@ impl PipelineEnv {
             .set_response_timeout(Some(REDIS_TIMEOUT));
         let conn = client.get_connection_manager_with_config(redis).await.map_err(StartError::Redis)?;
         let cafe24 = Cafe24Client::new(self.cafe24.clone()).map_err(StartError::Cafe24)?;
-        Steps::new(conn, self.keyspace.clone(), self.config.clone(), cafe24).map_err(StartError::Steps)
+        let mut steps = Steps::new(conn, self.keyspace.clone(), self.config.clone(), cafe24)
+            .map_err(StartError::Steps)?
+            .with_alert_url(self.alert_url.clone());
+        if let Some(sheets) = &self.sheets {
+            steps = steps.with_sheets(SheetsClient::new(sheets.clone()).map_err(StartError::Sheets)?);
+        }
+        Ok(steps)
     }
 
     /// [`from_env`](Self::from_env), then [`steps`](Self::steps): what a
@@ -157,24 +172,24 @@ impl PipelineEnv {
     }
 }
 
-fn invalid(name: &'static str, problem: String) -> EnvError {
+pub(crate) fn invalid(name: &'static str, problem: String) -> EnvError {
     EnvError::Invalid { name, problem }
 }
 
 /// The variables, through the lookup.
-struct Vars<'a>(&'a dyn Fn(&str) -> Option<String>);
+pub(crate) struct Vars<'a>(&'a dyn Fn(&str) -> Option<String>);
 
 impl Vars<'_> {
-    fn get(&self, name: &str) -> Option<String> {
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
         (self.0)(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
     }
 
-    fn required(&self, name: &'static str, what: &'static str) -> Result<String, EnvError> {
+    pub(crate) fn required(&self, name: &'static str, what: &'static str) -> Result<String, EnvError> {
         self.get(name).ok_or(EnvError::Missing { name, what })
     }
 
     /// A whole number of at least `min` (and at most `max`), if set.
-    fn whole<T>(&self, name: &'static str, min: T, max: Option<T>) -> Result<Option<T>, EnvError>
+    pub(crate) fn whole<T>(&self, name: &'static str, min: T, max: Option<T>) -> Result<Option<T>, EnvError>
     where
         T: FromStr + PartialOrd + Copy + std::fmt::Display,
     {
@@ -196,7 +211,7 @@ impl Vars<'_> {
         Ok(self.whole(name, 0, None)?.map(Duration::from_millis))
     }
 
-    fn secs(&self, name: &'static str, min: u64) -> Result<Option<Duration>, EnvError> {
+    pub(crate) fn secs(&self, name: &'static str, min: u64) -> Result<Option<Duration>, EnvError> {
         Ok(self.whole(name, min, None)?.map(Duration::from_secs))
     }
 
@@ -299,6 +314,7 @@ mod tests {
                 snapshot_shards: 4,
                 map_max_concurrency: 40,
                 trace_retention: Duration::from_secs(3600),
+                sheets: crate::config::SheetConfig::default(),
             }
         );
     }

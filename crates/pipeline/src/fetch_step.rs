@@ -16,6 +16,7 @@
 //! the state machine.
 
 use crate::step_io::{FetchInput, FetchOutput, Snapshot};
+use crate::step_metrics::StepMetrics;
 use crate::steps::{ADMIN_API, Steps, now_ms, wait_seconds};
 use crate::token_step::fingerprint;
 use redis::aio::ConnectionLike;
@@ -48,6 +49,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
             let resource = &work.event.resource;
             let outcome =
                 self.cafe24.fetch(mall, resource.kind, &resource.id, &Secret::new(token.access_token.clone())).await;
+            StepMetrics::add(&self.metrics.cafe24_calls, 1);
             if let Some(usage) = outcome.usage() {
                 self.fold_usage(&bucket, usage).await?;
             }
@@ -79,6 +81,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
                     return Ok(FetchOutput::unauthorized(fingerprint(&token.access_token)));
                 }
                 FetchOutcome::Throttled { retry_after, .. } => {
+                    StepMetrics::add(&self.metrics.cafe24_429, 1);
                     // The upstream's bucket is fuller than ours said:
                     // hold the mall back, then take budget again.
                     let penalty = retry_after.unwrap_or_else(|| bucket.interval());
@@ -108,6 +111,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
                     if !inline {
                         return Ok(Some(wait));
                     }
+                    StepMetrics::add(&self.metrics.limiter_waits, 1);
+                    StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
                     tokio::time::sleep(wait).await;
                 }
             }

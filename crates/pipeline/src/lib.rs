@@ -11,6 +11,11 @@
 //! [`Steps::record_failure`], and it and every later item of its group are
 //! reported in `batchItemFailures`.
 //!
+//! The sheet path: [`Steps::buffer_row`] puts a sheet row in its sheet's
+//! Redis buffer and asks for the sheet's flush (a delayed message on the
+//! flush queue); [`Steps::flush_sheet`] appends the buffered rows to
+//! Google Sheets, many per call, exactly once, within the quotas.
+//!
 //! # Layout
 //!
 //! - [`config`]: the settings.
@@ -23,19 +28,40 @@
 //!   the local interpreter call it.
 //! - `plan`, `token_step`, `fetch_step`, `store_step`, `failure_step`: one
 //!   step each.
+//! - [`sheet_io`], `buffer_step`: the sheet path's JSON and its buffer step;
+//!   `flush_request`: asking for a sheet's flush at most once at a time;
+//!   [`flush_trigger`]: how the request is delivered (a delayed message);
+//!   `flush_step`: the flush run (lock, quotas, adaptive batching);
+//!   `sheet_append`: one batch's append; `sheet_settle`: its end (settle,
+//!   fail, park) and the verify of an uncertain append; [`google_token`]:
+//!   a credential's access token and `sluice credentials set`;
+//!   [`sheet_env`]: the sheet path's environment variables; [`step_metrics`]:
+//!   the counts the functions report as EMF; [`alerts`]:
+//!   Slack-compatible alerts, one per key per window.
 
+pub mod alerts;
+mod buffer_step;
 pub mod config;
 pub mod env_config;
 mod failure_step;
 mod fetch_step;
+mod flush_request;
+mod flush_step;
+pub mod flush_trigger;
+pub mod google_token;
 pub mod json_task;
 mod plan;
+mod sheet_append;
+pub mod sheet_env;
+pub mod sheet_io;
+mod sheet_settle;
 pub mod step_io;
+pub mod step_metrics;
 pub mod steps;
 mod store_step;
 mod token_step;
 
-pub use config::PipelineConfig;
+pub use config::{PipelineConfig, SheetConfig};
 pub use env_config::{EnvError, PipelineEnv, StartError};
 pub use json_task::call_json;
 pub use steps::Steps;

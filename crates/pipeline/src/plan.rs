@@ -17,7 +17,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         for message in input.messages {
             let receive_count = message.attributes.approximate_receive_count.parse().unwrap_or(1);
             let (kind, work, invalid) = match WorkItem::from_body(&message.body) {
-                Ok(work) => ("shop", Some(work), None),
+                Ok(work) => (work.kind(), Some(work), None),
                 Err(e) => ("invalid", None, Some(format!("the body is not a work item: {e}"))),
             };
             let item = ItemPlan { item_id: message.message_id, receive_count, kind: kind.into(), work, invalid };

@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sluice_domain::{ErrorKind, ShopWork, StepError, WorkItem};
+use sluice_domain::{ErrorKind, SheetWork, ShopWork, StepError, WorkItem};
 
 /// One SQS message as EventBridge Pipes hands it to the state machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,7 +69,7 @@ pub struct ItemPlan {
     /// The SQS message id: what `batchItemFailures` reports.
     pub item_id: String,
     pub receive_count: u32,
-    /// `shop`, or `invalid` for a body that is not a work item.
+    /// `shop`, `sheet_row`, or `invalid` for a body that is not a work item.
     pub kind: String,
     pub work: Option<WorkItem>,
     /// Why the body is not a work item.
@@ -81,18 +81,31 @@ impl ItemPlan {
     pub fn shop_work(&self) -> Result<&ShopWork, StepError> {
         match &self.work {
             Some(WorkItem::Shop(work)) => Ok(work),
-            None => Err(StepError::new(
-                ErrorKind::InvalidRequest,
-                format!("message {} is not a work item: {}", self.item_id, self.invalid.as_deref().unwrap_or("?")),
-            )),
+            _ => Err(self.not_a("shop event")),
         }
     }
 
-    /// The key of the item's trace: its event id, or the message id when
-    /// the body could not be read.
+    /// The item's sheet row, or an `InvalidRequest` step error.
+    pub fn sheet_work(&self) -> Result<&SheetWork, StepError> {
+        match &self.work {
+            Some(WorkItem::SheetRow(work)) => Ok(work),
+            _ => Err(self.not_a("sheet row")),
+        }
+    }
+
+    fn not_a(&self, what: &str) -> StepError {
+        let why = match &self.work {
+            Some(other) => format!("it is a {} item", other.kind()),
+            None => self.invalid.clone().unwrap_or_else(|| "?".into()),
+        };
+        StepError::new(ErrorKind::InvalidRequest, format!("message {} is not a {what}: {why}", self.item_id))
+    }
+
+    /// The key of the item's trace: its event id (`row:<row id>` for a
+    /// sheet row), or the message id when the body could not be read.
     pub fn trace_id(&self) -> String {
         match &self.work {
-            Some(work) => work.event_id().to_owned(),
+            Some(work) => work.trace_id(),
             None => format!("message:{}", self.item_id),
         }
     }

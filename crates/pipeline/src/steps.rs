@@ -1,11 +1,18 @@
 //! [`Steps`]: everything the steps need, built once per process (one Lambda
 //! container, or `sluice dev`) and shared by every invocation.
 
+use crate::alerts::Alerter;
 use crate::config::PipelineConfig;
+use crate::flush_trigger::FlushTrigger;
+use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::StepError;
-use sluice_redis::{Bucket, Buckets, DenyCache, Gates, Keyspace, Locks, SnapshotStore, Tag, TokenStore, Traces};
+use sluice_redis::{
+    Bucket, Buckets, CredentialState, DenyCache, Gates, Keyspace, Locks, SheetBuffers, SheetState,
+    SlidingWindowLimiter, SnapshotStore, Tag, TokenStore, Traces,
+};
+use sluice_sheets::SheetsClient;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -23,6 +30,17 @@ pub struct Steps<C> {
     pub(crate) traces: Traces<C>,
     pub(crate) snapshots: SnapshotStore<C>,
     pub(crate) cafe24: Cafe24Client,
+    pub(crate) buffers: SheetBuffers<C>,
+    pub(crate) sheet_state: SheetState<C>,
+    pub(crate) credentials: CredentialState<C>,
+    /// The Google Sheets client; the sheet path needs it.
+    pub(crate) sheets: Option<SheetsClient>,
+    /// Counts for CloudWatch (EMF), shared by every clone.
+    pub(crate) metrics: Arc<StepMetrics>,
+    pub(crate) limiter: SlidingWindowLimiter<C>,
+    pub(crate) alerter: Alerter<C>,
+    /// How flushes are asked for; the sheet path needs it.
+    pub(crate) flush_trigger: Option<Arc<dyn FlushTrigger>>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
@@ -35,7 +53,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         let buckets = Buckets::new(conn.clone(), keyspace.clone(), deny);
         // A bucket setting that cannot work is refused now, not per item.
         buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, config.bucket).map_err(StepError::from)?;
+        let sheets = &config.sheets;
+        let alerter = Alerter::new(conn.clone(), keyspace.clone(), None, sheets.alert_window);
         Ok(Self {
+            buffers: SheetBuffers::new(conn.clone(), keyspace.clone()),
+            sheet_state: SheetState::new(conn.clone(), keyspace.clone()),
+            credentials: CredentialState::new(conn.clone(), keyspace.clone()),
+            sheets: None,
+            metrics: Arc::default(),
+            limiter: SlidingWindowLimiter::new(conn.clone(), keyspace.clone(), Arc::new(DenyCache::new())),
+            alerter,
+            flush_trigger: None,
             buckets,
             locks: Locks::new(conn.clone(), keyspace.clone()),
             gates: Gates::new(conn.clone(), keyspace.clone()),
@@ -47,8 +75,31 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         })
     }
 
+    /// Lets the sheet path ask for flushes.
+    pub fn with_flush_trigger(mut self, trigger: Arc<dyn FlushTrigger>) -> Self {
+        self.flush_trigger = Some(trigger);
+        self
+    }
+
+    /// Lets the sheet path call Google Sheets.
+    pub fn with_sheets(mut self, client: SheetsClient) -> Self {
+        self.sheets = Some(client);
+        self
+    }
+
+    /// Sends alerts to a Slack-compatible incoming-webhook URL.
+    pub fn with_alert_url(mut self, url: Option<String>) -> Self {
+        self.alerter = self.alerter.with_url(url);
+        self
+    }
+
     pub fn config(&self) -> &PipelineConfig {
         &self.config
+    }
+
+    /// What the steps counted since the last take.
+    pub fn metrics(&self) -> &StepMetrics {
+        &self.metrics
     }
 
     pub fn traces(&self) -> &Traces<C> {

@@ -1,4 +1,5 @@
--- Creates a FIFO queue, or reports the one that exists under that name.
+-- Creates a queue (FIFO or standard: the caller tells them apart by the
+-- name), or reports the one that exists under that name.
 --
 -- KEYS[1]  SET   the store's queue names
 -- KEYS[2]  HASH  the new queue's settings (cfg)
@@ -10,14 +11,17 @@
 -- ARGV[6]  maxReceiveCount (0 = none)
 -- ARGV[7]  incarnation: a random id drawn by the caller, carried by every
 --          receipt handle of this queue
+-- ARGV[8]  DelaySeconds in ms: the delay of a message naming none
+--          (standard queues; 0 for FIFO)
 --
--- Returns {status, vis, wait, cbd, dlq, maxrc, created_ms, incarnation}
+-- Returns {status, vis, wait, cbd, dlq, maxrc, created_ms, incarnation,
+-- delay_ms}
 -- with status 'created' or 'exists' (the stored settings, for the caller to
 -- compare), or {'nodlq'} when the dead-letter queue does not exist.
 
 local function settings(status)
-  local s = redis.call('HMGET', KEYS[2], 'vis', 'wait', 'cbd', 'dlq', 'maxrc', 'created', 'inc')
-  return {status, s[1], s[2], s[3], s[4], s[5], s[6], s[7]}
+  local s = redis.call('HMGET', KEYS[2], 'vis', 'wait', 'cbd', 'dlq', 'maxrc', 'created', 'inc', 'delay')
+  return {status, s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]}
 end
 
 if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -29,6 +33,6 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[2], 'vis', ARGV[2], 'wait', ARGV[3], 'cbd', ARGV[4], 'dlq', ARGV[5],
-  'maxrc', ARGV[6], 'created', string.format('%d', now), 'inc', ARGV[7], 'seq', 0)
+  'maxrc', ARGV[6], 'created', string.format('%d', now), 'inc', ARGV[7], 'seq', 0, 'delay', ARGV[8])
 redis.call('SADD', KEYS[1], ARGV[1])
 return settings('created')

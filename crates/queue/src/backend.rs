@@ -1,7 +1,15 @@
 //! The store behind the embedded queue: what both the in-memory and the
 //! Redis store implement. It is the whole of what the SQS endpoint needs
 //! (queues, messages, redrive); [`crate::EmbeddedQueue`] puts the
-//! [`WorkQueue`](sluice_domain::WorkQueue) port and long polling on top.
+//! [`WorkQueue`](sluice_domain::WorkQueue) port and long polling on top,
+//! [`crate::EmbeddedDelayQueue`] the [`DelayQueue`](sluice_domain::DelayQueue)
+//! port.
+//!
+//! Both kinds of queue live in one store and share every operation but
+//! the send: [`QueueBackend::send`] for FIFO queues, and
+//! [`QueueBackend::send_delayed`] for standard queues, where each message
+//! is a group of its own (named by its message id) that starts blocked
+//! until its delay is over (see the crate root).
 //!
 //! Every operation is atomic and none waits: [`QueueBackend::pull`] answers
 //! at once, with how long until an in-flight message becomes visible, and
@@ -9,7 +17,9 @@
 
 use crate::config::QueueConfig;
 use crate::error::QueueError;
-use sluice_domain::queue::{Accepted, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage};
+use sluice_domain::queue::{
+    Accepted, DelayedMessage, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage,
+};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -25,8 +35,10 @@ pub struct QueueInfo {
     pub(crate) incarnation: u64,
 }
 
-/// The answer of a pull: the messages, and when the earliest in-flight
-/// message becomes visible again (so a long poll can wake up for it).
+/// The answer of a pull: the messages, and when the earliest in-flight or
+/// delayed message becomes visible (so a long poll can wake up for it).
+/// A standard queue's messages carry their message id as group and
+/// deduplication id; the delay queue port and the SQS endpoint drop both.
 #[derive(Debug, Clone, Default)]
 pub struct Pulled {
     pub messages: Vec<ReceivedMessage>,
@@ -55,14 +67,29 @@ pub trait QueueBackend: Clone + Send + Sync + 'static {
     /// for the rest of their five minutes, as they do after a delete.
     fn purge_queue(&self, name: &str) -> impl Future<Output = Result<(), QueueError>> + Send;
 
-    /// Enqueues messages already checked against SQS's rules, in order.
-    /// A message whose deduplication id was sent in the last five minutes
-    /// is accepted and not enqueued; its answer is the first one's.
+    /// Enqueues messages already checked against SQS's rules on a FIFO
+    /// queue, in order. A message whose deduplication id was sent in the
+    /// last five minutes is accepted and not enqueued; its answer is the
+    /// first one's. A standard queue refuses with
+    /// [`QueueError::WrongKind`].
     fn send(
         &self,
         name: &str,
         entries: &[&OutgoingMessage],
     ) -> impl Future<Output = Result<Vec<Accepted>, QueueError>> + Send;
+
+    /// Enqueues messages already checked against SQS's rules
+    /// ([`rules::check_delayed`]) on a standard queue. Each becomes visible
+    /// after its delay, or the queue's `DelaySeconds` when it names none.
+    /// Returns each one's new message id, in order. A FIFO queue refuses
+    /// with [`QueueError::WrongKind`].
+    ///
+    /// [`rules::check_delayed`]: sluice_domain::queue::rules::check_delayed
+    fn send_delayed(
+        &self,
+        name: &str,
+        entries: &[&DelayedMessage],
+    ) -> impl Future<Output = Result<Vec<MessageId>, QueueError>> + Send;
 
     /// Takes up to `max` visible messages without waiting: the whole head
     /// of the first ready group (round-robin), then the next group's, and
@@ -95,9 +122,10 @@ pub trait QueueBackend: Clone + Send + Sync + 'static {
 
     /// Redrive: moves every message of `from` whose group has nothing in
     /// flight to the tail of its group in `to`, in the order they arrived in
-    /// `from`, as if newly sent (receive count 0, no deduplication). With
-    /// `only_from = Some(q)`, moves only messages that `q` moved to `from`
-    /// as its dead-letter queue. Returns how many moved.
+    /// `from`, as if newly sent (receive count 0, no deduplication, no
+    /// delay). With `only_from = Some(q)`, moves only messages that `q`
+    /// moved to `from` as its dead-letter queue. Both queues must be of one
+    /// kind. Returns how many moved.
     fn move_messages(
         &self,
         from: &str,
@@ -107,6 +135,7 @@ pub trait QueueBackend: Clone + Send + Sync + 'static {
 
     /// Notified after every change that can make a message receivable in
     /// this process (a send, a visibility change, a redrive), so that long
-    /// polls wake at once.
+    /// polls wake at once. (A delay ending is no change: a pull says when
+    /// the next one ends, and a long poll wakes for it.)
     fn signal(&self) -> &Arc<Notify>;
 }

@@ -12,7 +12,9 @@
 //! [`signal`]: QueueBackend::signal
 
 use crate::backend::QueueBackend;
+use crate::config::QueueKind;
 use crate::error::QueueError;
+use crate::validation;
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::{
     OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendOutcome,
@@ -26,7 +28,7 @@ use tokio::time::Instant;
 const FIRST_POLL: Duration = Duration::from_millis(25);
 const LONGEST_POLL: Duration = Duration::from_secs(1);
 
-/// One queue of a backend, as a [`WorkQueue`].
+/// One FIFO queue of a backend, as a [`WorkQueue`].
 #[derive(Debug, Clone)]
 pub struct EmbeddedQueue<B> {
     backend: B,
@@ -114,11 +116,19 @@ impl<B: QueueBackend> WorkQueue for EmbeddedQueue<B> {
     type Error = QueueError;
 
     async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, QueueError> {
-        let accepted = self.backend.send(&self.name, entries).await?;
-        Ok(accepted.into_iter().map(SendOutcome::Accepted).collect())
+        match self.backend.send(&self.name, entries).await {
+            Ok(accepted) => Ok(accepted.into_iter().map(SendOutcome::Accepted).collect()),
+            // A standard queue: every entry is refused, as SQS refuses them.
+            Err(err) => match err.entry_failure() {
+                Some(failure) => Ok(entries.iter().map(|_| SendOutcome::Failed(failure.clone())).collect()),
+                None => Err(err),
+            },
+        }
     }
 
     async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedMessage>, QueueError> {
+        // A standard queue's messages have no group of their own to report.
+        validation::check_kind(&self.name, QueueKind::Fifo)?;
         let (max, visibility, wait) = (request.max_messages(), request.visibility_timeout(), request.wait());
         long_poll(&self.backend, &self.name, max, visibility, wait, None).await
     }

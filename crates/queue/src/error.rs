@@ -1,6 +1,8 @@
 //! Errors of the embedded queue. Each maps to the SQS error an SQS client
 //! would see for the same mistake (`sqs_api::error`).
 
+use crate::config::QueueKind;
+use sluice_domain::queue::SendFailure;
 use sluice_domain::queue::rules::RuleViolation;
 
 #[derive(Debug, thiserror::Error)]
@@ -13,6 +15,21 @@ pub enum QueueError {
     /// A name, attribute or parameter that cannot work, named.
     #[error("{0}")]
     InvalidParameter(String),
+    /// A send through the port of the other kind: a FIFO send (group,
+    /// deduplication id) to a standard queue, or a delayed send to a FIFO
+    /// queue. The entries' fault, not the call's: see
+    /// [`QueueError::entry_failure`].
+    #[error(
+        "queue {name:?} is a {} queue: {}",
+        if kind.is_fifo() { "FIFO" } else { "standard" },
+        if kind.is_fifo() {
+            "it takes no per-message DelaySeconds (SQS refuses them on FIFO queues); send to it through the \
+             WorkQueue port, with a group and a deduplication id"
+        } else {
+            "it takes no MessageGroupId or MessageDeduplicationId; send to it through the DelayQueue port"
+        }
+    )]
+    WrongKind { name: String, kind: QueueKind },
     /// A rule of SQS's that a message or request breaks.
     #[error(transparent)]
     Rule(#[from] RuleViolation),
@@ -28,4 +45,17 @@ pub enum QueueError {
     /// A script answered something it never returns: a bug, not an outage.
     #[error("unexpected reply from {script}: {reply}")]
     UnexpectedReply { script: &'static str, reply: String },
+}
+
+impl QueueError {
+    /// The failure every entry of a send gets when the error is theirs, not
+    /// the call's: a send to a queue of the other kind is refused as SQS
+    /// refuses such a batch, entry by entry (`InvalidParameterValue`, the
+    /// sender's fault), so a caller does not retry what can never succeed.
+    pub fn entry_failure(&self) -> Option<SendFailure> {
+        match self {
+            Self::WrongKind { .. } => Some(SendFailure::new("InvalidParameterValue", self.to_string(), true)),
+            _ => None,
+        }
+    }
 }

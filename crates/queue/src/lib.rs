@@ -1,9 +1,12 @@
-//! sluice's embedded FIFO queue: SQS FIFO's semantics on one machine, in
-//! memory (unit tests, benchmarks) or in Redis (`sluice dev`), and an
-//! SQS-compatible endpoint in front of it, so the very SQS adapter and the
-//! AWS CLI that talk to SQS in AWS talk to it locally.
+//! sluice's embedded queue: SQS's semantics on one machine, in memory (unit
+//! tests, benchmarks) or in Redis (`sluice dev`), and an SQS-compatible
+//! endpoint in front of it, so the very SQS adapters and the AWS CLI that
+//! talk to SQS in AWS talk to it locally. It has both kinds of SQS queue,
+//! told apart by the name as SQS does ([`QueueKind::of`]): FIFO queues
+//! (`*.fifo`, the work queue, [`EmbeddedQueue`]) and standard queues (any
+//! other name, the delay queue, [`EmbeddedDelayQueue`]).
 //!
-//! # Semantics (checked by `tests/conformance` against every form)
+//! # FIFO semantics (checked by `tests/conformance` against every form)
 //!
 //! - A deduplication id is remembered for five minutes after its send,
 //!   even after the message was deleted or purged; a duplicate is accepted
@@ -17,6 +20,30 @@
 //!   message already received `maxReceiveCount` times is moved, on its next
 //!   receive, to the tail of its group in the FIFO dead-letter queue (so
 //!   the DLQ keeps group order); a redrive moves messages back.
+//!
+//! # Standard semantics (`tests/conformance`, the delay cases)
+//!
+//! - A message is not received before its delay is over: its own
+//!   `DelaySeconds`, or the queue's when it names none (0 to 15 minutes).
+//!   A long poll wakes when the earliest delayed message comes due.
+//! - No order and no deduplication: any number of messages are in flight
+//!   at once.
+//! - At least once: a message not deleted within its visibility timeout is
+//!   received again, its receive count one higher; with a redrive policy it
+//!   moves to the (standard) dead-letter queue as on a FIFO queue.
+//! - A standard queue refuses FIFO sends and a FIFO queue delayed ones
+//!   ([`QueueError::WrongKind`]; each entry fails as the sender's fault).
+//!
+//! A standard queue is the FIFO model with every message a group of its
+//! own, named by its message id: receive, delete, visibility and redrive
+//! serve it unchanged. Only the send differs (`lua/send_delayed.lua`,
+//! `memory/fifo/standard.rs`): a delayed message's group starts *blocked*
+//! until its delay ends, exactly like a group whose message is in flight,
+//! so the same reaping that returns expired in-flight messages makes it
+//! receivable, and a pull reports when it comes due. It is told apart from
+//! an in-flight message by its receive count, still 0
+//! (`ApproximateNumberOfMessagesDelayed`). The embedded FIFO queue has no
+//! delays (SQS's FIFO queues have only a queue-wide one).
 //!
 //! # Fairness, and how it differs from SQS
 //!
@@ -52,10 +79,14 @@
 //! {prefix}{sqs}:q:<name>:arrival    ZSET  seq by seq: arrival order, the oldest message
 //! {prefix}{sqs}:q:<name>:ready      LIST  the ring of ready groups
 //! {prefix}{sqs}:q:<name>:gstate     HASH  group -> 'r' (in the ring) | 'b' (blocked)
-//! {prefix}{sqs}:q:<name>:blocked    ZSET  blocked group -> ms its last in-flight message becomes visible
+//! {prefix}{sqs}:q:<name>:blocked    ZSET  blocked group -> ms its last in-flight (or delayed) message becomes visible
 //! {prefix}{sqs}:q:<name>:dedup      HASH  dedup id -> '<message id> <seq>'       TTL: 5 min after the latest send
 //! {prefix}{sqs}:q:<name>:dedupx     ZSET  dedup id by expiry ms                 TTL: 5 min after the latest send
 //! ```
+//!
+//! A standard queue uses the same keys (its groups are its message ids,
+//! and `cfg` holds its `delay`) except the two dedup keys, which it never
+//! writes.
 //!
 //! Owners: `cfg` and the message keys belong to their queue and live until
 //! `DeleteQueue`; a message's fields and members are removed by its delete,
@@ -66,21 +97,25 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: a queue's settings (visibility timeout, redrive policy, …)
-//!   and name rules.
+//! - [`config`]: a queue's kind and settings (visibility timeout, redrive
+//!   policy, delay, …) and name rules.
 //! - [`backend`]: [`QueueBackend`], what both stores implement.
-//! - [`memory`]: the in-memory store.
+//! - [`memory`]: the in-memory store (`memory/fifo.rs` one queue,
+//!   `memory/fifo/standard.rs` a standard queue's send).
 //! - [`redis_store`]: the Redis store; its scripts are `lua/*.lua`.
 //! - [`embedded`]: [`EmbeddedQueue`], the domain's `WorkQueue` port over a
-//!   store, and long polling.
+//!   store's FIFO queue, and long polling.
+//! - [`embedded_delay`]: [`EmbeddedDelayQueue`], the domain's `DelayQueue`
+//!   port over a store's standard queue.
 //! - [`sqs_api`]: the SQS-compatible endpoint (AWS JSON 1.0).
 //! - [`error`]: the queue's errors.
 //! - `receipt`: receipt handles and sequence numbers.
-//! - `validation`: checks shared by both stores.
+//! - `validation`: checks shared by both stores (names, settings, kinds).
 
 pub mod backend;
 pub mod config;
 pub mod embedded;
+pub mod embedded_delay;
 pub mod error;
 pub mod memory;
 mod receipt;
@@ -89,8 +124,9 @@ pub mod sqs_api;
 mod validation;
 
 pub use backend::{Pulled, QueueBackend, QueueInfo};
-pub use config::{QueueConfig, RedrivePolicy};
+pub use config::{QueueConfig, QueueKind, RedrivePolicy};
 pub use embedded::EmbeddedQueue;
+pub use embedded_delay::EmbeddedDelayQueue;
 pub use error::QueueError;
 pub use memory::MemoryBackend;
 pub use redis_store::RedisBackend;

@@ -83,6 +83,23 @@ impl Tag {
         Self::new(&format!("mall:{mall_id}"))
     }
 
+    /// The scope of one Google Sheet (its FIFO group key): its buffer,
+    /// lock, flush gate and header flag share this tag.
+    pub fn for_sheet(group_key: &str) -> Self {
+        Self::new(&format!("sheet:{group_key}"))
+    }
+
+    /// The scope of one Google credential: its tokens and rejected flag.
+    pub fn for_credential(credential_id: &str) -> Self {
+        Self::new(&format!("gcred:{credential_id}"))
+    }
+
+    /// The scope of one Google Cloud project: every credential's write
+    /// limit is checked here together with the project's, atomically.
+    pub fn for_google_project(project: &str) -> Self {
+        Self::new(&format!("gproject:{project}"))
+    }
+
     /// The scope of one event: its trace and ingest dedup gate.
     pub fn for_event(event_id: &str) -> Self {
         Self::new(&format!("ev:{event_id}"))

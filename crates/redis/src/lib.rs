@@ -21,6 +21,13 @@
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
+//! {prefix}{sheet:<g>}:buffer:    LIST    a sheet's rows to append       owner: the sheet's flush
+//! {prefix}{sheet:<g>}:inflight:  LIST    rows of the current append     owner: the sheet's flush
+//! {prefix}{sheet:<g>}:istate:    STRING  unknown | unsent               owner: the sheet's flush
+//! {prefix}{sheet:<g>}:parked:    LIST    rows waiting for a person      owner: redrive
+//! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered           TTL: 24 h
+//! {prefix}{gcred:<c>}:rejected:  STRING  why a credential was rejected  owner: `sluice credentials set`
+//! {prefix}{gcred:<c>}:sheets:    SET     sheets writing with it         TTL: 30 days after the latest row
 //! ```
 //!
 //! The prefix is `sluice:` by default (tests use one per test); the tag is
@@ -37,12 +44,16 @@
 //! - [`trace`]: every event's journey.
 //! - [`snapshot_store`]: fetched snapshots, sharded streams, idempotent.
 //! - [`token_store`]: OAuth token pairs.
+//! - [`credential_state`]: a credential's rejection and its sheets.
+//! - [`sheet_buffer`]: each Google Sheet's buffer, in-flight and parked rows.
+//! - [`sheet_state`]: what a sheet's flush remembers: its tail row, its header, its failures.
 //! - [`admission`]: the answer of a limiter or bucket.
 //! - [`server`]: a private `redis-server` process for local runs and tests.
 //! - `scripts`: the Lua scripts, loaded once per process.
 
 pub mod admission;
 pub mod bucket;
+pub mod credential_state;
 pub mod deny_cache;
 mod error;
 pub mod gate;
@@ -51,12 +62,15 @@ pub mod limiter;
 pub mod lock;
 mod scripts;
 pub mod server;
+pub mod sheet_buffer;
+pub mod sheet_state;
 pub mod snapshot_store;
 pub mod token_store;
 pub mod trace;
 
 pub use admission::Admission;
 pub use bucket::{Bucket, BucketLevel, BucketSpec, Buckets};
+pub use credential_state::CredentialState;
 pub use deny_cache::DenyCache;
 pub use error::{Error, StaleReason};
 pub use gate::{Entry, Gates, Taken};
@@ -64,6 +78,8 @@ pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter};
 pub use lock::{Acquire, Lease, Locks};
 pub use server::{RedisProcess, ServerError, ServerOptions};
+pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
+pub use sheet_state::SheetState;
 pub use snapshot_store::{Appended, SnapshotStore, StoredEntry};
 pub use token_store::{StoredToken, TokenStore};
 pub use trace::{TraceEntry, Traces};

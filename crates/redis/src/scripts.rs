@@ -23,3 +23,6 @@ script!(GATE_JOIN, "gate_join.lua");
 script!(GATE_TAKE, "gate_take.lua");
 script!(TRACE_APPEND, "trace_append.lua");
 script!(SNAPSHOT_APPEND, "snapshot_append.lua");
+script!(SHEET_BUFFER, "sheet_buffer.lua");
+script!(SHEET_CLAIM, "sheet_claim.lua");
+script!(SHEET_SHIFT, "sheet_shift.lua");

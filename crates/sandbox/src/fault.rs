@@ -125,15 +125,16 @@ impl FaultInjector {
     }
 }
 
-mod millis {
+/// Durations as whole milliseconds in JSON, for every sandbox's fault settings.
+pub(crate) mod millis {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 
-    pub(super) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_millis)
     }
 }

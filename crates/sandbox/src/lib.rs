@@ -15,16 +15,22 @@
 //!   leaky buckets and usage quotas, products/orders/customers with
 //!   webhooks on change, the call record, and the `/sandbox/…` control
 //!   plane.
+//! - [`sheets`]: the Google Sheets API v4 (spreadsheets.get, values.get,
+//!   values.append, values.update) and Google's OAuth token endpoint, the
+//!   per-user and per-project read/write quotas over a sliding window,
+//!   queued one-shot faults ("applied, but the response timed out"), the
+//!   call record, and the `/sandbox/sheets/…` control plane.
 //! - [`fault`]: fault injection shared by every sandbox (server errors,
 //!   timeouts, dropped connections, latency).
 //! - `server`: serving a sandbox's router and stopping it.
-//!
-//! A Google Sheets sandbox will join as a sibling module `sheets`, reusing
-//! [`fault`] and `server`.
 
 pub mod cafe24;
 pub mod fault;
 mod server;
+pub mod sheets;
 
 pub use cafe24::{Cafe24Sandbox, SandboxConfig as Cafe24SandboxConfig};
 pub use fault::{Fault, FaultConfig, TimeoutMode};
+pub use sheets::{
+    SandboxError as SheetsSandboxError, SheetsCall, SheetsFault, SheetsOp, SheetsSandbox, SheetsSandboxConfig,
+};

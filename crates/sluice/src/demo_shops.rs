@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_domain::ResourceKind;
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, stored_token};
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
@@ -129,19 +129,14 @@ async fn start_stack(
     let template = BaseUrlTemplate::new(sandbox.base_url_template()).map_err(|e| e.to_string())?;
     let keyspace = Keyspace::new("sluice:demo:").map_err(|e| e.to_string())?;
     let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned())).map_err(|e| e.to_string())?;
+    let cafe24 = Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template);
+    let ingest = IngestConfig { keyspace, ..IngestConfig::new(api_keys) };
     let config = DevConfig {
-        keyspace: keyspace.clone(),
-        sqs_port: 0,
-        ingest_port: 0,
-        max_receive_count: 5,
-        visibility_timeout: Duration::from_secs(330),
-        ingest: IngestConfig { keyspace, ..IngestConfig::new(api_keys) },
         pipeline: PipelineConfig {
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
             ..PipelineConfig::default()
         },
-        pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
-        cafe24: Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template),
+        ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
     };
     DevStack::start(conn, config).await
 }

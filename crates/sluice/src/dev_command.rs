@@ -16,11 +16,12 @@ use crate::dev_state::DevState;
 use crate::redis_target::RedisTarget;
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, PipeConfig};
-use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, PipeConfig};
+use sluice_pipeline::{PipelineConfig, SheetConfig, stored_token};
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use sluice_sheets::SheetsConfig;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -41,6 +42,9 @@ pub(crate) struct Args {
     /// Port of ingest (POST /webhooks/cafe24) on 127.0.0.1; 0 picks a free port.
     #[arg(long, default_value_t = DEFAULT_INGEST_PORT)]
     ingest_port: u16,
+    /// Port of `GET /metrics` (Prometheus text) on 127.0.0.1; 0 picks a free port.
+    #[arg(long, default_value_t = 9091)]
+    metrics_port: u16,
     /// Receives of a message before it moves to sluice-events-dlq.fifo.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     max_receive_count: u32,
@@ -77,6 +81,23 @@ pub(crate) struct Args {
     /// FIFO groups of one batch processed at once.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=40))]
     map_concurrency: u32,
+    /// Google OAuth client id for the sheet path (the secret comes from
+    /// SLUICE_GOOGLE_CLIENT_SECRET).
+    #[arg(long, env = "SLUICE_GOOGLE_CLIENT_ID", default_value = "")]
+    google_client_id: String,
+    /// The Google Sheets API base URL (a `sluice sandbox sheets` URL for local work).
+    #[arg(long, env = "SLUICE_SHEETS_API_URL", default_value = sluice_sheets::config::PRODUCTION_API_BASE_URL)]
+    sheets_api_url: String,
+    /// The Google OAuth token endpoint.
+    #[arg(long, env = "SLUICE_GOOGLE_TOKEN_URL", default_value = sluice_sheets::config::PRODUCTION_TOKEN_URL)]
+    google_token_url: String,
+    /// The Google Cloud project whose 300 writes/min all credentials share.
+    #[arg(long, env = "SLUICE_GOOGLE_PROJECT", default_value = "default")]
+    google_project: String,
+    /// A Slack-compatible incoming-webhook URL for alerts (a rejected
+    /// credential, a sheet that is gone).
+    #[arg(long, env = "SLUICE_ALERT_URL")]
+    alert_url: Option<String>,
 }
 
 pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
@@ -98,6 +119,7 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
         keyspace: keyspace.clone(),
         sqs_port: args.sqs_port,
         ingest_port: args.ingest_port,
+        metrics_port: args.metrics_port,
         max_receive_count: args.max_receive_count,
         visibility_timeout: Duration::from_secs(args.visibility_timeout),
         ingest: IngestConfig { keyspace: keyspace.clone(), ..IngestConfig::new(api_keys) },
@@ -105,6 +127,7 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
             max_receive_count: args.max_receive_count,
             map_max_concurrency: args.map_concurrency,
+            sheets: SheetConfig { google_project: args.google_project.clone(), ..SheetConfig::default() },
             ..PipelineConfig::default()
         },
         pipe: PipeConfig {
@@ -113,6 +136,9 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
             ..PipeConfig::default()
         },
         cafe24,
+        sheets: sheets_config(&args)?,
+        flush: FlushWorkerConfig::default(),
+        alert_url: args.alert_url.clone(),
     };
     let stack = DevStack::start(conn, config).await?;
     let mut urls: Vec<(String, String)> = vec![("Redis".into(), redis.description.clone())];
@@ -143,6 +169,15 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     outcome?;
     println!("sluice dev stopped.");
     Ok(ExitCode::SUCCESS)
+}
+
+fn sheets_config(args: &Args) -> Result<SheetsConfig, String> {
+    let secret = std::env::var("SLUICE_GOOGLE_CLIENT_SECRET").unwrap_or_default();
+    SheetsConfig::new(args.google_client_id.clone(), Secret::new(secret))
+        .with_api_base_url(args.sheets_api_url.clone())
+        .map_err(|e| format!("--sheets-api-url: {e}"))?
+        .with_token_url(args.google_token_url.clone())
+        .map_err(|e| format!("--google-token-url: {e}"))
 }
 
 fn cafe24_config(args: &Args, sandbox: Option<&Cafe24Sandbox>) -> Result<Cafe24Config, String> {

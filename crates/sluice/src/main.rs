@@ -11,21 +11,32 @@
 //!   interpreter on one definition.
 //! - [`dev_command`]: `sluice dev`, the local stack (for now the embedded
 //!   queue in Redis behind its SQS endpoint).
-//! - [`sandbox_command`]: `sluice sandbox cafe24`, the Cafe24 stand-in.
+//! - [`sandbox_command`]: `sluice sandbox cafe24|sheets`, the Cafe24 and
+//!   Google Sheets stand-ins.
 //! - [`tokens_command`]: `sluice tokens set|show`, a mall's OAuth tokens.
+//! - [`credentials_command`]: `sluice credentials set|show`, a Google
+//!   credential's tokens, and the redrive of the rows held for it.
 //! - [`trace_command`]: `sluice trace EVENT_ID`, an event's journey.
 //! - [`demo_shops`], [`shop_report`]: `sluice demo shops`, the shop
 //!   pipeline end to end with its invariants checked (`make run`).
+//! - [`demo_sheets`], [`sheet_report`]: `sluice demo sheets`, the sheet
+//!   path end to end, exactly once within Google's quotas (`make run`).
+//! - [`dlq_command`]: `sluice dlq list|show|redrive`, the dead-letter
+//!   queues over the SQS API.
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
 
 mod asl_command;
+mod credentials_command;
 mod demo_primitives;
+mod demo_sheets;
 mod demo_shops;
 mod dev_command;
 mod dev_state;
+mod dlq_command;
 mod redis_target;
 mod sandbox_command;
+mod sheet_report;
 mod shop_report;
 mod stop_signal;
 mod tokens_command;
@@ -61,9 +72,20 @@ enum Command {
         #[command(subcommand)]
         command: tokens_command::TokensCommand,
     },
-    /// Where an event is, and everything that happened to it.
+    /// A Google credential's OAuth tokens: set them (redriving the rows held
+    /// for it), or see whether it is usable.
+    Credentials {
+        #[command(subcommand)]
+        command: credentials_command::CredentialsCommand,
+    },
+    /// The dead-letter queues: count, peek, redrive (local `sluice dev` or AWS).
+    Dlq {
+        #[command(subcommand)]
+        command: dlq_command::DlqCommand,
+    },
+    /// Where an event (or a sheet row, by row id) is, and everything that happened to it.
     Trace(trace_command::Args),
-    /// Stand-ins for the upstream APIs (Cafe24), on 127.0.0.1 until Ctrl-C.
+    /// Stand-ins for the upstream APIs (Cafe24, Google Sheets), until Ctrl-C.
     Sandbox {
         #[command(subcommand)]
         command: sandbox_command::SandboxCommand,
@@ -78,6 +100,10 @@ enum Demo {
     /// The shop pipeline end to end: 20 sandbox malls, 2,000 webhooks from
     /// 100 clients, then a report that checks every invariant.
     Shops(demo_shops::Args),
+    /// The sheet path end to end: 1,000 submissions from 100 clients to one
+    /// sandbox Google Sheet, 1,000 more over five sheets; checks every row
+    /// landed exactly once within Google's quotas.
+    Sheets(demo_sheets::Args),
 }
 
 fn main() -> ExitCode {
@@ -93,9 +119,12 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Demo { demo: Demo::Primitives(args) } => demo_primitives::run(args).await,
             Command::Demo { demo: Demo::Shops(args) } => demo_shops::run(args).await,
+            Command::Demo { demo: Demo::Sheets(args) } => demo_sheets::run(args).await,
             Command::Asl { command } => asl_command::run(command).await,
             Command::Dev(args) => dev_command::run(args).await,
             Command::Tokens { command } => tokens_command::run(command).await,
+            Command::Credentials { command } => credentials_command::run(command).await,
+            Command::Dlq { command } => dlq_command::run(command).await,
             Command::Trace(args) => trace_command::run(args).await,
             Command::Sandbox { command } => sandbox_command::run(command).await,
         }

@@ -1,46 +1,50 @@
-//! `sluice sandbox cafe24`: a Cafe24 stand-in on 127.0.0.1 until Ctrl-C.
+//! `sluice sandbox cafe24|sheets`: an upstream stand-in until Ctrl-C.
 //!
-//! It serves the Admin API reads and the token endpoint for each mall under
-//! `/malls/{mall}`, enforces each mall's leaky bucket, injects the faults
-//! asked for, and posts webhooks to `--webhook-target` when its data is
-//! changed through the control plane under `/sandbox/…` (see
-//! `sluice_sandbox::cafe24::control`). Settings that are out of range are
-//! refused with exit code 2, before anything listens.
+//! - `cafe24` serves the Admin API reads and the token endpoint for each
+//!   mall under `/malls/{mall}`, enforces each mall's leaky bucket, injects
+//!   the faults asked for, and posts webhooks to `--webhook-target` when
+//!   its data is changed through the control plane under `/sandbox/…` (see
+//!   `sluice_sandbox::cafe24::control`).
+//! - `sheets` serves the Google Sheets API v4 calls sluice makes at
+//!   Google's paths and Google's token endpoint, enforces the per-user and
+//!   per-project read/write quotas over a sliding window, injects faults,
+//!   and prints each user's refresh token; its control plane is under
+//!   `/sandbox/sheets/…` (see `sluice_sandbox::sheets::control`).
+//!
+//! Settings that are out of range are refused with exit code 2, before
+//! anything listens.
 
 use sluice_sandbox::cafe24::{BucketConfig, SandboxConfig, WebhookTarget};
-use sluice_sandbox::{Cafe24Sandbox, FaultConfig, TimeoutMode};
-use std::net::SocketAddr;
+use sluice_sandbox::{Cafe24Sandbox, FaultConfig, SheetsSandbox, SheetsSandboxConfig, TimeoutMode};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// The sandbox's default port ("24" for Cafe24); `--port 0` picks a free one.
+/// The Cafe24 sandbox's default port ("24" for Cafe24); `--port 0` picks a
+/// free one.
 const DEFAULT_PORT: u16 = 9024;
+/// The Sheets sandbox's default port ("4" for the API's v4).
+const SHEETS_PORT: u16 = 9004;
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum SandboxCommand {
     /// A Cafe24 stand-in: Admin API, OAuth tokens, per-mall leaky buckets,
     /// webhooks on change, fault injection. Runs until Ctrl-C.
     Cafe24(Cafe24Args),
+    /// A Google Sheets stand-in: Sheets API v4 values and spreadsheets
+    /// calls, the OAuth token endpoint, per-user and per-project quotas,
+    /// fault injection. Runs until Ctrl-C.
+    Sheets(SheetsArgs),
 }
 
+/// Probabilistic faults, the same for every sandbox.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Cafe24Args {
-    /// Port on 127.0.0.1; 0 picks a free one.
-    #[arg(long, default_value_t = DEFAULT_PORT)]
-    port: u16,
-    /// Malls to serve (repeat the flag or separate with commas).
-    #[arg(long = "mall", value_delimiter = ',', default_value = "demo")]
-    malls: Vec<String>,
-    /// Bucket capacity of every mall (Cafe24: 40).
-    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
-    bucket_capacity: u32,
-    /// Bucket drain of every mall, in calls per second (Cafe24: 2).
-    #[arg(long, default_value_t = 2.0, value_parser = positive)]
-    bucket_drain: f64,
-    /// Share of Admin API calls answered 500, from 0 to 1.
+pub(crate) struct FaultArgs {
+    /// Share of API calls answered 500, from 0 to 1.
     #[arg(long, default_value_t = 0.0, value_parser = rate)]
     error_rate: f64,
-    /// Share of Admin API calls that time out, from 0 to 1.
+    /// Share of API calls that time out, from 0 to 1.
     #[arg(long, default_value_t = 0.0, value_parser = rate)]
     timeout_rate: f64,
     /// How long a timed-out call is held before its 504, in milliseconds.
@@ -58,6 +62,45 @@ pub(crate) struct Cafe24Args {
     /// Seed of the fault injection (the same seed repeats the same faults).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+impl FaultArgs {
+    fn config(&self) -> Result<FaultConfig, String> {
+        if self.error_rate + self.timeout_rate > 1.0 {
+            return Err("--error-rate and --timeout-rate together must not exceed 1".into());
+        }
+        let timeout_mode = if self.drop_connections {
+            TimeoutMode::Drop
+        } else {
+            TimeoutMode::Hold(Duration::from_millis(self.timeout_hold_ms))
+        };
+        Ok(FaultConfig {
+            server_error_rate: self.error_rate,
+            timeout_rate: self.timeout_rate,
+            timeout_mode,
+            latency: Duration::from_millis(self.latency_ms),
+            latency_jitter: Duration::from_millis(self.latency_jitter_ms),
+            seed: self.seed,
+        })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Cafe24Args {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Malls to serve (repeat the flag or separate with commas).
+    #[arg(long = "mall", value_delimiter = ',', default_value = "demo")]
+    malls: Vec<String>,
+    /// Bucket capacity of every mall (Cafe24: 40).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
+    bucket_capacity: u32,
+    /// Bucket drain of every mall, in calls per second (Cafe24: 2).
+    #[arg(long, default_value_t = 2.0, value_parser = positive)]
+    bucket_drain: f64,
+    #[command(flatten)]
+    faults: FaultArgs,
     /// URL to POST webhooks to when data changes (e.g. sluice dev's ingest).
     #[arg(long)]
     webhook_target: Option<String>,
@@ -78,6 +121,7 @@ pub(crate) struct Cafe24Args {
 pub(crate) async fn run(command: SandboxCommand) -> Result<ExitCode, String> {
     match command {
         SandboxCommand::Cafe24(args) => run_cafe24(args).await,
+        SandboxCommand::Sheets(args) => run_sheets(args).await,
     }
 }
 
@@ -121,22 +165,7 @@ async fn run_cafe24(args: Cafe24Args) -> Result<ExitCode, String> {
 
 /// The sandbox configuration, or the first problem with the flags.
 fn config(args: &Cafe24Args) -> Result<SandboxConfig, String> {
-    let timeout_mode = if args.drop_connections {
-        TimeoutMode::Drop
-    } else {
-        TimeoutMode::Hold(Duration::from_millis(args.timeout_hold_ms))
-    };
-    if args.error_rate + args.timeout_rate > 1.0 {
-        return Err("--error-rate and --timeout-rate together must not exceed 1".into());
-    }
-    let faults = FaultConfig {
-        server_error_rate: args.error_rate,
-        timeout_rate: args.timeout_rate,
-        timeout_mode,
-        latency: Duration::from_millis(args.latency_ms),
-        latency_jitter: Duration::from_millis(args.latency_jitter_ms),
-        seed: args.seed,
-    };
+    let faults = args.faults.config()?;
     let webhook = match (&args.webhook_target, &args.api_key) {
         (None, _) => None,
         (Some(_), None) => return Err("--webhook-target needs --api-key (the receiver checks X-API-Key)".into()),
@@ -163,6 +192,165 @@ fn config(args: &Cafe24Args) -> Result<SandboxConfig, String> {
     };
     config.validate()?;
     Ok(config)
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct SheetsArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Port; 0 picks a free one.
+    #[arg(long, default_value_t = SHEETS_PORT)]
+    port: u16,
+    /// Write requests accepted per user per project in any quota window (Google: 60).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    write_per_user: u32,
+    /// Write requests accepted per project in any quota window (Google: 300).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
+    write_per_project: u32,
+    /// Read requests accepted per user per project in any quota window (Google: 60).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..))]
+    read_per_user: u32,
+    /// Read requests accepted per project in any quota window (Google: 300).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u32).range(1..))]
+    read_per_project: u32,
+    /// The sliding window the quotas hold over, in seconds (Google: 60).
+    #[arg(long, default_value_t = 60.0, value_parser = positive)]
+    quota_window_secs: f64,
+    /// Access token lifetime in seconds (Google: 3600).
+    #[arg(long, default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..))]
+    access_token_ttl_secs: u64,
+    /// The Cloud project number the 429 bodies name.
+    #[arg(long, default_value_t = 123_456_789_012)]
+    project_number: u64,
+    /// OAuth client id the token endpoint accepts (the project).
+    #[arg(long, default_value = "sandbox-client")]
+    client_id: String,
+    /// OAuth client secret the token endpoint accepts.
+    #[arg(long, default_value = "sandbox-secret")]
+    client_secret: String,
+    /// A sheet to serve, as SPREADSHEET_ID:GID:TITLE (repeat the flag;
+    /// sheets with the same id are tabs of one spreadsheet, in flag order).
+    #[arg(long = "spreadsheet", value_name = "ID:GID:TITLE", value_parser = sheet_spec,
+          default_value = "sandbox-spreadsheet:0:Sheet1")]
+    spreadsheets: Vec<SheetSpec>,
+    /// A user of the client to issue a refresh token for (repeat the flag).
+    #[arg(long = "user", value_name = "NAME", default_value = "sandbox-user")]
+    users: Vec<String>,
+    #[command(flatten)]
+    faults: FaultArgs,
+}
+
+/// One `--spreadsheet ID:GID:TITLE`.
+#[derive(Debug, Clone)]
+pub(crate) struct SheetSpec {
+    spreadsheet_id: String,
+    gid: u64,
+    title: String,
+}
+
+/// `ID:GID:TITLE`; the title may itself hold colons.
+fn sheet_spec(text: &str) -> Result<SheetSpec, String> {
+    let mut parts = text.splitn(3, ':');
+    let (Some(id), Some(gid), Some(title)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err("must be SPREADSHEET_ID:GID:TITLE, e.g. sandbox-spreadsheet:0:Sheet1".into());
+    };
+    if id.is_empty() || id.contains('/') || title.is_empty() {
+        return Err("the spreadsheet id (without `/`) and the title must not be empty".into());
+    }
+    let gid = gid.parse().map_err(|_| format!("the gid `{gid}` must be a whole number"))?;
+    Ok(SheetSpec { spreadsheet_id: id.to_owned(), gid, title: title.to_owned() })
+}
+
+async fn run_sheets(args: SheetsArgs) -> Result<ExitCode, String> {
+    let (config, spreadsheets) = match sheets_config(&args) {
+        Ok(setup) => setup,
+        Err(problem) => {
+            eprintln!("sluice sandbox sheets: {problem}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let sandbox = SheetsSandbox::start(config).await.map_err(|e| format!("{e} (choose another with --port)"))?;
+    sandbox.add_client(&args.client_id, &args.client_secret);
+    println!("Google Sheets sandbox: {} (API paths /v4/spreadsheets/…)", sandbox.base_url());
+    println!("Token URL: {}", sandbox.token_url());
+    println!("OAuth client: {} (secret as given by --client-secret)", args.client_id);
+    for (id, sheets) in &spreadsheets {
+        let tabs: Vec<(u64, &str)> = sheets.iter().map(|(gid, title)| (*gid, title.as_str())).collect();
+        sandbox.create_spreadsheet(id, &tabs);
+        let listed: Vec<String> = sheets.iter().map(|(gid, title)| format!("{gid} \"{title}\"")).collect();
+        println!("Spreadsheet {id}: sheets {}", listed.join(", "));
+    }
+    let mut users = args.users.clone();
+    users.sort();
+    users.dedup();
+    for user in &users {
+        // Printing a refresh token is the point here: a sandbox token is
+        // only good against this process.
+        println!("User {user}: refresh token {}", sandbox.add_user(&args.client_id, user));
+    }
+    println!(
+        "Quotas per {} s: {} writes and {} reads per user, {} and {} per project (project {}).",
+        args.quota_window_secs,
+        args.write_per_user,
+        args.read_per_user,
+        args.write_per_project,
+        args.read_per_project,
+        args.project_number
+    );
+    println!("Control plane: {}/sandbox/sheets (calls, users, spreadsheets, faults)", sandbox.base_url());
+    println!("Ready. Ctrl-C stops.");
+    crate::stop_signal::stop_signal().await;
+    let calls = sandbox.calls();
+    sandbox.stop().await;
+    let count = |f: &dyn Fn(&sluice_sandbox::SheetsCall) -> bool| calls.iter().filter(|c| f(c)).count();
+    println!(
+        "Google Sheets sandbox stopped: {} calls, {} ok, {} refused by a quota, {} unauthorized, {} faults, \
+         {} rows written.",
+        calls.len(),
+        count(&|c| (200..300).contains(&c.status)),
+        count(&|c| c.status == 429 && !c.counted),
+        count(&|c| c.status == 401),
+        count(&|c| c.fault.is_some()),
+        calls.iter().filter(|c| c.op.is_write() && c.applied).map(|c| c.rows).sum::<usize>()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A spreadsheet's tabs, `(gid, title)` in flag order.
+type Spreadsheets = BTreeMap<String, Vec<(u64, String)>>;
+
+/// The sandbox configuration and spreadsheets, or the first problem with
+/// the flags.
+fn sheets_config(args: &SheetsArgs) -> Result<(SheetsSandboxConfig, Spreadsheets), String> {
+    let mut spreadsheets = Spreadsheets::new();
+    for spec in &args.spreadsheets {
+        let sheets = spreadsheets.entry(spec.spreadsheet_id.clone()).or_default();
+        if sheets.iter().any(|(gid, title)| *gid == spec.gid || *title == spec.title) {
+            return Err(format!(
+                "--spreadsheet {}: gid {} or title `{}` is already a sheet of it",
+                spec.spreadsheet_id, spec.gid, spec.title
+            ));
+        }
+        sheets.push((spec.gid, spec.title.clone()));
+    }
+    if args.client_id.is_empty() || args.client_secret.is_empty() || args.users.iter().any(String::is_empty) {
+        return Err("--client-id, --client-secret and --user must not be empty".into());
+    }
+    let config = SheetsSandboxConfig {
+        addr: SocketAddr::new(args.host, args.port),
+        write_per_user: args.write_per_user,
+        write_per_project: args.write_per_project,
+        read_per_user: args.read_per_user,
+        read_per_project: args.read_per_project,
+        quota_window: Duration::try_from_secs_f64(args.quota_window_secs)
+            .map_err(|_| "--quota-window-secs is too large".to_owned())?,
+        access_token_ttl: Duration::from_secs(args.access_token_ttl_secs),
+        project_number: args.project_number,
+        faults: args.faults.config()?,
+    };
+    config.validate()?;
+    Ok((config, spreadsheets))
 }
 
 /// A share between 0 and 1.

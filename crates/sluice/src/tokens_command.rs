@@ -43,15 +43,9 @@ async fn set(mall: &str, source: &str) -> Result<ExitCode, String> {
     if let Err(e) = check_mall_id(mall) {
         return bad_input(e.to_string());
     }
-    let text = if source == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
-        text
-    } else {
-        match std::fs::read_to_string(source) {
-            Ok(text) => text,
-            Err(e) => return bad_input(format!("cannot read {source}: {e}")),
-        }
+    let text = match read_source(source) {
+        Ok(text) => text,
+        Err(e) => return bad_input(e),
     };
     let response: TokenResponse = match serde_json::from_str(&text) {
         Ok(response) => response,
@@ -99,6 +93,17 @@ async fn show(mall: &str) -> Result<ExitCode, String> {
             Ok(ExitCode::FAILURE)
         }
     }
+}
+
+/// A file's text, or standard input's for `-` (so no secret need be an
+/// argument, visible in `ps` and the shell history).
+pub(crate) fn read_source(source: &str) -> Result<String, String> {
+    if source == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
+        return Ok(text);
+    }
+    std::fs::read_to_string(source).map_err(|e| format!("cannot read {source}: {e}"))
 }
 
 fn now_ms() -> u64 {

@@ -1,6 +1,9 @@
 //! `sluice trace EVENT_ID`: where an event is and what happened to it,
 //! from received to stored (or parked), following it into the fetch it was
-//! coalesced into. Event ids are what ingest answered (`event_ids`).
+//! coalesced into. Event ids are what ingest answered (`event_ids`). A
+//! sheet row is traced by its row id: its transaction log (INIT →
+//! ENQUEUED → BUFFERED → COMPLETED, or VALIDATION_FAILED / FAILED /
+//! PARKED with the reason).
 
 use crate::redis_target::StateRedis;
 use sluice_redis::{TraceEntry, Traces};
@@ -8,7 +11,8 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The event id (from ingest's answer, or a stored snapshot's event_ids).
+    /// The event id (from ingest's answer, or a stored snapshot's
+    /// event_ids), or a sheet row's row id.
     event_id: String,
     /// Print the entries as JSON lines.
     #[arg(long)]
@@ -23,6 +27,13 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     let redis = StateRedis::locate()?;
     let traces = Traces::new(redis.connection().await?, redis.keyspace.clone(), Default::default());
     let mut event = args.event_id.clone();
+    // A row id names a row's transaction log.
+    let row_log = sluice_domain::row_trace_id(&event);
+    if traces.read(&event).await.map_err(|e| e.to_string())?.is_empty()
+        && !traces.read(&row_log).await.map_err(|e| e.to_string())?.is_empty()
+    {
+        event = row_log;
+    }
     for hop in 0..MAX_HOPS {
         let trace = traces.read(&event).await.map_err(|e| e.to_string())?;
         if trace.is_empty() {
@@ -66,6 +77,10 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
             "failed" => "waiting for redelivery",
             "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
             "rejected" => "rejected at ingest",
+            "COMPLETED" => "in the sheet",
+            "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
+            "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
+            "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
             _ => "see above",
         };
         println!("  now: {now}");

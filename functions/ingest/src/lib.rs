@@ -25,6 +25,7 @@
 //! - [`start`] / [`build`]: connect to Redis and SQS and build the service.
 
 pub mod env_config;
+pub mod metrics;
 
 pub use env_config::{EnvConfig, EnvError};
 

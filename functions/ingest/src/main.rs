@@ -1,7 +1,10 @@
 //! `bootstrap` of the ingest Lambda: read the environment, connect, serve
 //! API Gateway events with the ingest router until the runtime stops us.
 
+use sluice_fn_ingest::metrics::EmfReporter;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
@@ -20,7 +23,20 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = lambda_http::run(ingest.router()).await {
+    // After each request, one EMF line with what it changed (CloudWatch metrics).
+    let stage = std::env::var("SLUICE_STAGE").unwrap_or_else(|_| "local".into());
+    let reporter = Arc::new(EmfReporter::new(ingest.counters(), stage));
+    let router = ingest.router().layer(axum::middleware::map_response(move |response: axum::response::Response| {
+        let reporter = reporter.clone();
+        async move {
+            if let Some(line) = reporter.take() {
+                let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+                println!("{}", line.render(now));
+            }
+            response
+        }
+    }));
+    if let Err(e) = lambda_http::run(router).await {
         eprintln!("sluice-fn-ingest: the Lambda runtime stopped: {e}");
         return ExitCode::FAILURE;
     }

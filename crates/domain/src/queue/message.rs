@@ -94,6 +94,14 @@ impl SendFailure {
     }
 }
 
+impl fmt::Display for SendFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for SendFailure {}
+
 impl From<RuleViolation> for SendFailure {
     fn from(violation: RuleViolation) -> Self {
         Self::new(violation.code(), violation.to_string(), true)
@@ -155,6 +163,10 @@ pub struct QueueAttributes {
     /// `ApproximateNumberOfMessagesNotVisible`: received, not yet deleted,
     /// still within their visibility timeout.
     pub in_flight: u64,
+    /// `ApproximateNumberOfMessagesDelayed`: sent with a delay (their own,
+    /// or their queue's) that is not over yet. Always 0 on a FIFO queue
+    /// here: the work queue port sends without delays.
+    pub delayed: u64,
     /// How long the oldest undeleted message has been in the queue. SQS
     /// publishes this only as the CloudWatch metric
     /// `ApproximateAgeOfOldestMessage`, not as a queue attribute, so the

@@ -3,6 +3,7 @@
 //! of a round trip), the embedded queue and its SQS endpoint enforce them
 //! the way SQS does, and [`super::batching`] splits sends by them.
 
+use super::delay::DelayedMessage;
 use super::message::OutgoingMessage;
 use crate::sqs_token::{self, InvalidToken};
 use std::collections::HashSet;
@@ -17,6 +18,9 @@ pub const MAX_PAYLOAD_BYTES: usize = 1_048_576;
 pub const MAX_WAIT: Duration = Duration::from_secs(20);
 /// Longest visibility timeout: 12 hours.
 pub const MAX_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(12 * 60 * 60);
+/// Longest delivery delay, per message (`DelaySeconds`) or per queue (the
+/// queue attribute of the same name): 15 minutes.
+pub const MAX_DELAY: Duration = Duration::from_secs(15 * 60);
 /// How long a FIFO queue remembers a deduplication id after its send.
 pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
 /// Longest batch entry id.
@@ -112,6 +116,20 @@ pub fn check_message(message: &OutgoingMessage) -> Result<(), RuleViolation> {
     sqs_token::check("MessageGroupId", message.group.as_str())?;
     sqs_token::check("MessageDeduplicationId", message.dedup.as_str())?;
     check_body(&message.body)
+}
+
+/// Checks one message for a delay queue: its body, and its delay (if it
+/// names one) against [`check_delay`].
+pub fn check_delayed(message: &DelayedMessage) -> Result<(), RuleViolation> {
+    if let Some(delay) = message.delay {
+        check_delay(delay)?;
+    }
+    check_body(&message.body)
+}
+
+/// Checks a delivery delay (whole seconds, at most 15 minutes).
+pub fn check_delay(delay: Duration) -> Result<(), RuleViolation> {
+    check_seconds("DelaySeconds", delay, MAX_DELAY)
 }
 
 /// Whether `id` is a valid batch entry id.
@@ -212,6 +230,20 @@ mod tests {
         assert!(check_receive(1, s(43_201), s(0)).is_err());
         assert!(check_receive(1, Duration::from_millis(1500), s(0)).is_err());
         assert!(check_receive(1, s(1), s(21)).unwrap_err().to_string().contains("WaitTimeSeconds"));
+    }
+
+    #[test]
+    fn delays_are_whole_seconds_up_to_fifteen_minutes() {
+        let s = Duration::from_secs;
+        assert!(check_delay(s(0)).is_ok());
+        assert!(check_delay(s(900)).is_ok());
+        let err = check_delay(s(901)).unwrap_err();
+        assert_eq!(err.code(), "InvalidParameterValue");
+        assert!(err.to_string().contains("DelaySeconds") && err.to_string().contains("900"), "{err}");
+        assert!(check_delay(Duration::from_millis(1500)).is_err());
+        assert!(check_delayed(&DelayedMessage::new("b", s(901))).is_err());
+        assert!(check_delayed(&DelayedMessage::queue_default("")).is_err());
+        assert!(check_delayed(&DelayedMessage::queue_default("b")).is_ok());
     }
 
     #[test]

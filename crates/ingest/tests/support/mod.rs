@@ -193,6 +193,18 @@ impl Harness {
         (status, json)
     }
 
+    /// Posts a sheet row with `key`.
+    pub async fn post_row(&self, body: &Value, key: Option<&str>) -> (StatusCode, Value) {
+        let mut request = self.http.post(format!("{}/sheets/rows", self.url)).body(body.to_string());
+        if let Some(key) = key {
+            request = request.header("x-api-key", key);
+        }
+        let response = tokio::time::timeout(BOUND, request.send()).await.expect("answered in time").unwrap();
+        let status = response.status();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("body is not JSON ({e}): {text:?}")))
+    }
+
     /// Posts a webhook with the right key.
     pub async fn send(&self, body: &Value, trace: Option<&str>) -> (StatusCode, Value) {
         self.post(body.to_string(), Some(KEY), trace).await

@@ -3,7 +3,7 @@
 use redis::aio::ConnectionManager;
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, stored_token};
 use sluice_redis::{BucketSpec, Keyspace, RedisProcess, ServerOptions};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
@@ -33,23 +33,16 @@ impl Rig {
         .expect("sandbox");
         let defaults = Cafe24SandboxConfig::default();
         let keyspace = Keyspace::default();
+        let ingest =
+            IngestConfig { keyspace, ..IngestConfig::new(ApiKeys::from_list(&Secret::new(API_KEY)).expect("keys")) };
+        let cafe24 = Cafe24Config::new(defaults.client_id, defaults.client_secret)
+            .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).expect("template"));
         let config = DevConfig {
-            keyspace: keyspace.clone(),
-            sqs_port: 0,
-            ingest_port: 0,
-            max_receive_count: 5,
-            visibility_timeout: Duration::from_secs(330),
-            ingest: IngestConfig {
-                keyspace,
-                ..IngestConfig::new(ApiKeys::from_list(&Secret::new(API_KEY)).expect("keys"))
-            },
             pipeline: PipelineConfig {
                 bucket: BucketSpec { capacity: bucket.capacity, drain_per_sec: bucket.drain_per_sec },
                 ..PipelineConfig::default()
             },
-            pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
-            cafe24: Cafe24Config::new(defaults.client_id, defaults.client_secret)
-                .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).expect("template")),
+            ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
         };
         let stack = DevStack::start(conn, config).await.expect("stack");
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;

@@ -1,5 +1,6 @@
-//! One FIFO queue in memory: the same model as the Redis store's scripts
-//! (`lua/*.lua`), in Rust data structures.
+//! One queue in memory: the same model as the Redis store's scripts
+//! (`lua/*.lua`), in Rust data structures. A standard queue is the same
+//! model with every message a group of its own (`standard`).
 //!
 //! - `messages`: every undeleted message by sequence number (arrival order).
 //! - `groups`: per group, its messages' sequence numbers in order, and
@@ -27,6 +28,8 @@ use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, QueueAttributes
 use sluice_domain::{DedupId, GroupKey};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+mod standard;
 
 #[derive(Debug)]
 pub(super) struct Fifo {
@@ -278,16 +281,22 @@ impl Fifo {
 
     pub(super) fn attributes(&mut self, now: u64) -> QueueAttributes {
         self.reap(now);
-        let in_flight = self
+        // Invisible messages are the heads of blocked groups: in flight once
+        // received, delayed before their first receive (standard queues).
+        let (mut in_flight, mut delayed) = (0, 0);
+        let invisible = self
             .blocked
             .iter()
             .filter_map(|(_, name)| self.groups.get(name))
             .flat_map(|g| g.seqs.iter().take(MAX_BATCH_ENTRIES))
-            .filter(|seq| self.messages.get(seq).is_some_and(|m| m.visible_at_ms > now))
-            .count() as u64;
+            .filter_map(|seq| self.messages.get(seq))
+            .filter(|m| m.visible_at_ms > now);
+        for m in invisible {
+            if m.receive_count == 0 { delayed += 1 } else { in_flight += 1 }
+        }
         let total = self.messages.len() as u64;
         let oldest_age = self.messages.values().next().map(|m| Duration::from_millis(now.saturating_sub(m.sent_ms)));
-        QueueAttributes { visible: total - in_flight, in_flight, oldest_age }
+        QueueAttributes { visible: total - in_flight - delayed, in_flight, delayed, oldest_age }
     }
 
     pub(super) fn purge(&mut self) {

@@ -4,11 +4,11 @@
 mod fifo;
 
 use crate::backend::{Pulled, QueueBackend, QueueInfo};
-use crate::config::QueueConfig;
+use crate::config::{QueueConfig, QueueKind};
 use crate::error::QueueError;
 use crate::validation;
 use fifo::{Fifo, now_ms};
-use sluice_domain::queue::{Accepted, OutgoingMessage, QueueAttributes, ReceiptHandle};
+use sluice_domain::queue::{Accepted, DelayedMessage, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -85,9 +85,17 @@ impl QueueBackend for MemoryBackend {
     }
 
     async fn send(&self, name: &str, entries: &[&OutgoingMessage]) -> Result<Vec<Accepted>, QueueError> {
+        validation::check_kind(name, QueueKind::Fifo)?;
         let accepted = self.with(name, |fifo| Ok(fifo.send(entries, now_ms())))?;
         self.signal.notify_waiters();
         Ok(accepted)
+    }
+
+    async fn send_delayed(&self, name: &str, entries: &[&DelayedMessage]) -> Result<Vec<MessageId>, QueueError> {
+        validation::check_kind(name, QueueKind::Standard)?;
+        let ids = self.with(name, |queue| Ok(queue.send_delayed(entries, now_ms())))?;
+        self.signal.notify_waiters();
+        Ok(ids)
     }
 
     async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
@@ -123,9 +131,7 @@ impl QueueBackend for MemoryBackend {
     }
 
     async fn move_messages(&self, from: &str, to: &str, only_from: Option<&str>) -> Result<u64, QueueError> {
-        if from == to {
-            return Err(QueueError::InvalidParameter(format!("cannot move messages from {from:?} to itself")));
-        }
+        validation::check_move(from, to)?;
         let moved = {
             let mut queues = self.lock();
             // Take the source out so the target can be borrowed too.

@@ -9,7 +9,7 @@ mod reply;
 mod scripts;
 
 use crate::backend::{Pulled, QueueBackend, QueueInfo};
-use crate::config::QueueConfig;
+use crate::config::{QueueConfig, QueueKind};
 use crate::error::QueueError;
 use crate::receipt::Receipt;
 use crate::validation;
@@ -18,7 +18,7 @@ use redis::Value;
 use redis::aio::ConnectionLike;
 use reply::{Reply, parse_settings, read_pulled, status};
 use sluice_domain::queue::rules::DEDUP_WINDOW;
-use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle};
+use sluice_domain::queue::{Accepted, DelayedMessage, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle};
 use sluice_redis::Keyspace;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -72,7 +72,7 @@ where
         let cfg = self.keys.queue(name).cfg;
         let fields: Vec<Value> = redis::cmd("HMGET")
             .arg(&cfg)
-            .arg(&["vis", "wait", "cbd", "dlq", "maxrc", "created", "inc"])
+            .arg(&["vis", "wait", "cbd", "dlq", "maxrc", "created", "inc", "delay"])
             .query_async(&mut self.conn.clone())
             .await?;
         if fields.iter().all(|v| matches!(v, Value::Nil)) {
@@ -138,7 +138,8 @@ where
             .arg(u8::from(config.content_based_dedup))
             .arg(dlq)
             .arg(max_receives)
-            .arg(format!("{:016x}", rand::random::<u64>()));
+            .arg(format!("{:016x}", rand::random::<u64>()))
+            .arg(millis(config.delay));
         let mut reply = Reply::new("create_queue.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
         let outcome = reply.string()?;
         if outcome == "nodlq" {
@@ -197,6 +198,7 @@ where
     }
 
     async fn send(&self, name: &str, entries: &[&OutgoingMessage]) -> Result<Vec<Accepted>, QueueError> {
+        validation::check_kind(name, QueueKind::Fifo)?;
         let k = self.keys.queue(name);
         let mut invocation = scripts::SEND.prepare_invoke();
         for key in [&k.cfg, &k.body, &k.meta, &k.order, &k.arrival, &k.ready, &k.gstate, &k.dedup, &k.dedupx] {
@@ -225,6 +227,32 @@ where
         }
         self.signal.notify_waiters();
         Ok(accepted)
+    }
+
+    async fn send_delayed(&self, name: &str, entries: &[&DelayedMessage]) -> Result<Vec<MessageId>, QueueError> {
+        validation::check_kind(name, QueueKind::Standard)?;
+        let mut invocation = scripts::SEND_DELAYED.prepare_invoke();
+        for key in self.keys.queue(name).core() {
+            invocation.key(key);
+        }
+        for entry in entries {
+            // No delay of its own: '' lets the script apply the queue's.
+            let delay = entry.delay.map(|d| millis(d).to_string()).unwrap_or_default();
+            invocation.arg(uuid::Uuid::new_v4().to_string()).arg(delay).arg(entry.body.as_str());
+        }
+        let mut reply = Reply::new("send_delayed.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+        if reply.string()? == "noqueue" {
+            return Err(QueueError::QueueDoesNotExist(name.to_owned()));
+        }
+        let mut ids = Vec::with_capacity(entries.len());
+        while reply.remaining() > 0 {
+            ids.push(MessageId::new(reply.string()?));
+        }
+        if ids.len() != entries.len() {
+            return Err(reply.unexpected(format!("{} answers for {} messages", ids.len(), entries.len())));
+        }
+        self.signal.notify_waiters();
+        Ok(ids)
     }
 
     async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
@@ -298,17 +326,17 @@ where
         let total = reply.u64()?;
         let in_flight = reply.u64()?;
         let age = reply.int()?;
+        let delayed = reply.u64()?;
         Ok(QueueAttributes {
-            visible: total.saturating_sub(in_flight),
+            visible: total.saturating_sub(in_flight).saturating_sub(delayed),
             in_flight,
+            delayed,
             oldest_age: u64::try_from(age).ok().map(Duration::from_millis),
         })
     }
 
     async fn move_messages(&self, from: &str, to: &str, only_from: Option<&str>) -> Result<u64, QueueError> {
-        if from == to {
-            return Err(QueueError::InvalidParameter(format!("cannot move messages from {from:?} to itself")));
-        }
+        validation::check_move(from, to)?;
         let (source, target) = (self.keys.queue(from), self.keys.queue(to));
         let mut cursor = 0u64;
         let mut moved = 0u64;

@@ -78,7 +78,8 @@ pub(super) fn status(script: &'static str, value: Value) -> Result<String, Queue
     }
 }
 
-/// Reads vis, wait, cbd, dlq, maxrc, created, inc.
+/// Reads vis, wait, cbd, dlq, maxrc, created, inc, delay (absent from
+/// queues created before delays existed: 0).
 pub(super) fn parse_settings(name: &str, reply: &mut Reply) -> Result<QueueInfo, QueueError> {
     let number = |reply: &mut Reply| -> Result<u64, QueueError> {
         let s = reply.optional_string()?.unwrap_or_default();
@@ -93,6 +94,10 @@ pub(super) fn parse_settings(name: &str, reply: &mut Reply) -> Result<QueueInfo,
     let inc = reply.optional_string()?.unwrap_or_default();
     let incarnation =
         u64::from_str_radix(&inc, 16).map_err(|_| reply.unexpected(format!("incarnation {inc:?} of {name:?}")))?;
+    let delay_ms = match reply.optional_string()? {
+        None => 0,
+        Some(ms) => ms.parse().map_err(|_| reply.unexpected(format!("delay {ms:?} of {name:?} is not a number")))?,
+    };
     let redrive = (!dlq.is_empty()).then(|| RedrivePolicy {
         dead_letter_queue: dlq,
         max_receive_count: u32::try_from(max_receive_count).unwrap_or(u32::MAX),
@@ -104,6 +109,7 @@ pub(super) fn parse_settings(name: &str, reply: &mut Reply) -> Result<QueueInfo,
             receive_wait: Duration::from_secs(wait_s),
             content_based_dedup,
             redrive,
+            delay: Duration::from_millis(delay_ms),
         },
         created_at: UNIX_EPOCH + Duration::from_millis(created_ms),
         incarnation,

@@ -15,6 +15,7 @@ script!(CREATE_QUEUE, "create_queue.lua");
 script!(DELETE_QUEUE, "delete_queue.lua");
 script!(PURGE_QUEUE, "purge_queue.lua");
 script!(SEND, "send.lua");
+script!(SEND_DELAYED, "send_delayed.lua");
 script!(RECEIVE, "receive.lua");
 script!(RECEIPT, "receipt.lua");
 script!(ATTRIBUTES, "attributes.lua");

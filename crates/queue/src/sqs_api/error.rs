@@ -193,6 +193,9 @@ impl From<QueueError> for ApiError {
                 "A queue already exists with the same name and a different value for attribute {attribute}"
             )),
             QueueError::InvalidParameter(message) => Self::invalid_parameter(message),
+            // The endpoint picks the send by the queue's kind, so this is a
+            // port's mistake reaching here; it is still the sender's.
+            err @ QueueError::WrongKind { .. } => Self::invalid_parameter(err.to_string()),
             QueueError::Rule(violation) => violation.into(),
             QueueError::InvalidReceipt(handle) => Self::receipt_handle_is_invalid(format!(
                 "The input receipt handle \"{handle}\" is not a valid receipt handle."

@@ -1,109 +1,18 @@
-//! Message actions: SendMessage(Batch), ReceiveMessage, DeleteMessage(Batch),
-//! ChangeMessageVisibility(Batch).
+//! Message actions on received messages: ReceiveMessage,
+//! DeleteMessage(Batch), ChangeMessageVisibility(Batch). The sends are in
+//! `send`.
 
 use super::SqsApi;
 use super::error::ApiError;
-use super::wire::{self, ReceiptEntry, SendEntry, required};
-use crate::backend::{QueueBackend, QueueInfo};
+use super::wire::{self, ReceiptEntry, required};
+use crate::backend::QueueBackend;
+use crate::config::QueueKind;
 use crate::embedded::long_poll;
 use md5::{Digest, Md5};
 use serde_json::{Map, Value, json};
 use sluice_domain::queue::rules::{self, MAX_BATCH_ENTRIES, MAX_VISIBILITY_TIMEOUT, MAX_WAIT};
-use sluice_domain::queue::{OutgoingMessage, ReceiptHandle, ReceivedMessage};
-use sluice_domain::{DedupId, GroupKey};
+use sluice_domain::queue::{ReceiptHandle, ReceivedMessage};
 use std::time::{Duration, UNIX_EPOCH};
-
-pub(super) async fn send_message<B: QueueBackend>(
-    api: &SqsApi<B>,
-    request: wire::SendMessage,
-) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
-    let info = api.backend().queue_info(name).await?;
-    let message = outgoing(&info, request.entry)?;
-    let accepted = api.backend().send(name, &[&message]).await?;
-    let accepted = accepted.first().ok_or_else(|| ApiError::internal("the queue answered no outcome"))?;
-    Ok(json!({
-        "MD5OfMessageBody": md5_hex(&message.body),
-        "MessageId": accepted.message_id.as_str(),
-        "SequenceNumber": accepted.sequence_number,
-    }))
-}
-
-pub(super) async fn send_message_batch<B: QueueBackend>(
-    api: &SqsApi<B>,
-    request: wire::SendMessageBatch,
-) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
-    let entries = request.entries.unwrap_or_default();
-    rules::check_entry_ids(entries.iter().map(|e| e.id.as_deref().unwrap_or("")))?;
-    rules::check_batch_payload(entries.iter().map(|e| e.message_body.as_deref().unwrap_or("")))?;
-    let info = api.backend().queue_info(name).await?;
-    let mut valid = Vec::with_capacity(entries.len());
-    let mut failed = Vec::new();
-    for entry in entries {
-        let id = entry.id.clone().unwrap_or_default();
-        match outgoing(&info, entry) {
-            Ok(message) => valid.push((id, message)),
-            Err(err) => failed.push(entry_failure(&id, &err)),
-        }
-    }
-    let messages: Vec<&OutgoingMessage> = valid.iter().map(|(_, m)| m).collect();
-    let accepted = if messages.is_empty() { Vec::new() } else { api.backend().send(name, &messages).await? };
-    let successful: Vec<Value> = valid
-        .iter()
-        .zip(&accepted)
-        .map(|((id, message), accepted)| {
-            json!({
-                "Id": id,
-                "MessageId": accepted.message_id.as_str(),
-                "MD5OfMessageBody": md5_hex(&message.body),
-                "SequenceNumber": accepted.sequence_number,
-            })
-        })
-        .collect();
-    Ok(json!({ "Successful": successful, "Failed": failed }))
-}
-
-/// A message to send, checked as SQS checks one for a FIFO queue.
-fn outgoing(info: &QueueInfo, entry: SendEntry) -> Result<OutgoingMessage, ApiError> {
-    let body = required(entry.message_body, "MessageBody")?;
-    if let Some(delay) = entry.delay_seconds.filter(|&d| d != 0) {
-        return Err(ApiError::invalid_value(
-            "DelaySeconds",
-            delay,
-            "The request include parameter that is not valid for this queue type.",
-        ));
-    }
-    if entry.message_attributes.is_some_and(|m| !m.is_empty()) {
-        return Err(ApiError::invalid_parameter(
-            "MessageAttributes are not supported by sluice's embedded queue: carry such data in the body",
-        ));
-    }
-    if entry.message_system_attributes.is_some_and(|m| !m.is_empty()) {
-        return Err(ApiError::invalid_parameter(
-            "MessageSystemAttributes (AWSTraceHeader) are not supported by sluice's embedded queue",
-        ));
-    }
-    let group = required(entry.message_group_id, "MessageGroupId")?;
-    let group = GroupKey::parse(&group).map_err(|e| ApiError::invalid_parameter(e.to_string()))?;
-    let dedup = match entry.message_deduplication_id {
-        Some(id) => DedupId::parse(&id).map_err(|e| ApiError::invalid_parameter(e.to_string()))?,
-        None if info.config.content_based_dedup => {
-            let digest = hex::encode(sha2::Sha256::digest(body.as_bytes()));
-            DedupId::parse(&digest).map_err(|e| ApiError::internal(e.to_string()))?
-        }
-        None => {
-            return Err(ApiError::invalid_parameter(
-                "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided \
-                 explicitly",
-            ));
-        }
-    };
-    rules::check_body(&body)?;
-    Ok(OutgoingMessage::new(group, dedup, body))
-}
 
 pub(super) async fn receive_message<B: QueueBackend>(
     api: &SqsApi<B>,
@@ -137,11 +46,12 @@ pub(super) async fn receive_message<B: QueueBackend>(
     if messages.is_empty() {
         return Ok(json!({}));
     }
-    let messages: Vec<Value> = messages.iter().map(|m| message_json(m, &wanted)).collect();
+    let kind = QueueKind::of(name);
+    let messages: Vec<Value> = messages.iter().map(|m| message_json(m, kind, &wanted)).collect();
     Ok(json!({ "Messages": messages }))
 }
 
-fn seconds(parameter: &str, value: i64, max: Duration) -> Result<Duration, ApiError> {
+pub(super) fn seconds(parameter: &str, value: i64, max: Duration) -> Result<Duration, ApiError> {
     match u64::try_from(value) {
         Ok(s) if s <= max.as_secs() => Ok(Duration::from_secs(s)),
         _ => Err(ApiError::invalid_value(
@@ -162,11 +72,19 @@ const SYSTEM_ATTRIBUTES: [&str; 7] = [
     "MessageGroupId",
 ];
 
-fn message_json(message: &ReceivedMessage, wanted: &[&str]) -> Value {
+/// The system attributes only a FIFO queue's messages have. A standard
+/// queue's messages carry their message id as group and deduplication id
+/// inside the store; SQS shows neither (nor a sequence number) for them.
+const FIFO_ONLY: [&str; 3] = ["SequenceNumber", "MessageDeduplicationId", "MessageGroupId"];
+
+fn message_json(message: &ReceivedMessage, kind: QueueKind, wanted: &[&str]) -> Value {
     let all = wanted.contains(&"All");
     let millis = |t: std::time::SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
     let mut attributes = Map::new();
     for attr in SYSTEM_ATTRIBUTES {
+        if !kind.is_fifo() && FIFO_ONLY.contains(&attr) {
+            continue;
+        }
         if !all && !wanted.contains(&attr) {
             continue;
         }
@@ -271,7 +189,7 @@ async fn change_one<B: QueueBackend>(api: &SqsApi<B>, name: &str, entry: Receipt
     Ok(api.backend().change_visibility(name, &handle, timeout).await?)
 }
 
-fn entry_failure(id: &str, err: &ApiError) -> Value {
+pub(super) fn entry_failure(id: &str, err: &ApiError) -> Value {
     json!({ "Id": id, "SenderFault": err.sender_fault, "Code": err.entry_code(), "Message": err.message })
 }
 

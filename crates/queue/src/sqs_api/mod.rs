@@ -9,19 +9,42 @@
 //! DeleteMessage, DeleteMessageBatch, ChangeMessageVisibility,
 //! ChangeMessageVisibilityBatch, StartMessageMoveTask,
 //! ListMessageMoveTasks, ListDeadLetterSourceQueues. Any other action is
-//! answered `UnsupportedOperation`, naming it. Queues are FIFO only; the
-//! things FIFO queues have that the embedded queue does not implement
-//! (message attributes, per-queue delay, retention) are refused with an
-//! error naming them, never silently ignored. Requests are not
+//! answered `UnsupportedOperation`, naming it.
+//!
+//! Both kinds of queue, told apart by the name as SQS does: a FIFO queue's
+//! ends in `.fifo` (and is created with `FifoQueue=true`); any other is a
+//! standard queue, with per-message and per-queue `DelaySeconds` and no
+//! group or deduplication id. Each parameter a kind does not take is
+//! refused as SQS refuses it: a non-zero `DelaySeconds` on a FIFO message,
+//! `MessageDeduplicationId` on a standard one (`InvalidParameterValue`,
+//! "The request include parameter that is not valid for this queue
+//! type."), `ContentBasedDeduplication` and the other FIFO attributes when
+//! creating a standard queue (`InvalidAttributeName`). Where SQS has more
+//! than the embedded queue implements (message attributes, retention, a
+//! FIFO queue's queue-wide delay, a `MessageGroupId` on a standard queue,
+//! which makes SQS's *fair queues*), the request is refused with an error
+//! naming what is missing, never silently ignored. Requests are not
 //! authenticated: the endpoint listens on 127.0.0.1 for development.
 //!
 //! Queue URLs are `<base>/<account>/<name>` and ARNs
 //! `arn:aws:sqs:<region>:<account>:<name>`, with account `000000000000`.
+//!
+//! # Layout
+//!
+//! - `queues`: CreateQueue, GetQueueUrl, ListQueues, DeleteQueue,
+//!   PurgeQueue, GetQueueAttributes.
+//! - `send`: SendMessage, SendMessageBatch (both kinds).
+//! - `messages`: ReceiveMessage, DeleteMessage(Batch),
+//!   ChangeMessageVisibility(Batch).
+//! - `move_tasks`: StartMessageMoveTask, ListMessageMoveTasks,
+//!   ListDeadLetterSourceQueues.
+//! - `wire`: the request shapes; `error`: SQS's error shape and codes.
 
 mod error;
 mod messages;
 mod move_tasks;
 mod queues;
+mod send;
 mod wire;
 
 use crate::backend::QueueBackend;
@@ -153,8 +176,8 @@ async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &
         "DeleteQueue" => queues::delete_queue(api, parse(body)?).await,
         "PurgeQueue" => queues::purge_queue(api, parse(body)?).await,
         "GetQueueAttributes" => queues::get_queue_attributes(api, parse(body)?).await,
-        "SendMessage" => messages::send_message(api, parse(body)?).await,
-        "SendMessageBatch" => messages::send_message_batch(api, parse(body)?).await,
+        "SendMessage" => send::send_message(api, parse(body)?).await,
+        "SendMessageBatch" => send::send_message_batch(api, parse(body)?).await,
         "ReceiveMessage" => messages::receive_message(api, parse(body)?).await,
         "DeleteMessage" => messages::delete_message(api, parse(body)?).await,
         "DeleteMessageBatch" => messages::delete_message_batch(api, parse(body)?).await,

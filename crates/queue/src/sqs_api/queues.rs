@@ -5,9 +5,9 @@ use super::SqsApi;
 use super::error::ApiError;
 use super::wire::{self, required};
 use crate::backend::{QueueBackend, QueueInfo};
-use crate::config::{QueueConfig, RedrivePolicy};
+use crate::config::{QueueConfig, QueueKind, RedrivePolicy};
 use serde_json::{Map, Value, json};
-use sluice_domain::queue::rules::MAX_PAYLOAD_BYTES;
+use sluice_domain::queue::rules::{MAX_DELAY, MAX_PAYLOAD_BYTES};
 use std::collections::HashMap;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -21,18 +21,30 @@ pub(super) async fn create_queue<B: QueueBackend>(
     Ok(json!({ "QueueUrl": api.queue_url(&info.name) }))
 }
 
-/// A FIFO queue's settings from CreateQueue's attributes. Attributes the
-/// embedded queue does not implement are refused by name.
+/// A queue's settings from CreateQueue's attributes, for the kind its name
+/// makes it. Attributes the embedded queue does not implement are refused
+/// by name.
 fn config_from<B: QueueBackend>(
     api: &SqsApi<B>,
     name: &str,
     attributes: &HashMap<String, String>,
 ) -> Result<QueueConfig, ApiError> {
-    if attributes.get("FifoQueue").map(String::as_str) != Some("true") || !name.ends_with(".fifo") {
-        return Err(ApiError::invalid_parameter(format!(
-            "sluice's embedded queue serves FIFO queues only: create {name:?} with the attribute FifoQueue=true and \
-             a name ending in .fifo"
-        )));
+    let kind = QueueKind::of(name);
+    let fifo_attribute = attributes.get("FifoQueue").map(String::as_str);
+    match (kind, fifo_attribute) {
+        (QueueKind::Fifo, Some("true")) | (QueueKind::Standard, None | Some("false")) => {}
+        (QueueKind::Fifo, _) => {
+            return Err(ApiError::invalid_parameter(format!(
+                "Queue {name:?} ends in .fifo, so it is a FIFO queue: create it with the attribute FifoQueue=true \
+                 (a standard queue's name cannot end in .fifo)"
+            )));
+        }
+        (QueueKind::Standard, Some(_)) => {
+            return Err(ApiError::invalid_parameter(
+                "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must \
+                 end with .fifo suffix and be 1 to 80 in length.",
+            ));
+        }
     }
     let mut config = QueueConfig::default();
     let bad = |attr: &str, value: &str, why: &str| {
@@ -44,31 +56,43 @@ fn config_from<B: QueueBackend>(
             _ => Err(bad(attr, value, &format!("it must be whole seconds from 0 to {max}"))),
         }
     };
+    let fifo = kind.is_fifo();
     for (attr, value) in attributes {
         match attr.as_str() {
             "FifoQueue" => {}
             "VisibilityTimeout" => config.visibility_timeout = seconds(attr, value, 43_200)?,
             "ReceiveMessageWaitTimeSeconds" => config.receive_wait = seconds(attr, value, 20)?,
-            "ContentBasedDeduplication" => {
+            "RedrivePolicy" => config.redrive = Some(redrive_policy(api, value)?),
+            "DelaySeconds" if !fifo => config.delay = seconds(attr, value, MAX_DELAY.as_secs())?,
+            "ContentBasedDeduplication" if fifo => {
                 config.content_based_dedup = match value.as_str() {
                     "true" => true,
                     "false" => false,
                     _ => return Err(bad(attr, value, "it must be true or false")),
                 }
             }
-            "RedrivePolicy" => config.redrive = Some(redrive_policy(api, value)?),
             "DelaySeconds" if value == "0" => {}
             "MaximumMessageSize" if value == &MAX_PAYLOAD_BYTES.to_string() => {}
-            "DeduplicationScope" if value == "queue" => {}
-            "FifoThroughputLimit" if value == "perQueue" || value == "perMessageGroupId" => {}
+            "DeduplicationScope" if fifo && value == "queue" => {}
+            "FifoThroughputLimit" if fifo && (value == "perQueue" || value == "perMessageGroupId") => {}
             "SqsManagedSseEnabled" if value == "false" => {}
-            "DelaySeconds" | "MaximumMessageSize" | "DeduplicationScope" | "SqsManagedSseEnabled" => {
+            "DelaySeconds" | "MaximumMessageSize" | "SqsManagedSseEnabled" => {
                 return Err(bad(attr, value, "sluice's embedded queue implements only the default value"));
+            }
+            "DeduplicationScope" | "FifoThroughputLimit" if fifo => {
+                return Err(bad(attr, value, "sluice's embedded queue implements only the default value"));
+            }
+            // SQS's answer for a FIFO attribute on a standard queue.
+            "ContentBasedDeduplication" | "DeduplicationScope" | "FifoThroughputLimit" => {
+                return Err(ApiError::invalid_attribute_name(format!(
+                    "Unknown Attribute {attr}. (It applies to FIFO queues only, and {name:?} is a standard queue.)"
+                )));
             }
             other => {
                 return Err(ApiError::invalid_attribute_name(format!(
                     "Unknown or unsupported attribute {other}: sluice's embedded queue implements FifoQueue, \
-                     VisibilityTimeout, ReceiveMessageWaitTimeSeconds, ContentBasedDeduplication and RedrivePolicy"
+                     VisibilityTimeout, ReceiveMessageWaitTimeSeconds, RedrivePolicy, ContentBasedDeduplication \
+                     (FIFO queues) and DelaySeconds (standard queues)"
                 )));
             }
         }
@@ -179,6 +203,9 @@ const ALL_ATTRIBUTES: [&str; 16] = [
     "RedrivePolicy",
 ];
 
+/// The attributes only a FIFO queue has: absent from a standard queue's.
+const FIFO_ONLY: [&str; 4] = ["FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit"];
+
 /// SQS attribute names the embedded queue knows but does not have (no
 /// policy, no KMS, no retention): asking for them is not an error, they are
 /// just absent, as on a queue where they are unset.
@@ -202,15 +229,21 @@ pub(super) async fn get_queue_attributes<B: QueueBackend>(
     let info = api.backend().queue_info(name).await?;
     let counts = api.backend().attributes(name).await?;
     let all = request.attribute_names.iter().any(|n| n == "All");
+    let fifo = QueueKind::of(name).is_fifo();
     let mut attributes = Map::new();
     for attr in ALL_ATTRIBUTES {
         if !all && !request.attribute_names.iter().any(|n| n == attr) {
+            continue;
+        }
+        if !fifo && FIFO_ONLY.contains(&attr) {
             continue;
         }
         let value = match attr {
             "QueueArn" => api.queue_arn(name),
             "ApproximateNumberOfMessages" => counts.visible.to_string(),
             "ApproximateNumberOfMessagesNotVisible" => counts.in_flight.to_string(),
+            "ApproximateNumberOfMessagesDelayed" => counts.delayed.to_string(),
+            "DelaySeconds" => info.config.delay.as_secs().to_string(),
             "CreatedTimestamp" | "LastModifiedTimestamp" => created_seconds(&info),
             "VisibilityTimeout" => info.config.visibility_timeout.as_secs().to_string(),
             "ReceiveMessageWaitTimeSeconds" => info.config.receive_wait.as_secs().to_string(),
@@ -228,8 +261,7 @@ pub(super) async fn get_queue_attributes<B: QueueBackend>(
                 .to_string(),
                 None => continue,
             },
-            // ApproximateNumberOfMessagesDelayed, DelaySeconds: no delays.
-            _ => "0".into(),
+            _ => return Err(ApiError::internal(format!("attribute {attr} has no value here"))),
         };
         attributes.insert(attr.into(), Value::String(value));
     }

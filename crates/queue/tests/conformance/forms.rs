@@ -1,6 +1,9 @@
 //! The forms the suite runs against: the embedded queue in memory and in
 //! Redis, its SQS endpoint through the real `sluice-aws` adapter, and any
-//! SQS endpoint named by `SLUICE_SQS_ENDPOINT`.
+//! SQS endpoint named by `SLUICE_SQS_ENDPOINT`. Their standard queues, for
+//! the delay queue cases, are in `delay`.
+
+mod delay;
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
@@ -9,6 +12,8 @@ use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
+
+pub(crate) use delay::{DelayForm, DelaySpec};
 
 /// What a case asks for.
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,10 +1,12 @@
-//! One conformance suite for every form of the work queue: the embedded
-//! queue in memory and in Redis, its SQS endpoint through the real
-//! `sluice-aws` adapter (all three always), and any SQS endpoint named by
+//! One conformance suite for every form of the work queue (SQS FIFO,
+//! `cases`) and of the delay queue (SQS standard, `delay_cases`): the
+//! embedded queue in memory and in Redis, its SQS endpoint through the real
+//! `sluice-aws` adapters (all three always), and any SQS endpoint named by
 //! `SLUICE_SQS_ENDPOINT` (e.g. moto). A case a form is known to get wrong
 //! is skipped for it with the reason printed, never deleted.
 
 mod cases;
+mod delay_cases;
 mod forms;
 
 use forms::Form;
@@ -63,7 +65,44 @@ macro_rules! conformance {
     };
 }
 
+/// The delay queue's cases, in a module `delay` beside the work queue's.
+macro_rules! delay_conformance {
+    ($form:ident, $module:ident) => {
+        mod $module {
+            use super::*;
+
+            delay_conformance!(@cases $form, $module:
+                a_message_is_not_received_before_its_delay,
+                a_message_naming_no_delay_takes_the_queue_s,
+                messages_are_not_blocked_by_each_other,
+                an_undeleted_message_is_received_again_with_its_count_one_higher,
+                too_many_receives_move_a_message_to_the_dlq,
+                a_long_poll_wakes_when_a_delayed_message_comes_due,
+                a_send_of_the_other_kind_fails_with_a_clear_error
+            );
+        }
+    };
+    (@cases $form:ident, $module:ident: $($case:ident),*) => {
+        $(
+            #[tokio::test]
+            async fn $case() {
+                let test = concat!("delay::", stringify!($module), "::", stringify!($case));
+                run::<forms::$form, _>(test, |form| async move { delay_cases::$case(&form).await }).await;
+            }
+        )*
+    };
+}
+
 conformance!(Memory, memory);
 conformance!(Redis, redis);
 conformance!(Sqs, sqs_endpoint);
 conformance!(External, external);
+
+mod delay {
+    use super::*;
+
+    delay_conformance!(Memory, memory);
+    delay_conformance!(Redis, redis);
+    delay_conformance!(Sqs, sqs_endpoint);
+    delay_conformance!(External, external);
+}

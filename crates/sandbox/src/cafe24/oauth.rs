@@ -96,11 +96,11 @@ impl TokenBook {
         now: Instant,
     ) -> Result<TokenResponse, OAuthError> {
         match &self.refresh {
-            Some((live, expires)) if live == refresh_token && *expires > now => {
+            Some((live, expires)) if same(live, refresh_token) && *expires > now => {
                 self.refreshes += 1;
                 Ok(self.issue(mall_id, policy, rng, now))
             }
-            Some((live, _)) if live == refresh_token => {
+            Some((live, _)) if same(live, refresh_token) => {
                 Err(OAuthError::new("invalid_grant", "Validation error: refresh_token has expired"))
             }
             _ => Err(OAuthError::new("invalid_grant", "Validation error: refresh_token is invalid")),
@@ -120,6 +120,11 @@ impl TokenBook {
     pub(crate) fn refreshes(&self) -> u64 {
         self.refreshes
     }
+}
+
+/// Token equality in constant time, as the real endpoint's should be.
+fn same(live: &str, presented: &str) -> bool {
+    bool::from(subtle::ConstantTimeEq::ct_eq(live.as_bytes(), presented.as_bytes()))
 }
 
 #[cfg(test)]

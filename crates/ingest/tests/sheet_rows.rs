@@ -1,0 +1,72 @@
+//! `POST /sheets/rows` over real HTTP, with a real Redis and the embedded
+//! queue: a good row is enqueued in its sheet's group with its log; a bad
+//! one is answered 400 naming the field, enqueues nothing and leaves only
+//! its log entry; a queue that does not take the row is a 503 the sender
+//! retries.
+
+mod support;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sluice_domain::WorkItem;
+use support::{Harness, KEY, Mode};
+
+fn row(row_id: &str) -> Value {
+    json!({
+        "credential_id": "cred-1", "spreadsheet_id": "1Sheet_id", "sheet_id": 0,
+        "submission_id": "sub-1", "row_id": row_id, "header": ["name", "score"], "values": ["ada", 42]
+    })
+}
+
+#[tokio::test]
+async fn a_row_is_enqueued_in_its_sheets_group_with_its_log() {
+    let h = Harness::start("row_ok").await;
+    let (status, answer) = h.post_row(&row("row-1"), Some(KEY)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    assert_eq!(answer, json!({"event_ids": ["r:cred-1:1Sheet_id:0:sub-1:row-1"], "status": "enqueued"}));
+    let messages = h.drain().await;
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].group.as_str(), "gr:cred-1:1Sheet_id:0");
+    assert_eq!(messages[0].dedup.as_str(), "r:cred-1:1Sheet_id:0:sub-1:row-1");
+    let WorkItem::SheetRow(work) = WorkItem::from_body(&messages[0].body).unwrap() else { panic!("not a row") };
+    assert_eq!(work.row.values, vec![json!("ada"), json!(42)]);
+    assert_eq!(h.stages("row:row-1").await, ["INIT", "ENQUEUED"]);
+}
+
+#[tokio::test]
+async fn a_bad_row_is_a_400_naming_the_field_and_enqueues_nothing() {
+    let h = Harness::start("row_bad").await;
+    let mut bad = row("row-2");
+    bad["sheet_id"] = json!("Sheet1");
+    let (status, answer) = h.post_row(&bad, Some(KEY)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer["error"]["field"], "sheet_id", "{answer}");
+    assert_eq!(h.visible().await, 0);
+    // Only the row's log says what happened.
+    assert_eq!(h.stages("row:row-2").await, ["VALIDATION_FAILED"]);
+    assert_eq!(h.redis.keys().await.len(), 1, "{:?}", h.redis.keys().await);
+    // A row without a usable id has nowhere to be logged: nothing is written.
+    let mut no_id = row("");
+    no_id["values"] = json!("x");
+    let (status, answer) = h.post_row(&no_id, Some(KEY)).await;
+    assert_eq!((status, &answer["error"]["field"]), (StatusCode::BAD_REQUEST, &json!("values")));
+    assert_eq!(h.redis.keys().await.len(), 1);
+    // The key is checked first, for rows as for webhooks.
+    let (status, answer) = h.post_row(&row("row-3"), Some("wrong")).await;
+    assert_eq!((status, &answer["error"]["code"]), (StatusCode::UNAUTHORIZED, &json!("unauthorized")));
+    assert!(h.stages("row:row-3").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_row_the_queue_does_not_take_is_a_503_and_logged_failed() {
+    let h = Harness::start("row_queue_down").await;
+    h.queue.control.set(Mode::Unavailable);
+    let (status, answer) = h.post_row(&row("row-4"), Some(KEY)).await;
+    assert_eq!((status, &answer["error"]["code"]), (StatusCode::SERVICE_UNAVAILABLE, &json!("queue_unavailable")));
+    assert_eq!(h.stages("row:row-4").await, ["INIT", "FAILED"]);
+    h.queue.control.set(Mode::Accept);
+    let (status, _) = h.post_row(&row("row-4"), Some(KEY)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    assert_eq!(h.stages("row:row-4").await, ["INIT", "FAILED", "INIT", "ENQUEUED"]);
+    assert_eq!(h.visible().await, 1);
+}

@@ -1,0 +1,47 @@
+//! The buffer step: a sheet row joins its sheet's buffer (once, however
+//! often the message is redelivered), and the sheet's flush is asked for.
+//! The message can then be deleted at once: the row is safe in Redis, and
+//! the sheet's group is free for the next rows, which is what lets rows
+//! gather into big appends while a flush runs.
+//!
+//! With a threshold and a maximum delay (the seed's 500 rows / 10 s), a
+//! small buffer waits up to the delay and a buffer reaching the threshold
+//! asks again at once, as the seed's `promote()` did. The defaults (1 row,
+//! no delay) ask at once: adaptive batching, see `flush_step`.
+
+use crate::flush_request::Why;
+use crate::sheet_io::{BufferInput, BufferOutput, BufferedRow, FlushRequest};
+use crate::step_metrics::StepMetrics;
+use crate::steps::Steps;
+use redis::aio::ConnectionLike;
+use serde_json::json;
+use sluice_domain::{ErrorKind, StepError};
+use sluice_redis::Tag;
+use std::time::Duration;
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    pub async fn buffer_row(&self, input: BufferInput) -> Result<BufferOutput, StepError> {
+        let work = input.item.sheet_work()?;
+        let group = work.row.group_key();
+        let sheet = Tag::for_sheet(group.as_str());
+        let row = serde_json::to_string(&BufferedRow::from(work))
+            .map_err(|e| StepError::new(ErrorKind::Internal, e.to_string()))?;
+        // Known before the row is: `sluice credentials set` finds every
+        // sheet that may hold parked rows.
+        let request = FlushRequest::for_row(&work.row, String::new());
+        self.credentials.add_sheet(&work.row.credential_id, &request.to_member()).await?;
+        let (buffered, buffer_len) = self.buffers.buffer(&sheet, &work.row.row_id, &row).await?;
+        if buffered {
+            StepMetrics::add(&self.metrics.rows_buffered, 1);
+            self.trace(&work.trace_id(), "BUFFERED", json!({"buffer_len": buffer_len})).await;
+        }
+        let settings = &self.config.sheets;
+        let (delay, why) = if buffer_len >= settings.flush_threshold {
+            (Duration::ZERO, Why::Rows)
+        } else {
+            (settings.max_delay, Why::MaxDelay)
+        };
+        self.request_flush(&request, delay, why).await?;
+        Ok(BufferOutput { buffered, buffer_len })
+    }
+}

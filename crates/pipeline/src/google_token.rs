@@ -1,0 +1,122 @@
+//! A Google credential's access token: read from the token store, refreshed
+//! through the OAuth2 refresh grant when it is close to expiry or Google
+//! answered 401, and stored again. Google does not rotate refresh tokens,
+//! so two workers refreshing at once both get good tokens: no lock needed
+//! (unlike Cafe24's, see `token_step`).
+//!
+//! [`Steps::set_google_credential`] is what `sluice credentials set` calls:
+//! it stores a new refresh token, clears the credential's rejection, puts
+//! every row parked for it back at the head of its sheet's buffer and asks
+//! for those sheets' flushes: the redrive is immediate, not a blind retry
+//! a week later (seed 001).
+
+use crate::sheet_io::FlushRequest;
+use crate::steps::{Steps, now_ms};
+use redis::aio::ConnectionLike;
+use sluice_cafe24::Secret;
+use sluice_domain::{ErrorKind, StepError};
+use sluice_redis::{StoredToken, Tag};
+use sluice_sheets::{RefreshError, SheetsClient};
+use std::time::Duration;
+
+/// The token's name under the credential's tag.
+pub const GOOGLE: &str = "google";
+
+/// Google refresh tokens have no stated lifetime; the stored pair lives this
+/// long after its latest refresh (a credential unused for six months is
+/// revoked by Google anyway).
+const REFRESH_LIFETIME: Duration = Duration::from_secs(180 * 24 * 3600);
+
+/// Why no access token could be had.
+#[derive(Debug)]
+pub(crate) enum TokenProblem {
+    /// Google refused the credential (revoked, expired, unknown, or none
+    /// stored): a person must update it.
+    Rejected(String),
+    /// Google could not be asked now; try later.
+    Unavailable(StepError),
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    pub(crate) fn sheets_client(&self) -> Result<&SheetsClient, StepError> {
+        self.sheets
+            .as_ref()
+            .ok_or_else(|| StepError::new(ErrorKind::Internal, "no Google Sheets client configured for the sheet path"))
+    }
+
+    /// A usable access token for `credential`, refreshed first when `force`
+    /// (Google just answered 401 to the stored one) or close to expiry.
+    pub(crate) async fn google_token(&self, credential: &str, force: bool) -> Result<Secret, TokenProblem> {
+        let tag = Tag::for_credential(credential);
+        let stored = self.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        let Some(stored) = stored else {
+            return Err(TokenProblem::Rejected(format!(
+                "no Google token for credential {credential}: set it with `sluice credentials set {credential} …`"
+            )));
+        };
+        let margin = self.config.token_refresh_margin.as_millis() as u64;
+        if !force && !stored.access_token.is_empty() && stored.access_expires_ms > now_ms() + margin {
+            return Ok(Secret::new(stored.access_token));
+        }
+        let client = self.sheets_client().map_err(TokenProblem::Unavailable)?;
+        let grant = match client.refresh(&Secret::new(stored.refresh_token.clone())).await {
+            Ok(grant) => grant,
+            Err(e) if e.error_kind() == ErrorKind::CredentialRejected => {
+                return Err(TokenProblem::Rejected(format!("Google refused credential {credential}'s refresh: {e}")));
+            }
+            Err(e) => return Err(TokenProblem::Unavailable(refresh_failure(credential, &e))),
+        };
+        let now = now_ms();
+        let token = StoredToken {
+            access_token: grant.access_token.expose().to_owned(),
+            access_expires_ms: u64::try_from(grant.expires_at_unix_ms).unwrap_or(0),
+            refresh_token: grant.refresh_token.as_ref().map_or(stored.refresh_token, |t| t.expose().to_owned()),
+            refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
+        };
+        self.tokens.put(&tag, GOOGLE, &token, now).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        Ok(grant.access_token)
+    }
+
+    /// Stores `refresh_token` for `credential` (with an access token if one
+    /// is known), clears its rejection and redrives every row parked for
+    /// it. Returns how many rows were redriven.
+    pub async fn set_google_credential(
+        &self,
+        credential: &str,
+        refresh_token: &Secret,
+        access_token: Option<(&Secret, Duration)>,
+    ) -> Result<u64, StepError> {
+        if credential.is_empty() || refresh_token.expose().is_empty() {
+            return Err(StepError::new(ErrorKind::InvalidRequest, "a credential id and a refresh token are required"));
+        }
+        let now = now_ms();
+        let token = StoredToken {
+            access_token: access_token.map_or(String::new(), |(t, _)| t.expose().to_owned()),
+            access_expires_ms: access_token.map_or(0, |(_, ttl)| now + ttl.as_millis() as u64),
+            refresh_token: refresh_token.expose().to_owned(),
+            refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
+        };
+        self.tokens.put(&Tag::for_credential(credential), GOOGLE, &token, now).await?;
+        self.redrive_credential(credential).await
+    }
+
+    /// Clears `credential`'s rejection and puts every row parked for its
+    /// sheets back at the head of their buffers, asking for their flushes
+    /// (after a person fixed a sheet, or the credential). Returns how many
+    /// rows moved.
+    pub async fn redrive_credential(&self, credential: &str) -> Result<u64, StepError> {
+        self.credentials.accept(credential).await?;
+        let mut redriven = 0;
+        for member in self.credentials.sheets(credential).await? {
+            match FlushRequest::from_member(&member) {
+                Some(request) => redriven += self.redrive_sheet(&request).await?,
+                None => tracing::warn!(credential, "unreadable sheet entry skipped"),
+            }
+        }
+        Ok(redriven)
+    }
+}
+
+fn refresh_failure(credential: &str, e: &RefreshError) -> StepError {
+    StepError::new(e.error_kind(), format!("refreshing Google credential {credential}'s token: {e}"))
+}

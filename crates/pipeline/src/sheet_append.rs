@@ -1,0 +1,269 @@
+//! One claim of a flush: the rows go to the sheet, or are found already
+//! there, or wait for later, or are parked, and always exactly once.
+//!
+//! Each row is written as `[row id, values…]`: **column A holds sluice's
+//! row id**, so a flush can tell which rows are in the sheet. The header
+//! row, written when the sheet is empty, is `["row_id", header…]`. Under
+//! `USER_ENTERED` the id is sent with a leading apostrophe, which Sheets
+//! stores as text and does not show, so an id like `007` is not read back
+//! as the number 7.
+//!
+//! Rows whose append may have been applied (`Claim::Unknown`) are looked
+//! for in column A from the row after the sheet's known tail: Sheets
+//! appends after the last row of the table, so a batch that landed is
+//! below the tail sluice saw last. (A person deleting rows above the tail
+//! meanwhile could hide it; the known tail then points past it.)
+
+use crate::flush_step::{Next, RunTally, Spend};
+use crate::google_token::TokenProblem;
+use crate::sheet_io::{BufferedRow, FlushRequest};
+use crate::step_metrics::StepMetrics;
+use crate::steps::Steps;
+use redis::aio::ConnectionLike;
+use serde_json::Value;
+use sluice_cafe24::Secret;
+use sluice_domain::{ErrorKind, StepError, row_trace_id};
+use sluice_redis::{Claim, Tag};
+use sluice_sheets::a1::{CellRange, CellRef};
+use sluice_sheets::values::ValueInputOption;
+use sluice_sheets::{Outcome, SheetsClient};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+/// What to do about a failed call.
+pub(crate) enum Failure {
+    /// Nothing was applied: the rows may be sent again without a check.
+    RetryUnsent(Duration),
+    /// The call may have been applied: the next claim verifies first.
+    RetryUnknown(Duration),
+    /// Google refused the access token: refresh it and try once more.
+    Refresh,
+    /// A person must act on the credential.
+    ParkCredential(String),
+    /// A person must act on the sheet (gone, unreadable range).
+    ParkSheet(String),
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    /// Claims and settles one batch. `Some(next)` ends the run.
+    pub(crate) async fn flush_once(
+        &self,
+        request: &FlushRequest,
+        sheet: &Tag,
+        started: Instant,
+        tally: &mut RunTally,
+    ) -> Result<Option<Next>, StepError> {
+        let settings = &self.config.sheets;
+        // `partial`: some of the in-flight rows are in the sheet already, so
+        // the batch must stay marked unknown whatever happens to the rest.
+        let (rows, fresh, partial) = match self.buffers.claim(sheet, settings.max_rows, settings.max_bytes).await? {
+            Claim::Empty => return Ok(Some(Next::Idle)),
+            Claim::Fresh(rows) => (parse_rows(&rows)?, true, false),
+            Claim::Unsent(rows) => (parse_rows(&rows)?, false, false),
+            Claim::Unknown(rows) => {
+                let rows = parse_rows(&rows)?;
+                let missing = match self.verify(request, sheet, &rows, started, tally).await? {
+                    Ok(missing) => missing,
+                    Err(next) => return Ok(Some(next)),
+                };
+                if missing.is_empty() {
+                    self.settle(request, sheet, &rows, None, tally).await?;
+                    return Ok(None);
+                }
+                if missing.len() == rows.len() {
+                    // Not applied: send them as unsent rows, under a write admission.
+                    self.buffers.mark_unsent(sheet).await?;
+                    return Ok(None);
+                }
+                // Some landed and some did not (only if ids collided with a
+                // person's rows): send the missing ones, keep all in flight.
+                (missing, false, true)
+            }
+        };
+        if !fresh && let Some(next) = self.admit(request, Spend::Write, started).await? {
+            if !partial {
+                self.buffers.mark_unsent(sheet).await?;
+            }
+            return Ok(Some(next));
+        }
+        self.send(request, sheet, &rows, tally, partial).await
+    }
+
+    /// Appends `rows` (claimed, admitted) and settles the outcome.
+    /// `partial`: other rows of the batch are in the sheet already, so a
+    /// failure keeps the batch marked unknown (verified before any resend).
+    async fn send(
+        &self,
+        request: &FlushRequest,
+        sheet: &Tag,
+        rows: &[BufferedRow],
+        tally: &mut RunTally,
+        partial: bool,
+    ) -> Result<Option<Next>, StepError> {
+        let client = self.sheets_client()?;
+        let input = self.config.sheets.value_input;
+        let mut token = match self.token_for(request, sheet, rows, tally, false, partial).await? {
+            Ok(token) => token,
+            Err(next) => return Ok(Some(next)),
+        };
+        loop {
+            let header = match self.header_row(client, &token, request, sheet, rows).await {
+                Ok(header) => header,
+                Err(failure) => return self.fail(request, sheet, rows, failure, partial).await,
+            };
+            let mut body: Vec<Vec<Value>> = Vec::with_capacity(rows.len() + 1);
+            body.extend(header);
+            body.extend(rows.iter().map(|row| sheet_row(row, input)));
+            tally.calls += 1;
+            StepMetrics::add(&self.metrics.sheets_calls, 1);
+            let outcome = client.append(&token, &request.spreadsheet_id, request.sheet_gid, &body, input).await;
+            if matches!(outcome, Outcome::Throttled { .. }) {
+                StepMetrics::add(&self.metrics.sheets_429, 1);
+            }
+            match outcome {
+                Outcome::Ok(answer) => {
+                    let tail = answer.updates.updated_range.as_deref().and_then(last_row);
+                    if !body.is_empty() && body.len() > rows.len() {
+                        self.sheet_state.set_header_known(sheet).await?;
+                    }
+                    self.settle(request, sheet, rows, tail, tally).await?;
+                    return Ok(None);
+                }
+                other => match classify(other) {
+                    Failure::Refresh if !tally.refreshed => {
+                        token = match self.token_for(request, sheet, rows, tally, true, partial).await? {
+                            Ok(token) => token,
+                            Err(next) => return Ok(Some(next)),
+                        };
+                    }
+                    Failure::Refresh => {
+                        let why = "Google refused a freshly refreshed token (401)".to_owned();
+                        return self.fail(request, sheet, rows, Failure::ParkCredential(why), partial).await;
+                    }
+                    failure => return self.fail(request, sheet, rows, failure, partial).await,
+                },
+            }
+        }
+    }
+
+    /// An access token, or how the run ends without one.
+    async fn token_for(
+        &self,
+        request: &FlushRequest,
+        sheet: &Tag,
+        rows: &[BufferedRow],
+        tally: &mut RunTally,
+        force: bool,
+        partial: bool,
+    ) -> Result<Result<Secret, Next>, StepError> {
+        if force {
+            tally.refreshed = true;
+        }
+        match self.google_token(&request.credential_id, force).await {
+            Ok(token) => Ok(Ok(token)),
+            Err(TokenProblem::Rejected(why)) => {
+                let next = self.fail(request, sheet, rows, Failure::ParkCredential(why), partial).await?;
+                Ok(Err(next.unwrap_or(Next::Idle)))
+            }
+            Err(TokenProblem::Unavailable(e)) => {
+                tracing::warn!(sheet = request.sheet, error = %e.cause, "no Google access token now");
+                let wait = self.backoff(sheet).await;
+                if !partial {
+                    self.buffers.mark_unsent(sheet).await?;
+                }
+                Ok(Err(Next::Later(wait)))
+            }
+        }
+    }
+
+    /// The header row to put first, when the rows bring one and the sheet
+    /// may be empty (checked once, then cached).
+    async fn header_row(
+        &self,
+        client: &SheetsClient,
+        token: &Secret,
+        request: &FlushRequest,
+        sheet: &Tag,
+        rows: &[BufferedRow],
+    ) -> Result<Option<Vec<Value>>, Failure> {
+        let Some(header) = rows.iter().find_map(|row| row.header.as_ref()) else { return Ok(None) };
+        if self.sheet_state.header_known(sheet).await.unwrap_or(false) {
+            return Ok(None);
+        }
+        let first = CellRange { start: CellRef::cell(1, 1), end: CellRef::cell(1, 1) };
+        StepMetrics::add(&self.metrics.sheets_calls, 1);
+        match client.get(token, &request.spreadsheet_id, request.sheet_gid, Some(first)).await {
+            Outcome::Ok(range) if range.values.iter().any(|row| !row.is_empty()) => {
+                let _ = self.sheet_state.set_header_known(sheet).await;
+                Ok(None)
+            }
+            Outcome::Ok(_) => {
+                let mut row = vec![Value::String("row_id".into())];
+                row.extend(header.iter().map(|h| Value::String(h.clone())));
+                Ok(Some(row))
+            }
+            other => Err(classify(other)),
+        }
+    }
+}
+
+/// A buffered row as the sheet gets it: its id in column A, then its values.
+pub(crate) fn sheet_row(row: &BufferedRow, input: ValueInputOption) -> Vec<Value> {
+    let id = match input {
+        ValueInputOption::UserEntered => format!("'{}", row.row_id),
+        _ => row.row_id.clone(),
+    };
+    let mut cells = Vec::with_capacity(row.values.len() + 1);
+    cells.push(Value::String(id));
+    cells.extend(row.values.iter().cloned());
+    cells
+}
+
+/// A row id as read back from column A (a leading apostrophe, if the
+/// sheet kept one, is not part of it).
+pub(crate) fn read_id(cell: &Value) -> Option<String> {
+    let text = match cell {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    Some(text.strip_prefix('\'').unwrap_or(&text).to_owned())
+}
+
+fn parse_rows(rows: &[String]) -> Result<Vec<BufferedRow>, StepError> {
+    rows.iter()
+        .map(|row| {
+            serde_json::from_str(row)
+                .map_err(|e| StepError::new(ErrorKind::Internal, format!("a buffered row is not readable: {e}")))
+        })
+        .collect()
+}
+
+/// The last row of an `updatedRange` such as `Sheet1!A6:C7`.
+fn last_row(range: &str) -> Option<u32> {
+    sluice_sheets::a1::A1Range::parse(range).ok()?.cells?.end.row
+}
+
+/// The ids of `rows` not among `found`.
+pub(crate) fn missing_rows(rows: &[BufferedRow], found: &HashSet<String>) -> Vec<BufferedRow> {
+    rows.iter().filter(|row| !found.contains(&row.row_id)).cloned().collect()
+}
+
+pub(crate) fn classify<T>(outcome: Outcome<T>) -> Failure {
+    let why = outcome.to_string();
+    match outcome {
+        Outcome::Ok(_) => Failure::RetryUnsent(Duration::ZERO),
+        Outcome::Throttled { retry_after, .. } => Failure::RetryUnsent(retry_after.unwrap_or(Duration::from_secs(1))),
+        Outcome::Unauthorized { .. } => Failure::Refresh,
+        Outcome::Forbidden { .. } => Failure::ParkCredential(why),
+        Outcome::NotFound { .. } | Outcome::InvalidTarget { .. } => Failure::ParkSheet(why),
+        Outcome::BadRequest { error: Some(ref e), .. } if e.is_unknown_title() => Failure::RetryUnsent(Duration::ZERO),
+        Outcome::BadRequest { .. } => Failure::ParkSheet(why),
+        Outcome::Unavailable { .. } => Failure::RetryUnsent(Duration::ZERO),
+        Outcome::OutcomeUnknown { .. } => Failure::RetryUnknown(Duration::ZERO),
+    }
+}
+
+pub(crate) fn trace_ids(rows: &[BufferedRow]) -> Vec<String> {
+    rows.iter().map(|row| row_trace_id(&row.row_id)).collect()
+}

@@ -1,0 +1,109 @@
+//! The JSON of the sheet path: what the buffer step takes and gives, what
+//! a flush request carries (the body of the delayed trigger message, and
+//! the flush function's input), and a row as it waits in the buffer.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sluice_domain::{SheetRow, SheetWork};
+
+/// The buffer step's input: one item of the batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferInput {
+    pub item: crate::step_io::ItemPlan,
+}
+
+/// What the buffer step did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferOutput {
+    /// False for a row buffered before (a redelivery).
+    pub buffered: bool,
+    pub buffer_len: u64,
+}
+
+/// "Flush this sheet": the trigger message and the flush's input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlushRequest {
+    /// The sheet's FIFO group key: its identity everywhere in sluice.
+    pub sheet: String,
+    pub credential_id: String,
+    pub spreadsheet_id: String,
+    pub sheet_gid: u64,
+    /// The value the requester put in the sheet's flush gate, so this
+    /// flush clears that request and no later one.
+    pub token: String,
+}
+
+impl FlushRequest {
+    pub fn for_row(row: &SheetRow, token: String) -> Self {
+        Self {
+            sheet: row.group_key().as_str().to_owned(),
+            credential_id: row.credential_id.clone(),
+            spreadsheet_id: row.spreadsheet_id.clone(),
+            sheet_gid: row.sheet_gid,
+            token,
+        }
+    }
+
+    /// The sheet without a token, as a credential's set of sheets holds it.
+    pub fn to_member(&self) -> String {
+        serde_json::to_string(&self.with_token(String::new())).unwrap_or_default()
+    }
+
+    pub fn from_member(member: &str) -> Option<Self> {
+        serde_json::from_str(member).ok()
+    }
+
+    /// The same sheet, asked for under another token.
+    pub fn with_token(&self, token: String) -> Self {
+        Self { token, ..self.clone() }
+    }
+}
+
+/// What a flush did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlushOutput {
+    /// Rows appended to the sheet by this flush.
+    pub appended_rows: u64,
+    /// API calls it made (appends, and reads to verify).
+    pub calls: u64,
+    /// `idle` (buffer empty), `later` (more to do: a trigger is scheduled
+    /// after `wait_seconds`), `busy` (another flush holds the sheet),
+    /// `parked` (the rows wait for a person: credential or sheet).
+    pub next: String,
+    pub wait_seconds: u64,
+    /// Why the rows are parked, for `parked`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parked: Option<String>,
+}
+
+impl FlushOutput {
+    pub(crate) fn new(
+        tally: &crate::flush_step::RunTally,
+        next: &str,
+        wait_seconds: u64,
+        parked: Option<String>,
+    ) -> Self {
+        Self { appended_rows: tally.appended_rows, calls: tally.calls, next: next.to_owned(), wait_seconds, parked }
+    }
+}
+
+/// A row as it waits in the buffer: what the append needs, nothing more.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferedRow {
+    pub row_id: String,
+    pub event_id: String,
+    pub values: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Vec<String>>,
+}
+
+impl From<&SheetWork> for BufferedRow {
+    fn from(work: &SheetWork) -> Self {
+        Self {
+            row_id: work.row.row_id.clone(),
+            event_id: work.event_id.clone(),
+            values: work.row.values.clone(),
+            header: work.row.header.clone(),
+        }
+    }
+}

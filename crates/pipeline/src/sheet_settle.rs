@@ -1,0 +1,163 @@
+//! How a flush's batch ends: found or written (settled), or failed (kept
+//! for a retry, or parked for a person), and the verify that tells which
+//! rows of an uncertain batch are already in the sheet.
+//!
+//! Parking never loses the "may have been applied" mark: rows whose append
+//! may have landed stay in flight, marked unknown, however long the
+//! credential or sheet stays broken, so the flush after the repair still
+//! looks for them first. Only rows known unsent move to the parked list.
+//! A rejected credential blocks every sheet it writes (the flush checks it
+//! first); a parked sheet blocks itself (its parked rows must go first, to
+//! keep arrival order).
+
+use crate::flush_step::{Next, RunTally, Spend};
+use crate::sheet_append::{Failure, classify, missing_rows, read_id, trace_ids};
+use crate::sheet_io::{BufferedRow, FlushRequest};
+use crate::step_metrics::StepMetrics;
+use crate::steps::Steps;
+use redis::aio::ConnectionLike;
+use serde_json::json;
+use sluice_domain::StepError;
+use sluice_redis::Tag;
+use sluice_sheets::Outcome;
+use sluice_sheets::a1::{CellRange, CellRef};
+use std::collections::HashSet;
+use std::time::Instant;
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    /// The in-flight rows are in the sheet: drop them and say so.
+    pub(crate) async fn settle(
+        &self,
+        request: &FlushRequest,
+        sheet: &Tag,
+        rows: &[BufferedRow],
+        tail: Option<u32>,
+        tally: &mut RunTally,
+    ) -> Result<(), StepError> {
+        self.buffers.complete(sheet).await?;
+        if let Some(tail) = tail {
+            self.sheet_state.set_tail(sheet, tail).await?;
+        }
+        let _ = self.sheet_state.clear_failures(sheet).await;
+        let written_now = tail.is_some();
+        if written_now {
+            tally.appended_rows += rows.len() as u64;
+            StepMetrics::add(&self.metrics.rows_appended, rows.len() as u64);
+        }
+        let detail =
+            json!({"sheet": request.sheet, "rows": rows.len(), "last_row": tail, "found_by_verify": !written_now});
+        if let Err(e) = self.traces.record_all(&trace_ids(rows), "COMPLETED", &detail).await {
+            tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
+        }
+        Ok(())
+    }
+
+    /// Acts on a failed call about rows in flight. `maybe_applied` is true
+    /// when the rows' append may have landed (a verify failed).
+    pub(crate) async fn fail(
+        &self,
+        request: &FlushRequest,
+        sheet: &Tag,
+        rows: &[BufferedRow],
+        failure: Failure,
+        maybe_applied: bool,
+    ) -> Result<Option<Next>, StepError> {
+        match failure {
+            Failure::RetryUnsent(wait) => {
+                if !maybe_applied {
+                    self.buffers.mark_unsent(sheet).await?;
+                }
+                Ok(Some(Next::Later(wait.max(self.backoff(sheet).await))))
+            }
+            Failure::RetryUnknown(wait) => Ok(Some(Next::Later(wait.max(self.backoff(sheet).await)))),
+            Failure::Refresh => {
+                let why = "Google keeps refusing the access token (401)".to_owned();
+                Box::pin(self.fail(request, sheet, rows, Failure::ParkCredential(why), maybe_applied)).await
+            }
+            Failure::ParkCredential(why) => {
+                if !maybe_applied {
+                    self.buffers.mark_unsent(sheet).await?;
+                }
+                self.credentials.reject(&request.credential_id, &why).await?;
+                self.parked_traces(request, rows, "credential", &why).await;
+                let text = format!(
+                    "sluice: Google credential `{}` was rejected ({why}). Rows for its sheets are held, in order, and \
+                     go out as soon as it is updated with `sluice credentials set {}`.",
+                    request.credential_id, request.credential_id
+                );
+                self.alerter.alert(&format!("credential:{}", request.credential_id), &text).await;
+                Ok(Some(Next::Parked(format!("credential: {why}"))))
+            }
+            Failure::ParkSheet(why) => {
+                let text = format!(
+                    "sluice: spreadsheet `{}` sheet {} cannot be written ({why}). Its rows are held, in order; once \
+                     the sheet is fixed, `sluice credentials redrive {}` sends them.",
+                    request.spreadsheet_id, request.sheet_gid, request.credential_id
+                );
+                self.alerter.alert(&format!("sheet:{}", request.sheet), &text).await;
+                if maybe_applied {
+                    // Cannot look for them now: keep them in flight, unknown.
+                    return Ok(Some(Next::Later(self.backoff(sheet).await)));
+                }
+                self.buffers.park(sheet).await?;
+                self.parked_traces(request, rows, "sheet", &why).await;
+                Ok(Some(Next::Parked(format!("sheet: {why}"))))
+            }
+        }
+    }
+
+    async fn parked_traces(&self, request: &FlushRequest, rows: &[BufferedRow], reason: &str, why: &str) {
+        let detail = json!({"sheet": request.sheet, "reason": reason, "why": why});
+        if let Err(e) = self.traces.record_all(&trace_ids(rows), "PARKED", &detail).await {
+            tracing::warn!(sheet = request.sheet, error = %e, "parked traces not recorded");
+        }
+    }
+
+    /// Which of `rows` (whose append may have landed) are not in the sheet:
+    /// reads column A below the sheet's known tail. `Err(next)` ends the run
+    /// with the rows still in flight, unknown.
+    pub(crate) async fn verify(
+        &self,
+        request: &FlushRequest,
+        sheet: &Tag,
+        rows: &[BufferedRow],
+        started: Instant,
+        tally: &mut RunTally,
+    ) -> Result<Result<Vec<BufferedRow>, Next>, StepError> {
+        if let Some(next) = self.admit(request, Spend::Read, started).await? {
+            return Ok(Err(next));
+        }
+        let client = self.sheets_client()?;
+        let from = self.sheet_state.tail(sheet).await?.unwrap_or(0) + 1;
+        let column_a = CellRange { start: CellRef::cell(1, from), end: CellRef { column: Some(1), row: None } };
+        let mut force = false;
+        loop {
+            let token = match self.google_token(&request.credential_id, force).await {
+                Ok(token) => token,
+                Err(crate::google_token::TokenProblem::Rejected(why)) => {
+                    let next = self.fail(request, sheet, rows, Failure::ParkCredential(why), true).await?;
+                    return Ok(Err(next.unwrap_or(Next::Idle)));
+                }
+                Err(crate::google_token::TokenProblem::Unavailable(_)) => {
+                    return Ok(Err(Next::Later(self.backoff(sheet).await)));
+                }
+            };
+            tally.calls += 1;
+            StepMetrics::add(&self.metrics.sheets_calls, 1);
+            match client.get(&token, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
+                Outcome::Ok(range) => {
+                    let found: HashSet<String> =
+                        range.values.iter().filter_map(|row| row.first()).filter_map(read_id).collect();
+                    return Ok(Ok(missing_rows(rows, &found)));
+                }
+                other => match classify(other) {
+                    Failure::Refresh if !force => force = true,
+                    failure => {
+                        let next = self.fail(request, sheet, rows, failure, true).await?;
+                        return Ok(Err(next.unwrap_or(Next::Idle)));
+                    }
+                },
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Shared by the sheet flush tests: real Redis (per-test prefix), the
+//! sandbox Google Sheets over real HTTP, the steps built on both, a flush
+//! trigger that records what was asked (the flush queue's stand-in: the
+//! tests run each requested flush themselves, so they decide when), and an
+//! alert receiver on 127.0.0.1.
+
+#![allow(dead_code, unreachable_pub)]
+
+use axum::Router;
+use axum::routing::post;
+use futures::future::BoxFuture;
+use redis::aio::MultiplexedConnection;
+use serde_json::{Value, json};
+use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
+use sluice_domain::{SheetRow, SheetWork, StepError, WorkItem};
+use sluice_pipeline::flush_trigger::FlushTrigger;
+use sluice_pipeline::sheet_io::{BufferInput, FlushOutput, FlushRequest};
+use sluice_pipeline::step_io::ItemPlan;
+use sluice_pipeline::{PipelineConfig, SheetConfig, Steps};
+use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
+use sluice_sheets::{SheetsClient, SheetsConfig};
+use sluice_testkit::TestRedis;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub const CLIENT_ID: &str = "test-client";
+pub const CLIENT_SECRET: &str = "test-secret";
+pub const USER: &str = "cred-1";
+pub const DOC: &str = "doc-1";
+
+/// Flush requests, in the order asked.
+#[derive(Debug, Default)]
+pub struct RecordingTrigger {
+    pub requests: Mutex<Vec<(FlushRequest, Duration)>>,
+}
+
+impl FlushTrigger for RecordingTrigger {
+    fn request(&self, request: &FlushRequest, delay: Duration) -> BoxFuture<'_, Result<(), StepError>> {
+        self.requests.lock().unwrap().push((request.clone(), delay));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+pub struct SheetTest {
+    pub redis: TestRedis,
+    pub sandbox: SheetsSandbox,
+    pub steps: Steps<MultiplexedConnection>,
+    pub trigger: Arc<RecordingTrigger>,
+    pub alerts: Arc<Mutex<Vec<String>>>,
+    pub refresh_token: String,
+}
+
+impl SheetTest {
+    /// A sandbox with one spreadsheet of `gids` sheets and one user, the
+    /// steps configured with `settings` and a client timing out after
+    /// `timeout`.
+    pub async fn start(test: &str, sandbox: SheetsSandboxConfig, settings: SheetConfig, timeout: Duration) -> Self {
+        let redis = TestRedis::new(test);
+        let sandbox = SheetsSandbox::start(sandbox).await.unwrap();
+        sandbox.add_client(CLIENT_ID, CLIENT_SECRET);
+        let refresh_token = sandbox.add_user(CLIENT_ID, USER);
+        sandbox.create_spreadsheet(DOC, &[(0, "Sheet1"), (7, "Other")]);
+        let sheets = SheetsConfig::new(CLIENT_ID, Secret::new(CLIENT_SECRET))
+            .with_api_base_url(sandbox.base_url())
+            .unwrap()
+            .with_token_url(sandbox.token_url())
+            .unwrap()
+            .with_timeouts(timeout, Duration::from_secs(2));
+        let alerts = Arc::new(Mutex::new(Vec::new()));
+        let alert_url = alert_receiver(alerts.clone()).await;
+        let trigger = Arc::new(RecordingTrigger::default());
+        let conn = redis.conn().await;
+        let config = PipelineConfig { sheets: settings, ..PipelineConfig::default() };
+        let cafe24 = Cafe24Client::new(Cafe24Config::new("unused", Secret::new("unused"))).unwrap();
+        let steps = Steps::new(conn, redis.keyspace(), config, cafe24)
+            .unwrap()
+            .with_sheets(SheetsClient::new(sheets).unwrap())
+            .with_alert_url(Some(alert_url))
+            .with_flush_trigger(trigger.clone());
+        steps.set_google_credential(USER, &Secret::new(refresh_token.clone()), None).await.unwrap();
+        Self { redis, sandbox, steps, trigger, alerts, refresh_token }
+    }
+
+    /// Buffers row `id` of sheet `gid` as the state machine's BufferRow
+    /// state does.
+    pub async fn buffer(&self, gid: u64, id: &str) {
+        let row = SheetRow {
+            credential_id: USER.into(),
+            spreadsheet_id: DOC.into(),
+            sheet_gid: gid,
+            submission_id: format!("sub-{id}"),
+            row_id: id.into(),
+            header: Some(vec!["name".into(), "n".into()]),
+            values: vec![json!(format!("name {id}")), json!(1)],
+        };
+        let work = SheetWork::new(row, now_ms());
+        let item = ItemPlan {
+            item_id: format!("msg-{id}"),
+            receive_count: 1,
+            kind: "sheet_row".into(),
+            work: Some(WorkItem::SheetRow(work)),
+            invalid: None,
+        };
+        self.steps.buffer_row(BufferInput { item }).await.unwrap();
+    }
+
+    /// A flush of sheet `gid`, as the flush queue would deliver the latest
+    /// request for it (with its gate token).
+    pub async fn flush(&self, gid: u64) -> FlushOutput {
+        let latest = self.trigger.requests.lock().unwrap().iter().rev().find(|(r, _)| r.sheet_gid == gid).cloned();
+        self.steps.flush_sheet(latest.map_or_else(|| request(gid), |(r, _)| r)).await.unwrap()
+    }
+
+    /// Flushes until the sheet is idle, as the trigger's requests would,
+    /// giving up after `limit` runs.
+    pub async fn flush_until_idle(&self, gid: u64, limit: usize) -> Vec<FlushOutput> {
+        let mut outputs = Vec::new();
+        for _ in 0..limit {
+            let output = self.flush(gid).await;
+            let next = output.next.clone();
+            let wait = Duration::from_secs(output.wait_seconds);
+            outputs.push(output);
+            match next.as_str() {
+                "idle" | "parked" => return outputs,
+                // The request it left is due after `wait`: wait it out, as
+                // the delayed message would.
+                _ => tokio::time::sleep(wait).await,
+            }
+        }
+        panic!("sheet {gid} still not idle after {limit} flushes: {outputs:?}");
+    }
+
+    /// Row ids in column A of sheet `gid`, header first.
+    pub fn column_a(&self, gid: u64) -> Vec<String> {
+        self.sandbox
+            .sheet_values(DOC, gid)
+            .unwrap_or_default()
+            .iter()
+            .map(|row| match row.first() {
+                Some(Value::String(s)) => s.trim_start_matches('\'').to_owned(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            })
+            .collect()
+    }
+}
+
+pub fn request(gid: u64) -> FlushRequest {
+    let row = SheetRow {
+        credential_id: USER.into(),
+        spreadsheet_id: DOC.into(),
+        sheet_gid: gid,
+        submission_id: "s".into(),
+        row_id: "r".into(),
+        header: None,
+        values: vec![],
+    };
+    FlushRequest::for_row(&row, "test".into())
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// A Slack-compatible incoming webhook on 127.0.0.1 keeping each `text`.
+async fn alert_receiver(texts: Arc<Mutex<Vec<String>>>) -> String {
+    let app = Router::new().route(
+        "/alerts",
+        post(move |body: axum::Json<Value>| {
+            let texts = texts.clone();
+            async move {
+                texts.lock().unwrap().push(body["text"].as_str().unwrap_or_default().to_owned());
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/alerts", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}

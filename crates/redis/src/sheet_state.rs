@@ -1,0 +1,90 @@
+//! What a sheet's flush remembers between runs, besides its rows
+//! ([`crate::SheetBuffers`]): where the sheet ended after sluice's latest
+//! append (so a verify reads only the sheet's tail), whether its header
+//! row is known to be there (checked once per sheet, then cached), and how
+//! many flushes in a row failed (for the backoff).
+//!
+//! Keys, under the sheet's tag (`Tag::for_sheet`):
+//!
+//! ```text
+//! {prefix}{sheet:…}:tail:       STRING  last row of sluice's latest append   TTL: 30 days after that append
+//! {prefix}{sheet:…}:header:     STRING  "1" once the header row is there     TTL: 30 days after it was checked
+//! {prefix}{sheet:…}:failures:   STRING  failed flushes in a row              TTL: 1 hour; the flush deletes it on success
+//! ```
+
+use crate::error::Error;
+use crate::keyspace::{Keyspace, Tag};
+use redis::aio::ConnectionLike;
+use std::time::Duration;
+
+/// How long a sheet's tail and header flag outlive their last use.
+pub const SHEET_STATE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// How long a failure count lasts without a new failure.
+const FAILURES_TTL: Duration = Duration::from_secs(3600);
+
+#[derive(Debug, Clone)]
+pub struct SheetState<C> {
+    conn: C,
+    keyspace: Keyspace,
+}
+
+impl<C: ConnectionLike + Clone + Send> SheetState<C> {
+    pub fn new(conn: C, keyspace: Keyspace) -> Self {
+        Self { conn, keyspace }
+    }
+
+    fn key(&self, sheet: &Tag, kind: &str) -> String {
+        self.keyspace.key(sheet, kind, "")
+    }
+
+    /// The last row of sluice's latest append, if known.
+    pub async fn tail(&self, sheet: &Tag) -> Result<Option<u32>, Error> {
+        Ok(redis::cmd("GET").arg(self.key(sheet, "tail")).query_async(&mut self.conn.clone()).await?)
+    }
+
+    /// Records the last row of sluice's latest append. Only the sheet's
+    /// flush-lock holder writes it, one append at a time, so each value is
+    /// the newest.
+    pub async fn set_tail(&self, sheet: &Tag, row: u32) -> Result<(), Error> {
+        redis::cmd("SET")
+            .arg(self.key(sheet, "tail"))
+            .arg(row)
+            .arg("PX")
+            .arg(SHEET_STATE_TTL.as_millis() as u64)
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn header_known(&self, sheet: &Tag) -> Result<bool, Error> {
+        Ok(redis::cmd("EXISTS").arg(self.key(sheet, "header")).query_async::<u32>(&mut self.conn.clone()).await? == 1)
+    }
+
+    pub async fn set_header_known(&self, sheet: &Tag) -> Result<(), Error> {
+        redis::cmd("SET")
+            .arg(self.key(sheet, "header"))
+            .arg("1")
+            .arg("PX")
+            .arg(SHEET_STATE_TTL.as_millis() as u64)
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// Counts one more failed flush; returns the count.
+    pub async fn note_failure(&self, sheet: &Tag) -> Result<u32, Error> {
+        let key = self.key(sheet, "failures");
+        let (count,): (u32,) = redis::pipe()
+            .incr(&key, 1)
+            .pexpire(&key, FAILURES_TTL.as_millis() as i64)
+            .ignore()
+            .query_async(&mut self.conn.clone())
+            .await?;
+        Ok(count)
+    }
+
+    pub async fn clear_failures(&self, sheet: &Tag) -> Result<(), Error> {
+        redis::cmd("DEL").arg(self.key(sheet, "failures")).exec_async(&mut self.conn.clone()).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,328 @@
+//! The Sheets API v4 at Google's paths:
+//!
+//! ```text
+//! GET  /v4/spreadsheets/{id}                          spreadsheets.get (a read)
+//! GET  /v4/spreadsheets/{id}/values/{range}           values.get (a read)
+//! PUT  /v4/spreadsheets/{id}/values/{range}           values.update (a write)
+//! POST /v4/spreadsheets/{id}/values/{range}:append    values.append (a write)
+//! ```
+//!
+//! `{range}` is one percent-encoded path segment. A call goes through, in
+//! order (each step can end it): the Bearer token (else 401, not counted)
+//! → the quotas (else 429, not counted) → from here the call counts → a
+//! queued or probabilistic fault → the spreadsheet exists (else 404) → the
+//! user may use it (else 403) → the request is valid (else 400) → the
+//! operation. Then an `ApplyThen…` fault may hold or replace the answer,
+//! and the configured latency delays it.
+
+use crate::fault::{Fault, FaultDecision, TimeoutMode};
+use crate::sheets::a1;
+use crate::sheets::answer::{Answer, Delivery};
+use crate::sheets::cells::{InputOption, RenderOption};
+use crate::sheets::faults::QueuedFault;
+use crate::sheets::grid::{BadRequest, Major, Spreadsheet, Written, columns_to_rows};
+use crate::sheets::oauth::Caller;
+use crate::sheets::quota::RequestKind;
+use crate::sheets::record::{RecordedFault, SheetsCall, SheetsOp};
+use crate::sheets::state::{Inner, Shared};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
+
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new().route("/v4/spreadsheets/{spreadsheet_id}", get(spreadsheet_get)).route(
+        "/v4/spreadsheets/{spreadsheet_id}/values/{range}",
+        get(values_get).put(values_update).post(values_append),
+    )
+}
+
+/// Unknown paths and methods, in Google's error shape.
+pub(crate) async fn not_found() -> Response {
+    Answer::google(StatusCode::NOT_FOUND, "Method not found.").deliver().await
+}
+
+/// What an operation did, for its answer and its record.
+#[derive(Debug)]
+struct Done {
+    answer: Answer,
+    rows: usize,
+    applied: bool,
+}
+
+impl Done {
+    fn ok(body: Value, rows: usize) -> Self {
+        Self { answer: Answer::json(StatusCode::OK, body), rows, applied: true }
+    }
+
+    fn refused(answer: Answer) -> Self {
+        Self { answer, rows: 0, applied: false }
+    }
+
+    fn bad(e: BadRequest) -> Self {
+        Self::refused(Answer::google(StatusCode::BAD_REQUEST, &e.0))
+    }
+}
+
+/// Serves one call: the gate, the faults, the operation, the record.
+fn serve(
+    shared: &Shared,
+    op: SheetsOp,
+    headers: &HeaderMap,
+    spreadsheet_id: &str,
+    range: Option<&str>,
+    operation: impl FnOnce(&mut Spreadsheet) -> Done,
+) -> Answer {
+    let mut guard = shared.lock();
+    let now = Instant::now();
+    let mut record = SheetsCall {
+        seq: 0,
+        at: shared.since_epoch(now),
+        op,
+        user: None,
+        client_id: None,
+        spreadsheet_id: Some(spreadsheet_id.to_owned()),
+        range: range.map(str::to_owned),
+        status: 0,
+        rows: 0,
+        applied: false,
+        counted: false,
+        fault: None,
+    };
+    let answer = gate_and_run(&mut guard, shared.project_number, op, headers, now, &mut record, |inner, caller| {
+        match inner.spreadsheets.get_mut(spreadsheet_id) {
+            None => Done::refused(Answer::google(StatusCode::NOT_FOUND, "Requested entity was not found.")),
+            Some(s) if s.denied.contains(&caller.user) => {
+                Done::refused(Answer::google(StatusCode::FORBIDDEN, "The caller does not have permission"))
+            }
+            Some(s) => operation(s),
+        }
+    });
+    record.status = answer.status.as_u16();
+    guard.log.push(record);
+    answer
+}
+
+fn gate_and_run(
+    inner: &mut Inner,
+    project_number: u64,
+    op: SheetsOp,
+    headers: &HeaderMap,
+    now: Instant,
+    record: &mut SheetsCall,
+    operation: impl FnOnce(&mut Inner, &Caller) -> Done,
+) -> Answer {
+    let caller = match inner.oauth.authenticate(bearer(headers), now) {
+        Ok(caller) => caller,
+        Err(failure) => return Answer::unauthenticated(failure),
+    };
+    (record.user, record.client_id) = (Some(caller.user.clone()), Some(caller.client_id.clone()));
+    let kind = if op.is_write() { RequestKind::Write } else { RequestKind::Read };
+    if let Err(exceeded) = inner.quotas.admit(kind, &caller.client_id, &caller.user, now) {
+        return Answer::quota(exceeded, project_number);
+    }
+    record.counted = true;
+    let FaultDecision { fault, latency } = inner.faults.decide();
+    let queued = inner.queued.take(op);
+    let injected = |status: u16| {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Answer::injected(status, inner.quotas.per_user(kind), project_number).after(Delivery::After(latency))
+    };
+    match (queued, fault) {
+        (Some(QueuedFault::Status(status)), _) => {
+            record.fault = Some(RecordedFault::Status);
+            return injected(status);
+        }
+        (Some(_), _) | (None, None) => {}
+        (None, Some(Fault::ServerError)) => {
+            record.fault = Some(RecordedFault::ServerError);
+            return Answer::google(StatusCode::INTERNAL_SERVER_ERROR, "Internal error encountered.")
+                .after(Delivery::After(latency));
+        }
+        (None, Some(Fault::Timeout(mode))) => {
+            record.fault = Some(RecordedFault::Timeout(mode));
+            return match mode {
+                TimeoutMode::Hold(hold) => {
+                    Answer::google(StatusCode::GATEWAY_TIMEOUT, "Deadline exceeded.").after(Delivery::Hold(hold))
+                }
+                TimeoutMode::Drop => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency)),
+            };
+        }
+    }
+    let done = operation(inner, &caller);
+    (record.rows, record.applied) = (done.rows, done.applied);
+    match queued {
+        Some(QueuedFault::ApplyThenHold(hold)) => {
+            record.fault = Some(RecordedFault::ApplyThenHold);
+            done.answer.after(Delivery::Hold(hold))
+        }
+        Some(QueuedFault::ApplyThenStatus(status)) => {
+            record.fault = Some(RecordedFault::ApplyThenStatus);
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            Answer::injected(status, inner.quotas.per_user(kind), project_number).after(Delivery::After(latency))
+        }
+        _ => done.answer.after(Delivery::After(latency)),
+    }
+}
+
+/// The token of `Authorization: Bearer …`, if that is what was sent.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+fn param(params: &Params, name: &str) -> Option<String> {
+    params.as_ref().ok().and_then(|Query(p)| p.get(name).cloned())
+}
+
+async fn spreadsheet_get(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    params: Params,
+    headers: HeaderMap,
+) -> Response {
+    // With a field mask (sluice asks for `sheets.properties`) only the
+    // sheets come back, besides the id.
+    let masked = param(&params, "fields").is_some();
+    let answer = serve(&shared, SheetsOp::SpreadsheetGet, &headers, &id, None, |spreadsheet| {
+        let mut body = json!({"spreadsheetId": id, "sheets": spreadsheet.sheet_properties()});
+        if !masked {
+            body["properties"] = json!({"title": id, "locale": "en_US", "timeZone": "Etc/GMT"});
+            body["spreadsheetUrl"] = json!(format!("https://docs.google.com/spreadsheets/d/{id}/edit"));
+        }
+        Done::ok(body, 0)
+    });
+    answer.deliver().await
+}
+
+async fn values_get(
+    State(shared): State<Arc<Shared>>,
+    Path((id, range)): Path<(String, String)>,
+    params: Params,
+    headers: HeaderMap,
+) -> Response {
+    let answer = serve(&shared, SheetsOp::ValuesGet, &headers, &id, Some(&range), |spreadsheet| {
+        let read = Major::parse(param(&params, "majorDimension").as_deref()).and_then(|major| {
+            let render = RenderOption::parse(param(&params, "valueRenderOption").as_deref()).map_err(BadRequest)?;
+            Ok((major, spreadsheet.get(&range, major, render)?))
+        });
+        match read {
+            Err(e) => Done::bad(e),
+            Ok((major, read)) => {
+                let rows = read.values.len();
+                let mut body = json!({"range": read.range, "majorDimension": major.name()});
+                if rows > 0 {
+                    body["values"] = Value::from(read.values);
+                }
+                Done::ok(body, rows)
+            }
+        }
+    });
+    answer.deliver().await
+}
+
+/// A request's `ValueRange`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ValueRangeBody {
+    range: Option<String>,
+    major_dimension: Option<String>,
+    #[serde(default)]
+    values: Vec<Vec<Value>>,
+}
+
+/// The body's rows (row-major), after checking its range and dimension.
+fn rows_of(body: &Bytes, path_range: &str) -> Result<Vec<Vec<Value>>, BadRequest> {
+    let body: ValueRangeBody =
+        serde_json::from_slice(body).map_err(|e| BadRequest(format!("Invalid JSON payload received. {e}")))?;
+    // The body may repeat the range; it must name the same cells.
+    if let Some(range) = body.range.as_deref() {
+        let same = a1::parse(range).is_some_and(|r| Some(r) == a1::parse(path_range));
+        if !same {
+            return Err(BadRequest(format!(
+                "Requested range [{path_range}] does not match the range in the request body [{range}]"
+            )));
+        }
+    }
+    Ok(match Major::parse(body.major_dimension.as_deref())? {
+        Major::Rows => body.values,
+        Major::Columns => columns_to_rows(&body.values),
+    })
+}
+
+fn written_json(id: &str, written: &Written) -> Value {
+    let mut updates = Map::new();
+    updates.insert("spreadsheetId".into(), json!(id));
+    if let Some(range) = &written.range {
+        updates.insert("updatedRange".into(), json!(range));
+        updates.insert("updatedRows".into(), json!(written.rows));
+        updates.insert("updatedColumns".into(), json!(written.columns));
+        updates.insert("updatedCells".into(), json!(written.cells));
+    }
+    Value::Object(updates)
+}
+
+async fn values_append(
+    State(shared): State<Arc<Shared>>,
+    Path((id, segment)): Path<(String, String)>,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    // `{range}:append` is one segment; other custom methods (`:clear`, …)
+    // are not served.
+    let Some(range) = segment.strip_suffix(":append") else { return not_found().await };
+    let answer = serve(&shared, SheetsOp::ValuesAppend, &headers, &id, Some(range), |spreadsheet| {
+        let appended = (|| {
+            let option = InputOption::parse(param(&params, "valueInputOption").as_deref()).map_err(BadRequest)?;
+            let insert_rows = match param(&params, "insertDataOption").as_deref() {
+                None | Some("OVERWRITE") => false,
+                Some("INSERT_ROWS") => true,
+                Some(other) => return Err(BadRequest(format!("Invalid value at 'insert_data_option' ({other})"))),
+            };
+            let rows = rows_of(&body, range)?;
+            spreadsheet.append(range, &rows, option, insert_rows)
+        })();
+        match appended {
+            Err(e) => Done::bad(e),
+            Ok((table_range, written)) => {
+                let mut answer = json!({"spreadsheetId": id, "updates": written_json(&id, &written)});
+                if let Some(table_range) = table_range {
+                    answer["tableRange"] = json!(table_range);
+                }
+                Done::ok(answer, written.rows)
+            }
+        }
+    });
+    answer.deliver().await
+}
+
+async fn values_update(
+    State(shared): State<Arc<Shared>>,
+    Path((id, range)): Path<(String, String)>,
+    params: Params,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let answer = serve(&shared, SheetsOp::ValuesUpdate, &headers, &id, Some(&range), |spreadsheet| {
+        let updated = InputOption::parse(param(&params, "valueInputOption").as_deref())
+            .map_err(BadRequest)
+            .and_then(|option| spreadsheet.update(&range, &rows_of(&body, &range)?, option));
+        match updated {
+            Err(e) => Done::bad(e),
+            Ok(written) => Done::ok(written_json(&id, &written), written.rows),
+        }
+    });
+    answer.deliver().await
+}

@@ -1,0 +1,198 @@
+//! The Sheets sandbox's control plane, for the `sluice sandbox sheets`
+//! command and anything else outside the process. JSON in and out; not
+//! rate-limited, not recorded.
+//!
+//! ```text
+//! GET    /sandbox/sheets/calls?after=SEQ                          call records (SheetsCall)
+//! POST   /sandbox/sheets/clients        {client_id, client_secret} add an OAuth client (a project)
+//! POST   /sandbox/sheets/users          {client_id, user}         → {refresh_token}
+//! POST   /sandbox/sheets/users/{user}/expire                      expire the user's access tokens now
+//! POST   /sandbox/sheets/users/{user}/revoke                      revoke the user's refresh tokens
+//! GET    /sandbox/sheets/spreadsheets                             spreadsheets, sheets, rows held
+//! POST   /sandbox/sheets/spreadsheets   {spreadsheet_id, sheets:[{gid, title}]}  create (or replace)
+//! POST   /sandbox/sheets/spreadsheets/{id}/deny   {user}          the user gets 403 from now on
+//! GET    /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values    → {values} as held (typed, null = empty)
+//! DELETE /sandbox/sheets/spreadsheets/{id}/sheets/{gid}           delete a sheet
+//! GET    /sandbox/sheets/faults, POST /sandbox/sheets/faults      queued faults; queue one (SheetsFault JSON)
+//! ```
+//!
+//! Errors are `{"error": "…"}` with 400 or 404.
+
+use crate::sheets::SandboxError;
+use crate::sheets::faults::SheetsFault;
+use crate::sheets::state::Shared;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Instant;
+
+type Body<T> = Result<Json<T>, JsonRejection>;
+
+pub(crate) fn router() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/sandbox/sheets/calls", get(calls))
+        .route("/sandbox/sheets/clients", post(add_client))
+        .route("/sandbox/sheets/users", post(add_user))
+        .route("/sandbox/sheets/users/{user}/expire", post(expire))
+        .route("/sandbox/sheets/users/{user}/revoke", post(revoke))
+        .route("/sandbox/sheets/spreadsheets", get(spreadsheets).post(create_spreadsheet))
+        .route("/sandbox/sheets/spreadsheets/{id}/deny", post(deny))
+        .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values", get(values))
+        .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}", delete(delete_sheet))
+        .route("/sandbox/sheets/faults", get(faults).post(inject))
+}
+
+/// A control-plane failure: `{"error": "…"}` with the status its kind
+/// calls for.
+#[derive(Debug)]
+struct Fail(SandboxError);
+
+impl From<SandboxError> for Fail {
+    fn from(e: SandboxError) -> Self {
+        Self(e)
+    }
+}
+
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        let status = match self.0 {
+            SandboxError::UnknownSpreadsheet(_) | SandboxError::UnknownSheet { .. } => StatusCode::NOT_FOUND,
+            SandboxError::InvalidInput(_) => StatusCode::BAD_REQUEST,
+            SandboxError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        (status, Json(json!({ "error": self.0.to_string() }))).into_response()
+    }
+}
+
+type Answer = Result<Response, Fail>;
+
+fn body<T>(body: Body<T>) -> Result<T, Fail> {
+    body.map(|Json(v)| v).map_err(|e| Fail(SandboxError::InvalidInput(format!("body: {}", e.body_text()))))
+}
+
+fn ok<T: serde::Serialize>(status: StatusCode, value: T) -> Answer {
+    Ok((status, Json(value)).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct After {
+    #[serde(default)]
+    after: u64,
+}
+
+async fn calls(State(shared): State<Arc<Shared>>, Query(q): Query<After>) -> Response {
+    Json(shared.lock().log.since(q.after)).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+struct NewClient {
+    client_id: String,
+    client_secret: String,
+}
+
+async fn add_client(State(shared): State<Arc<Shared>>, new: Body<NewClient>) -> Answer {
+    let new = body(new)?;
+    if new.client_id.is_empty() || new.client_secret.is_empty() {
+        return Err(Fail(SandboxError::InvalidInput("client_id and client_secret must not be empty".into())));
+    }
+    shared.lock().oauth.add_client(&new.client_id, &new.client_secret);
+    ok(StatusCode::CREATED, json!({"client_id": new.client_id}))
+}
+
+#[derive(Debug, Deserialize)]
+struct NewUser {
+    client_id: String,
+    user: String,
+}
+
+async fn add_user(State(shared): State<Arc<Shared>>, new: Body<NewUser>) -> Answer {
+    let new = body(new)?;
+    if new.user.is_empty() {
+        return Err(Fail(SandboxError::InvalidInput("user must not be empty".into())));
+    }
+    let refresh_token = shared.lock().oauth.issue_refresh(&new.client_id, &new.user);
+    ok(StatusCode::CREATED, json!({"client_id": new.client_id, "user": new.user, "refresh_token": refresh_token}))
+}
+
+async fn expire(State(shared): State<Arc<Shared>>, Path(user): Path<String>) -> Answer {
+    shared.lock().oauth.expire_access(&user, Instant::now());
+    ok(StatusCode::OK, json!({"user": user, "access_tokens": "expired"}))
+}
+
+async fn revoke(State(shared): State<Arc<Shared>>, Path(user): Path<String>) -> Answer {
+    shared.lock().oauth.revoke_refresh(&user, Instant::now());
+    ok(StatusCode::OK, json!({"user": user, "refresh_tokens": "revoked"}))
+}
+
+async fn spreadsheets(State(shared): State<Arc<Shared>>) -> Response {
+    let inner = shared.lock();
+    let list: Vec<Value> = inner
+        .spreadsheets
+        .iter()
+        .map(|(id, s)| {
+            let sheets: Vec<Value> =
+                s.sheets.iter().map(|sh| json!({"gid": sh.gid, "title": sh.title, "rows": sh.filled_rows()})).collect();
+            json!({"spreadsheet_id": id, "sheets": sheets, "denied": s.denied})
+        })
+        .collect();
+    Json(list).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+struct NewSheet {
+    gid: u64,
+    title: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct NewSpreadsheet {
+    spreadsheet_id: String,
+    sheets: Vec<NewSheet>,
+}
+
+async fn create_spreadsheet(State(shared): State<Arc<Shared>>, new: Body<NewSpreadsheet>) -> Answer {
+    let new = body(new)?;
+    let sheets: Vec<(u64, &str)> = new.sheets.iter().map(|s| (s.gid, s.title.as_str())).collect();
+    shared.lock().create_spreadsheet(&new.spreadsheet_id, &sheets)?;
+    ok(StatusCode::CREATED, json!({"spreadsheet_id": new.spreadsheet_id}))
+}
+
+#[derive(Debug, Deserialize)]
+struct Deny {
+    user: String,
+}
+
+async fn deny(State(shared): State<Arc<Shared>>, Path(id): Path<String>, who: Body<Deny>) -> Answer {
+    let who = body(who)?;
+    shared.lock().spreadsheet_mut(&id)?.denied.insert(who.user.clone());
+    ok(StatusCode::OK, json!({"spreadsheet_id": id, "denied": who.user}))
+}
+
+async fn values(State(shared): State<Arc<Shared>>, Path((id, gid)): Path<(String, u64)>) -> Answer {
+    let values = shared.lock().sheet_values(&id, gid);
+    let values = values.ok_or(SandboxError::UnknownSheet { spreadsheet_id: id, gid })?;
+    ok(StatusCode::OK, json!({ "values": values }))
+}
+
+async fn delete_sheet(State(shared): State<Arc<Shared>>, Path((id, gid)): Path<(String, u64)>) -> Answer {
+    shared.lock().delete_sheet(&id, gid)?;
+    ok(StatusCode::OK, json!({"spreadsheet_id": id, "deleted_gid": gid}))
+}
+
+async fn faults(State(shared): State<Arc<Shared>>) -> Response {
+    Json(shared.lock().queued.pending()).into_response()
+}
+
+async fn inject(State(shared): State<Arc<Shared>>, fault: Body<SheetsFault>) -> Answer {
+    let fault = body(fault)?;
+    fault.validate().map_err(SandboxError::InvalidInput)?;
+    let mut inner = shared.lock();
+    inner.queued.push(fault);
+    ok(StatusCode::OK, inner.queued.pending())
+}

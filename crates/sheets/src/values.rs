@@ -1,0 +1,231 @@
+//! The Sheets API v4 JSON shapes sluice sends and reads, field for field
+//! (camelCase on the wire), and the options of the values methods.
+//!
+//! - `ValueRange` `{range, majorDimension, values}`: the body of `append`
+//!   and `update`, the answer of `values.get`. On output "empty trailing
+//!   rows and columns will not be included" and `range` is the whole range
+//!   asked for; on input "null values will be skipped" (the cell is left as
+//!   it is).
+//! - `UpdateValuesResponse` `{spreadsheetId, updatedRange, updatedRows,
+//!   updatedColumns, updatedCells}`: the answer of `update`, and `updates`
+//!   inside the answer of `append`.
+//! - `AppendValuesResponse` `{spreadsheetId, tableRange, updates}`;
+//!   `tableRange` is the table found before appending, "empty if no table
+//!   was found".
+//! - `spreadsheets.get?fields=sheets.properties` answers
+//!   `{"sheets":[{"properties":{"sheetId","title","index","sheetType",
+//!   "gridProperties":{"rowCount","columnCount"}}}]}`.
+//!
+//! Zero numbers and empty strings may be left out (proto3 JSON), so every
+//! number here defaults to 0 when absent.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// How written values are read: as if typed into the UI (`USER_ENTERED`:
+/// `"00123"` becomes the number 123, `"TRUE"` a boolean, `"=A1"` a
+/// formula), or stored as given (`RAW`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ValueInputOption {
+    #[default]
+    UserEntered,
+    Raw,
+}
+
+impl ValueInputOption {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UserEntered => "USER_ENTERED",
+            Self::Raw => "RAW",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::UserEntered, Self::Raw].into_iter().find(|o| o.as_str() == text)
+    }
+}
+
+/// How read values are rendered. Google's default is `FORMATTED_VALUE`
+/// (every cell a string as displayed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ValueRenderOption {
+    #[default]
+    FormattedValue,
+    UnformattedValue,
+    Formula,
+}
+
+impl ValueRenderOption {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::FormattedValue => "FORMATTED_VALUE",
+            Self::UnformattedValue => "UNFORMATTED_VALUE",
+            Self::Formula => "FORMULA",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::FormattedValue, Self::UnformattedValue, Self::Formula].into_iter().find(|o| o.as_str() == text)
+    }
+}
+
+/// Where appended rows go: into newly inserted rows (what sluice uses), or
+/// over whatever follows the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum InsertDataOption {
+    /// Google's default when the parameter is absent.
+    #[default]
+    Overwrite,
+    InsertRows,
+}
+
+impl InsertDataOption {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Overwrite => "OVERWRITE",
+            Self::InsertRows => "INSERT_ROWS",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Overwrite, Self::InsertRows].into_iter().find(|o| o.as_str() == text)
+    }
+}
+
+/// `ROWS` (each inner array a row; the default) or `COLUMNS`.
+pub const ROWS: &str = "ROWS";
+pub const COLUMNS: &str = "COLUMNS";
+
+/// A range and its values.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ValueRange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub major_dimension: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Vec<Value>>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The answer of `values.update`, and `updates` in `values.append`'s.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateValuesResponse {
+    #[serde(default)]
+    pub spreadsheet_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_range: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub updated_rows: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub updated_columns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub updated_cells: u64,
+}
+
+/// The answer of `values.append`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppendValuesResponse {
+    #[serde(default)]
+    pub spreadsheet_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_range: Option<String>,
+    #[serde(default)]
+    pub updates: UpdateValuesResponse,
+}
+
+/// A sheet's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GridProperties {
+    #[serde(default)]
+    pub row_count: u64,
+    #[serde(default)]
+    pub column_count: u64,
+}
+
+/// One sheet's properties: its stable numeric id (the `gid` in the URL),
+/// its title (what A1 ranges name), its position.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SheetProperties {
+    #[serde(default)]
+    pub sheet_id: u64,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub index: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid_properties: Option<GridProperties>,
+}
+
+/// `{"properties": {…}}`, one entry of `sheets`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Sheet {
+    #[serde(default)]
+    pub properties: SheetProperties,
+}
+
+/// The answer of `spreadsheets.get` (with `fields=sheets.properties`, only
+/// `sheets` is present).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spreadsheet {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spreadsheet_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub properties: Option<Value>,
+    #[serde(default)]
+    pub sheets: Vec<Sheet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spreadsheet_url: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_googles_documented_append_answer() {
+        // The "Append values" sample: data in A1:D5, two rows appended.
+        let body = r#"{"spreadsheetId":"abc","tableRange":"Sheet1!A1:D5","updates":{"spreadsheetId":"abc",
+            "updatedRange":"Sheet1!A6:D7","updatedRows":2,"updatedColumns":4,"updatedCells":8}}"#;
+        let r: AppendValuesResponse = serde_json::from_str(body).unwrap();
+        assert_eq!(r.table_range.as_deref(), Some("Sheet1!A1:D5"));
+        assert_eq!((r.updates.updated_range.as_deref(), r.updates.updated_rows), (Some("Sheet1!A6:D7"), 2));
+        let none: AppendValuesResponse = serde_json::from_str(r#"{"spreadsheetId":"abc","updates":{}}"#).unwrap();
+        assert_eq!((none.table_range, none.updates.updated_rows), (None, 0));
+    }
+
+    #[test]
+    fn sheet_zero_may_omit_its_id() {
+        let body = r#"{"sheets":[{"properties":{"title":"Sheet1","sheetType":"GRID",
+            "gridProperties":{"rowCount":1000,"columnCount":26}}},{"properties":{"sheetId":7,"title":"B","index":1}}]}"#;
+        let s: Spreadsheet = serde_json::from_str(body).unwrap();
+        assert_eq!(s.sheets[0].properties.sheet_id, 0);
+        assert_eq!(s.sheets[0].properties.grid_properties.unwrap().row_count, 1000);
+        assert_eq!((s.sheets[1].properties.sheet_id, s.sheets[1].properties.index), (7, 1));
+    }
+
+    #[test]
+    fn options_spell_as_google_does() {
+        assert_eq!(serde_json::to_value(ValueInputOption::UserEntered).unwrap(), "USER_ENTERED");
+        assert_eq!(ValueInputOption::parse("RAW"), Some(ValueInputOption::Raw));
+        assert_eq!(ValueRenderOption::parse("UNFORMATTED_VALUE"), Some(ValueRenderOption::UnformattedValue));
+        assert_eq!(InsertDataOption::default().as_str(), "OVERWRITE");
+        assert_eq!(InsertDataOption::parse("raw"), None);
+        let empty = serde_json::to_value(ValueRange::default()).unwrap();
+        assert_eq!(empty, serde_json::json!({}));
+    }
+}

@@ -1,0 +1,167 @@
+//! `sluice credentials set CREDENTIAL --token-json FILE` stores a Google
+//! credential's OAuth tokens, exactly as Google's token endpoint returned
+//! them (the JSON of the authorisation-code exchange, with its
+//! `refresh_token`); `-` reads standard input, so no token shows in `ps` or
+//! the shell history. Storing clears the credential's rejection and
+//! redrives at once every row held for it, asking for its sheets' flushes
+//! on the flush queue (`--flush-queue-url`, or the running `sluice dev`'s).
+//! `sluice credentials redrive CREDENTIAL` does the redrive alone (after a
+//! person fixed a sheet that was gone). `sluice credentials show
+//! CREDENTIAL` says whether it is usable, never the tokens.
+
+use crate::dev_state::DevState;
+use crate::redis_target::StateRedis;
+use crate::tokens_command::{read_source, when};
+use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
+use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
+use sluice_pipeline::flush_trigger::QueueFlushTrigger;
+use sluice_pipeline::google_token::GOOGLE;
+use sluice_pipeline::{PipelineConfig, Steps};
+use sluice_redis::{CredentialState, Tag, TokenStore};
+use sluice_sheets::token::TokenResponse;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum CredentialsCommand {
+    /// Store a Google credential's tokens and redrive the rows held for it.
+    Set {
+        /// The credential id rows name in `credential_id`.
+        credential: String,
+        /// File holding Google's token response JSON (with `refresh_token`); `-` reads standard input.
+        #[arg(long, value_name = "FILE")]
+        token_json: String,
+        /// The flush queue (SQS standard queue URL) to ask for flushes on;
+        /// defaults to the `sluice dev` running in this directory.
+        #[arg(long, env = "SLUICE_FLUSH_QUEUE_URL")]
+        flush_queue_url: Option<String>,
+    },
+    /// Redrive the rows held for a credential's sheets (after fixing a sheet
+    /// that was gone or unreadable), without new tokens.
+    Redrive {
+        credential: String,
+        /// The flush queue; defaults to the `sluice dev` running in this directory.
+        #[arg(long, env = "SLUICE_FLUSH_QUEUE_URL")]
+        flush_queue_url: Option<String>,
+    },
+    /// Show whether a credential is usable and when its access token expires.
+    Show { credential: String },
+}
+
+pub(crate) async fn run(command: CredentialsCommand) -> Result<ExitCode, String> {
+    match command {
+        CredentialsCommand::Set { credential, token_json, flush_queue_url } => {
+            set(&credential, &token_json, flush_queue_url).await
+        }
+        CredentialsCommand::Redrive { credential, flush_queue_url } => redrive(&credential, flush_queue_url).await,
+        CredentialsCommand::Show { credential } => show(&credential).await,
+    }
+}
+
+fn bad_input(message: String) -> Result<ExitCode, String> {
+    eprintln!("sluice credentials: {message}");
+    Ok(ExitCode::from(2))
+}
+
+async fn set(credential: &str, source: &str, flush_queue_url: Option<String>) -> Result<ExitCode, String> {
+    if credential.is_empty() || credential.len() > 256 {
+        return bad_input("the credential id must be 1 to 256 characters".into());
+    }
+    let text = match read_source(source) {
+        Ok(text) => text,
+        Err(e) => return bad_input(e),
+    };
+    let response: TokenResponse = match serde_json::from_str(&text) {
+        Ok(response) => response,
+        Err(e) => return bad_input(format!("not a Google token response: {e}")),
+    };
+    let Some(refresh_token) = response.refresh_token.clone() else {
+        return bad_input(
+            "the token response has no refresh_token (exchange the code with access_type=offline)".into(),
+        );
+    };
+    let steps = match steps(flush_queue_url).await? {
+        Ok(steps) => steps,
+        Err(e) => return bad_input(e),
+    };
+    let access = Some((&response.access_token, Duration::from_secs(response.expires_in)));
+    let redriven = steps.set_google_credential(credential, &refresh_token, access).await.map_err(|e| e.cause)?;
+    println!("Stored credential {credential}'s tokens; {redriven} held rows redriven, its sheets' flushes asked for.");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn redrive(credential: &str, flush_queue_url: Option<String>) -> Result<ExitCode, String> {
+    let steps = match steps(flush_queue_url).await? {
+        Ok(steps) => steps,
+        Err(e) => return bad_input(e),
+    };
+    let redriven = steps.redrive_credential(credential).await.map_err(|e| e.cause)?;
+    println!("{redriven} held rows of credential {credential}'s sheets redriven, their flushes asked for.");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The steps over the state Redis, asking for flushes on the flush queue;
+/// the inner error is bad input (no flush queue to be found).
+async fn steps(flag: Option<String>) -> Result<Result<Steps<redis::aio::MultiplexedConnection>, String>, String> {
+    let (endpoint, queue_url) = match flush_queue(flag) {
+        Ok(found) => found,
+        Err(e) => return Ok(Err(e)),
+    };
+    let redis = StateRedis::locate()?;
+    let conn = redis.connection().await?;
+    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
+    let queue = SqsDelayQueue::new(sqs_client(&endpoint).await, queue_url);
+    let steps = Steps::new(conn, redis.keyspace.clone(), PipelineConfig::default(), cafe24)
+        .map_err(|e| e.cause)?
+        .with_flush_trigger(Arc::new(QueueFlushTrigger::new(queue)));
+    Ok(Ok(steps))
+}
+
+/// The flush queue's endpoint and URL: the flag, or the running `sluice dev`'s.
+fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), String> {
+    if let Some(url) = flag.filter(|u| !u.is_empty()) {
+        let endpoint = match std::env::var("SLUICE_SQS_ENDPOINT") {
+            Ok(local) if !local.is_empty() => SqsEndpoint::Local(local),
+            _ => SqsEndpoint::Aws,
+        };
+        return Ok((endpoint, url));
+    }
+    let state = DevState::read(&DevState::path()).ok_or(
+        "no flush queue: pass --flush-queue-url (SLUICE_FLUSH_QUEUE_URL), or run `sluice dev` in this directory",
+    )?;
+    let find = |what: &str| state.urls.iter().find(|(w, _)| w == what).map(|(_, url)| url.clone());
+    match (find("SQS endpoint"), find("Flush queue")) {
+        (Some(endpoint), Some(queue)) => Ok((SqsEndpoint::Local(endpoint), queue)),
+        _ => Err("the running `sluice dev` has no flush queue; restart it, or pass --flush-queue-url".into()),
+    }
+}
+
+async fn show(credential: &str) -> Result<ExitCode, String> {
+    let redis = StateRedis::locate()?;
+    let conn = redis.connection().await?;
+    let tokens = TokenStore::new(conn.clone(), redis.keyspace.clone());
+    let state = CredentialState::new(conn, redis.keyspace.clone());
+    let token = tokens.get(&Tag::for_credential(credential), GOOGLE).await.map_err(|e| e.to_string())?;
+    let rejected = state.rejected(credential).await.map_err(|e| e.to_string())?;
+    let sheets = state.sheets(credential).await.map_err(|e| e.to_string())?.len();
+    match (token, rejected) {
+        (None, _) => {
+            println!("credential {credential}: no tokens (`sluice credentials set {credential} --token-json FILE`)");
+            Ok(ExitCode::FAILURE)
+        }
+        (Some(_), Some(why)) => {
+            println!(
+                "credential {credential}: REJECTED ({why}); rows for its {sheets} sheets are held until it is set again"
+            );
+            Ok(ExitCode::FAILURE)
+        }
+        (Some(token), None) => {
+            println!(
+                "credential {credential}: usable; access token expires {}; {sheets} sheets",
+                when(token.access_expires_ms)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! `sluice dlq list|show|redrive`: the dead-letter queues of a deployed
+//! stack or of the `sluice dev` running in this directory, through the SQS
+//! API (aws-sdk-sqs; AWS credentials and region from the environment, or a
+//! local endpoint). `list` counts what waits in each; `show` peeks at
+//! messages without taking them (they stay visible); `redrive` moves them
+//! back to the queue they came from with StartMessageMoveTask and waits for
+//! the move to finish.
+
+use crate::dev_state::DevState;
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use sluice_aws::{SqsEndpoint, sqs_client};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Queues {
+    /// The events dead-letter queue's URL (default: the running `sluice dev`'s).
+    #[arg(long, env = "SLUICE_EVENTS_DLQ_URL")]
+    events_dlq_url: Option<String>,
+    /// The flush dead-letter queue's URL (default: the running `sluice dev`'s).
+    #[arg(long, env = "SLUICE_FLUSH_DLQ_URL")]
+    flush_dlq_url: Option<String>,
+    /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
+    #[arg(long, env = "SLUICE_SQS_ENDPOINT")]
+    sqs_endpoint: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Which {
+    Events,
+    Flush,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum DlqCommand {
+    /// How many messages wait in each dead-letter queue.
+    List(Queues),
+    /// Peek at a dead-letter queue's messages; they stay where they are.
+    Show {
+        #[command(flatten)]
+        queues: Queues,
+        #[arg(long, value_enum, default_value = "events")]
+        queue: Which,
+        /// Most messages to show (1 to 10).
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(1..=10))]
+        max: i32,
+    },
+    /// Move a dead-letter queue's messages back to the queue they came from.
+    Redrive {
+        #[command(flatten)]
+        queues: Queues,
+        #[arg(long, value_enum, default_value = "events")]
+        queue: Which,
+    },
+}
+
+pub(crate) async fn run(command: DlqCommand) -> Result<ExitCode, String> {
+    match command {
+        DlqCommand::List(queues) => {
+            let (client, urls) = match resolve(&queues).await {
+                Ok(found) => found,
+                Err(e) => return bad_input(e),
+            };
+            for (name, url) in [("events", &urls.0), ("flush", &urls.1)] {
+                let Some(url) = url else { continue };
+                let (visible, in_flight) = depth(&client, url).await?;
+                println!("{name:<7} {visible:>6} waiting  {in_flight:>4} in flight  {url}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        DlqCommand::Show { queues, queue, max } => {
+            let (client, url) = match one(&queues, queue).await {
+                Ok(found) => found,
+                Err(e) => return bad_input(e),
+            };
+            show(&client, &url, max).await
+        }
+        DlqCommand::Redrive { queues, queue } => {
+            let (client, url) = match one(&queues, queue).await {
+                Ok(found) => found,
+                Err(e) => return bad_input(e),
+            };
+            redrive(&client, &url).await
+        }
+    }
+}
+
+fn bad_input(message: String) -> Result<ExitCode, String> {
+    eprintln!("sluice dlq: {message}");
+    Ok(ExitCode::from(2))
+}
+
+/// The client and the (events, flush) DLQ URLs: the flags, else the
+/// running `sluice dev`'s.
+async fn resolve(queues: &Queues) -> Result<(Client, (Option<String>, Option<String>)), String> {
+    let state = DevState::read(&DevState::path());
+    let from_dev =
+        |what: &str| state.as_ref().and_then(|s| s.urls.iter().find(|(w, _)| w == what).map(|(_, u)| u.clone()));
+    let flags_given = queues.events_dlq_url.is_some() || queues.flush_dlq_url.is_some();
+    let (events, flush, endpoint) = if flags_given {
+        (queues.events_dlq_url.clone(), queues.flush_dlq_url.clone(), queues.sqs_endpoint.clone())
+    } else {
+        (
+            from_dev("Dead-letter queue"),
+            from_dev("Flush dead-letter queue"),
+            queues.sqs_endpoint.clone().or_else(|| from_dev("SQS endpoint")),
+        )
+    };
+    if events.is_none() && flush.is_none() {
+        return Err("no dead-letter queue: pass --events-dlq-url / --flush-dlq-url, or run `sluice dev` here".into());
+    }
+    let endpoint = endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
+    Ok((sqs_client(&endpoint).await, (events, flush)))
+}
+
+async fn one(queues: &Queues, which: Which) -> Result<(Client, String), String> {
+    let (client, (events, flush)) = resolve(queues).await?;
+    let (url, flag) = match which {
+        Which::Events => (events, "--events-dlq-url"),
+        Which::Flush => (flush, "--flush-dlq-url"),
+    };
+    url.map(|url| (client, url)).ok_or_else(|| format!("no such dead-letter queue known: pass {flag}"))
+}
+
+async fn depth(client: &Client, url: &str) -> Result<(String, String), String> {
+    let answer = client
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await
+        .map_err(|e| format!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+    let get = |name: QueueAttributeName| answer.attributes().and_then(|a| a.get(&name).cloned()).unwrap_or_default();
+    Ok((
+        get(QueueAttributeName::ApproximateNumberOfMessages),
+        get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+    ))
+}
+
+async fn show(client: &Client, url: &str, max: i32) -> Result<ExitCode, String> {
+    // Visibility 0: a peek, the messages stay receivable.
+    let answer = client
+        .receive_message()
+        .queue_url(url)
+        .max_number_of_messages(max)
+        .visibility_timeout(0)
+        .message_system_attribute_names(MessageSystemAttributeName::All)
+        .send()
+        .await
+        .map_err(|e| format!("ReceiveMessage on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+    let messages = answer.messages();
+    if messages.is_empty() {
+        println!("{url}: empty");
+    }
+    for message in messages {
+        let attribute = |name: MessageSystemAttributeName| {
+            message.attributes().and_then(|a| a.get(&name).cloned()).unwrap_or_default()
+        };
+        println!(
+            "{}  group {}  received {}x\n  {}",
+            message.message_id().unwrap_or("?"),
+            attribute(MessageSystemAttributeName::MessageGroupId),
+            attribute(MessageSystemAttributeName::ApproximateReceiveCount),
+            message.body().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn redrive(client: &Client, url: &str) -> Result<ExitCode, String> {
+    let attributes = client
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .map_err(|e| format!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+    let arn = attributes.attributes().and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned()).unwrap_or_default();
+    let started = client
+        .start_message_move_task()
+        .source_arn(&arn)
+        .send()
+        .await
+        .map_err(|e| format!("StartMessageMoveTask from {arn}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+    println!("redrive started from {arn} ({})", started.task_handle().unwrap_or("no handle"));
+    // Wait for it to end (SQS moves up to 500 messages a second by default).
+    let until = Instant::now() + Duration::from_secs(300);
+    loop {
+        let tasks = client
+            .list_message_move_tasks()
+            .source_arn(&arn)
+            .max_results(1)
+            .send()
+            .await
+            .map_err(|e| format!("ListMessageMoveTasks: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+        if let Some(task) = tasks.results().first() {
+            match task.status() {
+                Some("COMPLETED") => {
+                    println!("moved {} messages back", task.approximate_number_of_messages_moved());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Some("FAILED") | Some("CANCELLED") => {
+                    println!(
+                        "the redrive ended {}: {}",
+                        task.status().unwrap_or("?"),
+                        task.failure_reason().unwrap_or("")
+                    );
+                    return Ok(ExitCode::FAILURE);
+                }
+                _ => {}
+            }
+        }
+        if Instant::now() > until {
+            println!("the redrive is still running; `sluice dlq list` shows how far it got");
+            return Ok(ExitCode::SUCCESS);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}

@@ -1,0 +1,56 @@
+//! The flush Lambda: [`Steps::flush_sheet`] behind `lambda_runtime`, with
+//! the SQS standard flush queue as its event source (batch size 1 is
+//! enough: each request flushes a whole sheet; `ReportBatchItemFailures`
+//! on). A request arrives when its `DelaySeconds` are over, so no sheet is
+//! ever polled. A flush that fails is reported in `batchItemFailures` and
+//! comes back after the queue's visibility timeout; after
+//! `maxReceiveCount` it moves to the flush dead-letter queue. A body that
+//! is not a flush request is a failure too (it ends in that queue, to be
+//! looked at).
+
+use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use lambda_runtime::LambdaEvent;
+use redis::aio::ConnectionManager;
+use sluice_pipeline::Steps;
+use sluice_pipeline::sheet_io::FlushRequest;
+
+/// One invocation: every record's flush, its failures reported by message id.
+pub async fn handler(
+    steps: &Steps<ConnectionManager>,
+    event: LambdaEvent<SqsEvent>,
+) -> Result<SqsBatchResponse, lambda_runtime::Error> {
+    let mut response = SqsBatchResponse::default();
+    for record in event.payload.records {
+        let id = record.message_id.clone().unwrap_or_default();
+        let request = record.body.as_deref().map(serde_json::from_str::<FlushRequest>);
+        let failed = match request {
+            Some(Ok(request)) => match steps.flush_sheet(request).await {
+                Ok(output) => {
+                    lambda_runtime::tracing::info!(
+                        message_id = id,
+                        rows = output.appended_rows,
+                        calls = output.calls,
+                        next = output.next,
+                        "flushed"
+                    );
+                    false
+                }
+                Err(e) => {
+                    lambda_runtime::tracing::warn!(message_id = id, kind = %e.kind, cause = e.cause, "flush failed");
+                    true
+                }
+            },
+            Some(Err(e)) => {
+                lambda_runtime::tracing::error!(message_id = id, error = %e, "not a flush request");
+                true
+            }
+            None => true,
+        };
+        if failed {
+            let mut failure = BatchItemFailure::default();
+            failure.item_identifier = id;
+            response.batch_item_failures.push(failure);
+        }
+    }
+    Ok(response)
+}
