@@ -26,7 +26,9 @@ run: deps
 dev: deps
 	$(CARGO) run --release --quiet -p sluice -- dev
 
-## test: the whole suite, against private redis-servers the tests start.
+## test: the whole suite, against private redis-servers the tests start;
+## the template checked offline (cfn-lint, sam validate --lint) and every
+## function built for Lambda (cargo lambda build --release).
 test: deps
 	@scripts/asl-validate.sh
 	@scripts/template-lint.sh
@@ -36,6 +38,7 @@ test: deps
 		echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"; \
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
+	@scripts/lambda-build.sh
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
 bench: deps

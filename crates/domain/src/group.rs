@@ -42,13 +42,35 @@ impl fmt::Display for GroupKey {
     }
 }
 
+/// What a group is, in the words of the people who run it: kept beside the
+/// group key (which may be encoded past reading) by the group ledger, so
+/// that `sluice status` can name the mall or the credential behind a lag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GroupAbout {
+    Shop { mall_id: String, topic: Topic },
+    Sheet { credential_id: String, spreadsheet_id: String, sheet_gid: u64 },
+}
+
 impl ShopEvent {
+    pub fn group_about(&self) -> GroupAbout {
+        GroupAbout::Shop { mall_id: self.mall_id.clone(), topic: self.topic }
+    }
+
     pub fn group_key(&self) -> GroupKey {
         GroupKey::shop(&self.mall_id, self.topic)
     }
 }
 
 impl SheetRow {
+    pub fn group_about(&self) -> GroupAbout {
+        GroupAbout::Sheet {
+            credential_id: self.credential_id.clone(),
+            spreadsheet_id: self.spreadsheet_id.clone(),
+            sheet_gid: self.sheet_gid,
+        }
+    }
+
     pub fn group_key(&self) -> GroupKey {
         GroupKey::sheet(&self.credential_id, &self.spreadsheet_id, self.sheet_gid)
     }
@@ -64,6 +86,14 @@ mod tests {
         assert_eq!(GroupKey::sheet("c", "s", 0).as_str(), "gr:c:s:0");
         // Pasting fields together would make these two equal.
         assert_ne!(GroupKey::sheet("a:b", "c", 1), GroupKey::sheet("a", "b:c", 1));
+    }
+
+    #[test]
+    fn what_a_group_is_reads_back() {
+        let about = GroupAbout::Sheet { credential_id: "c".into(), spreadsheet_id: "s".into(), sheet_gid: 7 };
+        let text = serde_json::to_string(&about).unwrap();
+        assert_eq!(text, r#"{"kind":"sheet","credential_id":"c","spreadsheet_id":"s","sheet_gid":7}"#);
+        assert_eq!(serde_json::from_str::<GroupAbout>(&text).unwrap(), about);
     }
 
     #[test]

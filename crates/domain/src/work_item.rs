@@ -99,6 +99,14 @@ impl WorkItem {
         }
     }
 
+    /// The FIFO group the item was sent under.
+    pub fn group_key(&self) -> crate::GroupKey {
+        match self {
+            Self::Shop(work) => work.event.group_key(),
+            Self::SheetRow(work) => work.row.group_key(),
+        }
+    }
+
     /// The item's kind as the state machine routes it.
     pub fn kind(&self) -> &'static str {
         match self {

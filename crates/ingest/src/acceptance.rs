@@ -15,7 +15,8 @@
 //!    pending owner is this very event (a redelivery after its duplicate
 //!    window, before its fetch ran), it is a `duplicate`.
 //! 4. **Enqueue** through the batcher; accepted → trace `enqueued` with the
-//!    message id → `enqueued`.
+//!    message id → `enqueued`. Just before the send, the event is entered
+//!    in its group's ledger (`sluice status`); a failed send forgets it.
 //!
 //! When step 2, 3 or 4 fails, the marks set before it are cleared (each a
 //! compare-and-delete of the value this request wrote), the trace says
@@ -33,7 +34,7 @@ use serde::Serialize;
 use serde_json::json;
 use sluice_domain::ShopWork;
 use sluice_domain::queue::SendOutcome;
-use sluice_redis::{Entry, Gates, Tag, Traces};
+use sluice_redis::{Entry, Gates, GroupLedger, Tag, Traces};
 use std::time::Duration;
 
 /// The duplicate gate's name under the event's tag.
@@ -75,6 +76,7 @@ pub struct Receipt {
 pub(crate) struct Acceptor<C> {
     pub(crate) gates: Gates<C>,
     pub(crate) traces: Traces<C>,
+    pub(crate) groups: GroupLedger<C>,
     pub(crate) batcher: Batcher,
     pub(crate) counters: std::sync::Arc<Counters>,
     pub(crate) duplicate_window: Duration,
@@ -120,6 +122,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         }
         let undo = Undo { pending: true, ..undo };
 
+        let group = work.event.group_key();
+        self.enter_group(group.as_str(), &work.event.group_about(), id).await;
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
                 let detail = json!({
@@ -136,6 +140,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                     (ErrorCode::QueueUnavailable, "the queue did not take the message")
                 };
                 let message = format!("{what} ({}: {}); nothing was kept", failure.code, failure.message);
+                self.forget_group(group.as_str(), id).await;
                 Err(undo.run(Rejection::new(code, message)).await)
             }
         }
@@ -154,6 +159,22 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         }
         self.trace(id, stages::DUPLICATE, &json!({})).await;
         Ok(Receipt { event_ids: vec![id.to_owned()], status: Status::Duplicate, into: None })
+    }
+
+    /// Counts the event as waiting in its group, for `sluice status` only:
+    /// a failure is logged and the event still goes to the queue.
+    pub(crate) async fn enter_group(&self, group: &str, about: &sluice_domain::GroupAbout, id: &str) {
+        let about = serde_json::to_string(about).unwrap_or_default();
+        if let Err(e) = self.groups.enter(group, &about, id).await {
+            tracing::warn!(event_id = id, error = %e, "group ledger not updated");
+        }
+    }
+
+    /// The send failed: the event does not wait in its group after all.
+    pub(crate) async fn forget_group(&self, group: &str, id: &str) {
+        if let Err(e) = self.groups.forget(group, id).await {
+            tracing::warn!(event_id = id, error = %e, "group ledger not updated");
+        }
     }
 
     /// Best effort: the decision is made; a lost trace entry is counted.

@@ -28,7 +28,7 @@ use axum::{Json, Router};
 use redis::aio::{ConnectionLike, ConnectionManager};
 use sluice_cafe24::webhook::API_KEY_HEADER;
 use sluice_domain::WorkQueue;
-use sluice_redis::{Gates, Traces};
+use sluice_redis::{Gates, GroupLedger, Traces};
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -78,6 +78,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
         let counters = Arc::new(Counters::default());
         let acceptor = Acceptor {
             gates: Gates::new(redis.clone(), config.keyspace.clone()),
+            groups: GroupLedger::new(redis.clone(), config.keyspace.clone()),
             traces: Traces::new(redis, config.keyspace.clone(), config.trace_retention),
             batcher: Batcher::start(Arc::new(queue), config.batch.clone(), counters.clone()),
             counters: counters.clone(),

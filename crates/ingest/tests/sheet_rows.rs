@@ -31,6 +31,19 @@ async fn a_row_is_enqueued_in_its_sheets_group_with_its_log() {
     let WorkItem::SheetRow(work) = WorkItem::from_body(&messages[0].body).unwrap() else { panic!("not a row") };
     assert_eq!(work.row.values, vec![json!("ada"), json!(42)]);
     assert_eq!(h.stages("row:row-1").await, ["INIT", "ENQUEUED"]);
+    // `sluice status` sees it waiting in its sheet's group, and whose it is.
+    let (lagging, waiting) = h.ledger().await.lagging(10).await.unwrap();
+    assert_eq!(waiting, 1);
+    assert_eq!((lagging[0].group.as_str(), lagging[0].pending), ("gr:cred-1:1Sheet_id:0", 1));
+    let about: sluice_domain::GroupAbout = serde_json::from_str(lagging[0].about.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        about,
+        sluice_domain::GroupAbout::Sheet {
+            credential_id: "cred-1".into(),
+            spreadsheet_id: "1Sheet_id".into(),
+            sheet_gid: 0
+        }
+    );
 }
 
 #[tokio::test]
@@ -64,6 +77,7 @@ async fn a_row_the_queue_does_not_take_is_a_503_and_logged_failed() {
     let (status, answer) = h.post_row(&row("row-4"), Some(KEY)).await;
     assert_eq!((status, &answer["error"]["code"]), (StatusCode::SERVICE_UNAVAILABLE, &json!("queue_unavailable")));
     assert_eq!(h.stages("row:row-4").await, ["INIT", "FAILED"]);
+    assert_eq!(h.ledger().await.lagging(10).await.unwrap().1, 0, "a row the queue did not take is not waiting");
     h.queue.control.set(Mode::Accept);
     let (status, _) = h.post_row(&row("row-4"), Some(KEY)).await;
     assert_eq!(status, StatusCode::ACCEPTED);

@@ -29,10 +29,12 @@ async fn a_queue_failure_undoes_both_gates_and_the_retry_gets_through() {
     assert_eq!(answer["error"]["code"], "queue_unavailable", "{answer}");
     assert!(answer["error"]["message"].as_str().unwrap().contains("ServiceUnavailable"), "{answer}");
 
-    // Neither gate is left set: only the trace remains.
+    // Neither gate is left set, and nothing waits in the group: only the
+    // trace remains (and the ledger's note that the group was active).
     let a = "s:acme:90002:product:7:t-a";
     let trace_key = h.keyspace().key(&Tag::for_event(a), "trace", "");
-    assert_eq!(h.redis.keys().await, [trace_key]);
+    assert_eq!(h.keys_but_group_activity().await, [trace_key]);
+    assert_eq!(h.ledger().await.lagging(10).await.unwrap().1, 0);
     let trace = h.trace(a).await;
     assert_eq!(trace.iter().map(|e| e.stage.as_str()).collect::<Vec<_>>(), ["received", "rejected"]);
     assert_eq!(trace[1].detail["code"], "queue_unavailable");
@@ -63,7 +65,8 @@ async fn a_message_the_queue_refuses_is_a_400_and_undone() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(answer["error"]["code"], "queue_refused");
     let id = "s:acme:90002:product:7:t-a";
-    assert_eq!(h.redis.keys().await, [h.keyspace().key(&Tag::for_event(id), "trace", "")]);
+    assert_eq!(h.keys_but_group_activity().await, [h.keyspace().key(&Tag::for_event(id), "trace", "")]);
+    assert_eq!(h.ledger().await.lagging(10).await.unwrap().1, 0);
     h.queue.control.set(Mode::Accept);
     let (_, answer) = h.send(&product("acme", 7), Some("t-a")).await;
     assert_eq!(event_id(&answer), id);

@@ -122,6 +122,21 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
         stack.steps.traces().read("row:o000").await.unwrap().into_iter().map(|e| e.stage).collect();
     assert_eq!(stages.first().map(String::as_str), Some("INIT"));
     assert_eq!(stages.last().map(String::as_str), Some("COMPLETED"), "{stages:?}");
+
+    // What `sluice status` reads: nothing waits in the queue's groups any
+    // more, both sheets were active, the credential is usable, its write
+    // window holds its appends and its sheets hold no rows.
+    let ledger = stack.steps.group_ledger();
+    let (lagging, waiting) = ledger.lagging(10).await.unwrap();
+    assert_eq!(waiting, 0, "{lagging:?}");
+    assert_eq!(ledger.seen(10).await.unwrap().len(), 2);
+    let status = stack.steps.credential_status("cred").await.unwrap();
+    assert!(status.rejected.is_none() && status.token.is_some(), "{status:?}");
+    let [credential, project] = status.writes;
+    assert!((1..=60).contains(&credential.used) && credential.max == 60, "{credential:?}");
+    assert_eq!(project.used, credential.used, "one credential: the project's writes are its writes");
+    assert_eq!(status.sheets.len(), 2);
+    assert!(status.sheets.iter().all(|s| s.backlog == Default::default()), "{:?}", status.sheets);
     stack.stop().await.unwrap();
     sandbox.stop().await;
 }

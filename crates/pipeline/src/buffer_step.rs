@@ -42,6 +42,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
             (settings.max_delay, Why::MaxDelay)
         };
         self.request_flush(&request, delay, why).await?;
+        if let Some(work) = &input.item.work {
+            self.item_done(work).await;
+        }
         Ok(BufferOutput { buffered, buffer_len })
     }
 }

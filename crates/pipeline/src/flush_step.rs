@@ -29,7 +29,7 @@ use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::StepError;
-use sluice_redis::{Acquire, Admission, Lease, Limit, Tag};
+use sluice_redis::{Acquire, Admission, Lease, Limit, LimitSet, Tag};
 use std::time::{Duration, Instant};
 
 /// The sheet's flush lock, under the sheet's tag.
@@ -160,9 +160,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         started: Instant,
     ) -> Result<Option<Next>, StepError> {
         let settings = &self.config.sheets;
-        let set = self
-            .limiter
-            .limits(&Tag::for_google_project(&settings.google_project), &quota(request, spend, settings))?;
+        let set = self.quota_set(&request.credential_id, spend)?;
         loop {
             match self.limiter.acquire(&set, 1).await? {
                 Admission::Admitted { .. } => return Ok(None),
@@ -227,9 +225,19 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
     }
 }
 
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    /// The limits a call with `credential_id` spends, under the project's
+    /// tag (the credential's and the project's are checked together).
+    pub(crate) fn quota_set(&self, credential_id: &str, spend: Spend) -> Result<LimitSet, StepError> {
+        let settings = &self.config.sheets;
+        let limits = quota(credential_id, spend, settings);
+        Ok(self.limiter.limits(&Tag::for_google_project(&settings.google_project), &limits)?)
+    }
+}
+
 /// The limits one call spends: the credential's (spread evenly over its
 /// window) and the project's, for writes or for reads.
-fn quota(request: &FlushRequest, spend: Spend, settings: &crate::config::SheetConfig) -> Vec<Limit> {
+fn quota(credential_id: &str, spend: Spend, settings: &crate::config::SheetConfig) -> Vec<Limit> {
     let (kind, (per_user, user_window), (per_project, project_window)) = match spend {
         Spend::Write => ("w", settings.per_credential, settings.per_project),
         Spend::Read => ("r", settings.read_per_credential, settings.read_per_project),
@@ -237,7 +245,7 @@ fn quota(request: &FlushRequest, spend: Spend, settings: &crate::config::SheetCo
     let (user_window, project_window) = (user_window + settings.quota_margin, project_window + settings.quota_margin);
     let spacing = user_window / per_user.max(1);
     vec![
-        Limit::new(format!("{kind}:cred:{}", request.credential_id), per_user, user_window).with_min_spacing(spacing),
+        Limit::new(format!("{kind}:cred:{credential_id}"), per_user, user_window).with_min_spacing(spacing),
         Limit::new(format!("{kind}:project"), per_project, project_window),
     ]
 }

@@ -38,6 +38,8 @@
 //!   [`sheet_env`]: the sheet path's environment variables; [`step_metrics`]:
 //!   the counts the functions report as EMF; [`alerts`]:
 //!   Slack-compatible alerts, one per key per window.
+//! - [`status_report`]: what `sluice status` reads about a mall or a
+//!   credential (buckets, quotas, tokens, sheet backlogs).
 
 pub mod alerts;
 mod buffer_step;
@@ -55,6 +57,7 @@ mod sheet_append;
 pub mod sheet_env;
 pub mod sheet_io;
 mod sheet_settle;
+pub mod status_report;
 pub mod step_io;
 pub mod step_metrics;
 pub mod steps;

@@ -6,6 +6,7 @@
 //! retried, and ends in the dead-letter queue with its reason traced.
 
 use crate::step_io::{GroupPlan, ItemFailure, ItemPlan, PlanInput, PlanOutput};
+use crate::step_metrics::StepMetrics;
 use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
@@ -39,6 +40,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
                 }),
             }
         }
+        let messages: usize = groups.iter().map(|g| g.items.len()).sum();
+        let redelivered = groups.iter().flat_map(|g| &g.items).filter(|i| i.receive_count > 1).count();
+        StepMetrics::add(&self.metrics.batch_messages, messages as u64);
+        StepMetrics::add(&self.metrics.batch_groups, groups.len() as u64);
+        StepMetrics::add(&self.metrics.redelivered, redelivered as u64);
         for plan in &mut groups {
             plan.count = plan.items.len();
             plan.remaining = (0..plan.count)

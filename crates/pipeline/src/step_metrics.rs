@@ -18,6 +18,12 @@ pub struct StepMetrics {
     pub(crate) rows_buffered: AtomicU64,
     pub(crate) rows_appended: AtomicU64,
     pub(crate) flush_ms: AtomicU64,
+    /// Messages and FIFO groups of the pipe batches planned (one batch per
+    /// invocation of plan-batch, so the EMF value is the batch size), and
+    /// how many of the messages were redeliveries.
+    pub(crate) batch_messages: AtomicU64,
+    pub(crate) batch_groups: AtomicU64,
+    pub(crate) redelivered: AtomicU64,
 }
 
 impl StepMetrics {
@@ -50,7 +56,10 @@ impl StepMetrics {
             .add("LimiterWaitTime", Unit::Milliseconds, take(&self.limiter_wait_ms))
             .add("SheetRowsBuffered", Unit::Count, take(&self.rows_buffered))
             .add("SheetRowsAppended", Unit::Count, take(&self.rows_appended))
-            .add("FlushTime", Unit::Milliseconds, take(&self.flush_ms));
+            .add("FlushTime", Unit::Milliseconds, take(&self.flush_ms))
+            .add("PipeBatchSize", Unit::Count, take(&self.batch_messages))
+            .add("PipeBatchGroups", Unit::Count, take(&self.batch_groups))
+            .add("Redelivered", Unit::Count, take(&self.redelivered));
         (!line.is_empty()).then_some(line)
     }
 }
@@ -69,5 +78,15 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!((value["UpstreamCalls"].as_f64(), value["Upstream429"].as_f64()), (Some(3.0), Some(1.0)));
         assert!(metrics.take_emf("prod", "fetch").is_none(), "taken once");
+    }
+
+    #[test]
+    fn a_planned_batch_reports_its_size() {
+        let metrics = StepMetrics::default();
+        StepMetrics::add(&metrics.batch_messages, 10);
+        StepMetrics::add(&metrics.batch_groups, 4);
+        let line = metrics.take_emf("prod", "plan-batch").unwrap().render(1);
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!((value["PipeBatchSize"].as_f64(), value["PipeBatchGroups"].as_f64()), (Some(10.0), Some(4.0)));
     }
 }

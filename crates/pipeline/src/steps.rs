@@ -9,7 +9,7 @@ use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::StepError;
 use sluice_redis::{
-    Bucket, Buckets, CredentialState, DenyCache, Gates, Keyspace, Locks, SheetBuffers, SheetState,
+    Bucket, Buckets, CredentialState, DenyCache, Gates, GroupLedger, Keyspace, Locks, SheetBuffers, SheetState,
     SlidingWindowLimiter, SnapshotStore, Tag, TokenStore, Traces,
 };
 use sluice_sheets::SheetsClient;
@@ -28,6 +28,8 @@ pub struct Steps<C> {
     pub(crate) gates: Gates<C>,
     pub(crate) tokens: TokenStore<C>,
     pub(crate) traces: Traces<C>,
+    /// Which groups have events waiting (`sluice status`).
+    pub(crate) groups: GroupLedger<C>,
     pub(crate) snapshots: SnapshotStore<C>,
     pub(crate) cafe24: Cafe24Client,
     pub(crate) buffers: SheetBuffers<C>,
@@ -68,6 +70,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
             locks: Locks::new(conn.clone(), keyspace.clone()),
             gates: Gates::new(conn.clone(), keyspace.clone()),
             tokens: TokenStore::new(conn.clone(), keyspace.clone()),
+            groups: GroupLedger::new(conn.clone(), keyspace.clone()),
             traces: Traces::new(conn, keyspace, config.trace_retention),
             snapshots,
             cafe24,
@@ -124,6 +127,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
     pub(crate) async fn trace(&self, event_id: &str, stage: &str, detail: serde_json::Value) {
         if let Err(e) = self.traces.record(event_id, stage, &detail).await {
             tracing::warn!(event_id, stage, error = %e, "trace not recorded");
+        }
+    }
+
+    /// The item's work is done: its event no longer waits in its group.
+    /// Only `sluice status` reads this, so a failure is logged, not raised.
+    pub(crate) async fn item_done(&self, work: &sluice_domain::WorkItem) {
+        let group = work.group_key();
+        if let Err(e) = self.groups.done(group.as_str(), work.event_id()).await {
+            tracing::warn!(event_id = work.event_id(), error = %e, "group ledger not updated");
         }
     }
 }

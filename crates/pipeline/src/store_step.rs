@@ -34,6 +34,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         for event in &snapshot.answers {
             self.trace(event, "stored", detail.clone()).await;
         }
+        if let Some(work) = &input.item.work {
+            self.item_done(work).await;
+        }
         Ok(StoreOutput { shard: appended.shard, entry_id: appended.entry_id, duplicate: appended.duplicate })
     }
 }

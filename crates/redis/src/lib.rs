@@ -28,6 +28,11 @@
 //! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered           TTL: 24 h
 //! {prefix}{gcred:<c>}:rejected:  STRING  why a credential was rejected  owner: `sluice credentials set`
 //! {prefix}{gcred:<c>}:sheets:    SET     sheets writing with it         TTL: 30 days after the latest row
+//! {prefix}{groups}:pending:<g>   ZSET    a group's events in the queue  TTL: 14 days after the latest change
+//! {prefix}{groups}:waiting:      ZSET    groups with events waiting     TTL: 14 days (see group_ledger)
+//! {prefix}{groups}:seen:         ZSET    groups active lately           TTL: 14 days; idle groups trimmed
+//! {prefix}{groups}:about:        HASH    what each group is             TTL: 14 days; trimmed with seen
+//! {prefix}{groups}:done:         ZSET    events done within 5 minutes   TTL: 5 minutes
 //! ```
 //!
 //! The prefix is `sluice:` by default (tests use one per test); the tag is
@@ -47,6 +52,7 @@
 //! - [`credential_state`]: a credential's rejection and its sheets.
 //! - [`sheet_buffer`]: each Google Sheet's buffer, in-flight and parked rows.
 //! - [`sheet_state`]: what a sheet's flush remembers: its tail row, its header, its failures.
+//! - [`group_ledger`]: which FIFO groups have events waiting, and since when.
 //! - [`admission`]: the answer of a limiter or bucket.
 //! - [`server`]: a private `redis-server` process for local runs and tests.
 //! - `scripts`: the Lua scripts, loaded once per process.
@@ -57,6 +63,7 @@ pub mod credential_state;
 pub mod deny_cache;
 mod error;
 pub mod gate;
+pub mod group_ledger;
 pub mod keyspace;
 pub mod limiter;
 pub mod lock;
@@ -74,8 +81,9 @@ pub use credential_state::CredentialState;
 pub use deny_cache::DenyCache;
 pub use error::{Error, StaleReason};
 pub use gate::{Entry, Gates, Taken};
+pub use group_ledger::{GroupLedger, LaggingGroup, SeenGroup};
 pub use keyspace::{Keyspace, Tag};
-pub use limiter::{Limit, LimitSet, SlidingWindowLimiter};
+pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};
 pub use lock::{Acquire, Lease, Locks};
 pub use server::{RedisProcess, ServerError, ServerOptions};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};

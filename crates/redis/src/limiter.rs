@@ -134,4 +134,38 @@ impl<C: ConnectionLike + Clone + Send> SlidingWindowLimiter<C> {
         let reply = invocation.invoke_async(&mut self.conn.clone()).await?;
         from_reply("sliding_window.lua", reply, &self.deny, &set.cache_key, cost)
     }
+
+    /// How much of each limit of `set` is spent now, in the set's order;
+    /// reads only (`lua/window_usage.lua`), for `sluice status`.
+    pub async fn usage(&self, set: &LimitSet) -> Result<Vec<WindowUsage>, Error> {
+        let mut invocation = scripts::WINDOW_USAGE.prepare_invoke();
+        for key in &set.keys {
+            invocation.key(key);
+        }
+        for window in set.args.chunks(3).map(|a| a[1]) {
+            invocation.arg(window);
+        }
+        let reply: Vec<i64> = invocation.invoke_async(&mut self.conn.clone()).await?;
+        let maxes = set.args.chunks(3).map(|a| a[0]);
+        Ok(reply
+            .get(1..)
+            .unwrap_or_default()
+            .chunks(2)
+            .zip(maxes)
+            .map(|(pair, max)| WindowUsage {
+                used: u64::try_from(pair[0]).unwrap_or(0),
+                max,
+                next_free: Duration::from_micros(u64::try_from(pair[1]).unwrap_or(0)),
+            })
+            .collect())
+    }
+}
+
+/// One limit's state: calls inside its window now, its max, and when the
+/// oldest of them leaves the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WindowUsage {
+    pub used: u64,
+    pub max: u64,
+    pub next_free: Duration,
 }

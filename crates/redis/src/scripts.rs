@@ -26,3 +26,6 @@ script!(SNAPSHOT_APPEND, "snapshot_append.lua");
 script!(SHEET_BUFFER, "sheet_buffer.lua");
 script!(SHEET_CLAIM, "sheet_claim.lua");
 script!(SHEET_SHIFT, "sheet_shift.lua");
+script!(GROUP_ENTER, "group_enter.lua");
+script!(GROUP_LEAVE, "group_leave.lua");
+script!(WINDOW_USAGE, "window_usage.lua");

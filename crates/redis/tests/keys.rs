@@ -4,8 +4,8 @@
 
 use redis::AsyncCommands;
 use sluice_redis::{
-    Acquire, BucketSpec, Buckets, DenyCache, Gates, Limit, Locks, SlidingWindowLimiter, SnapshotStore, StoredToken,
-    Tag, TokenStore, Traces,
+    Acquire, BucketSpec, Buckets, DenyCache, Gates, GroupLedger, Limit, Locks, SlidingWindowLimiter, SnapshotStore,
+    StoredToken, Tag, TokenStore, Traces,
 };
 use sluice_testkit::{TestRedis, key_slot};
 use std::sync::Arc;
@@ -25,9 +25,10 @@ enum Op {
     Trace,
     Snapshot,
     Token,
+    Groups,
 }
 
-const OPS: [Op; 12] = [
+const OPS: [Op; 13] = [
     Op::Limiter,
     Op::BucketAcquire,
     Op::BucketObserve,
@@ -40,6 +41,7 @@ const OPS: [Op; 12] = [
     Op::Trace,
     Op::Snapshot,
     Op::Token,
+    Op::Groups,
 ];
 
 /// Runs one primitive call the way production does, under one tag.
@@ -110,6 +112,12 @@ async fn exercise(redis: &TestRedis, op: Op) {
             };
             TokenStore::new(conn, ks).put(&tag, "cafe24", &token, 1_763_000_000_000).await.unwrap();
         }
+        Op::Groups => {
+            let ledger = GroupLedger::new(conn, ks);
+            assert!(ledger.enter("gs:acme:1", "{}", "ev-1").await.unwrap());
+            assert!(ledger.enter("gs:acme:1", "{}", "ev-2").await.unwrap());
+            assert!(ledger.done("gs:acme:1", "ev-1").await.unwrap());
+        }
     }
 }
 
@@ -121,8 +129,9 @@ async fn every_key_written_has_a_ttl() {
     }
     let keys = redis.keys().await;
     // win (2), bkt, lock (2), fence (2), gate (3), joined, trace, stream,
-    // seen, token: the ops above write 15 keys.
-    assert_eq!(keys.len(), 15, "{keys:?}");
+    // seen, token, and the group ledger's pending, waiting, seen, about,
+    // done: the ops above write 20 keys.
+    assert_eq!(keys.len(), 20, "{keys:?}");
     let mut conn = redis.conn().await;
     for key in keys {
         let ttl: i64 = conn.pttl(&key).await.unwrap();

@@ -23,6 +23,8 @@
 //!   path end to end, exactly once within Google's quotas (`make run`).
 //! - [`dlq_command`]: `sluice dlq list|show|redrive`, the dead-letter
 //!   queues over the SQS API.
+//! - [`status_command`]: `sluice status`, queue depths, the lagging groups,
+//!   and each mall's bucket and each credential's quotas.
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
 
@@ -38,6 +40,7 @@ mod redis_target;
 mod sandbox_command;
 mod sheet_report;
 mod shop_report;
+mod status_command;
 mod stop_signal;
 mod tokens_command;
 mod trace_command;
@@ -83,6 +86,9 @@ enum Command {
         #[command(subcommand)]
         command: dlq_command::DlqCommand,
     },
+    /// How far behind sluice is: queue depths, the groups waiting longest,
+    /// each mall's bucket and each Google credential's quotas.
+    Status(status_command::Args),
     /// Where an event (or a sheet row, by row id) is, and everything that happened to it.
     Trace(trace_command::Args),
     /// Stand-ins for the upstream APIs (Cafe24, Google Sheets), until Ctrl-C.
@@ -125,6 +131,7 @@ fn main() -> ExitCode {
             Command::Tokens { command } => tokens_command::run(command).await,
             Command::Credentials { command } => credentials_command::run(command).await,
             Command::Dlq { command } => dlq_command::run(command).await,
+            Command::Status(args) => status_command::run(args).await,
             Command::Trace(args) => trace_command::run(args).await,
             Command::Sandbox { command } => sandbox_command::run(command).await,
         }

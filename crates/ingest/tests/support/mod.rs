@@ -235,6 +235,23 @@ impl Harness {
         self.traces.read(event_id).await.unwrap()
     }
 
+    /// The group ledger `sluice status` reads.
+    #[allow(dead_code)]
+    pub async fn ledger(&self) -> sluice_redis::GroupLedger<redis::aio::MultiplexedConnection> {
+        sluice_redis::GroupLedger::new(self.redis.conn().await, self.redis.keyspace())
+    }
+
+    /// Every key but the group ledger's record of which groups were active
+    /// lately (`{groups}:seen:` and `:about:`, kept 14 days by design).
+    #[allow(dead_code)]
+    pub async fn keys_but_group_activity(&self) -> Vec<String> {
+        let activity = [
+            self.redis.keyspace().prefix().to_owned() + "{groups}:seen:",
+            self.redis.keyspace().prefix().to_owned() + "{groups}:about:",
+        ];
+        self.redis.keys().await.into_iter().filter(|k| !activity.contains(k)).collect()
+    }
+
     pub async fn stages(&self, event_id: &str) -> Vec<String> {
         self.trace(event_id).await.into_iter().map(|e| e.stage).collect()
     }

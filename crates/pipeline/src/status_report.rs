@@ -1,0 +1,104 @@
+//! What `sluice status` reads about a mall or a Google credential: the
+//! state the steps keep in Redis, read through the same names the steps
+//! use, so the command never rebuilds a key by hand. Reads only.
+
+use crate::flush_step::Spend;
+use crate::google_token::GOOGLE;
+use crate::sheet_io::FlushRequest;
+use crate::steps::{ADMIN_API, Steps};
+use redis::aio::ConnectionLike;
+use sluice_domain::StepError;
+use sluice_redis::{GroupLedger, SheetBacklog, StoredToken, Tag, WindowUsage};
+use std::time::Duration;
+
+/// A mall's Admin API bucket and token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MallStatus {
+    pub mall_id: String,
+    /// Units in the bucket now (Cafe24 answers 429 above the capacity).
+    pub bucket_units: f64,
+    pub bucket_capacity: u32,
+    /// How long until the bucket is empty.
+    pub bucket_empty_in: Duration,
+    pub token: Option<TokenTimes>,
+}
+
+/// When a stored token pair expires (ms since the epoch); never the tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenTimes {
+    pub access_expires_ms: u64,
+    pub refresh_expires_ms: u64,
+}
+
+impl From<StoredToken> for TokenTimes {
+    fn from(t: StoredToken) -> Self {
+        Self { access_expires_ms: t.access_expires_ms, refresh_expires_ms: t.refresh_expires_ms }
+    }
+}
+
+/// A Google credential's quotas, token and sheets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CredentialStatus {
+    pub credential_id: String,
+    /// The credential's write quota, then the project's (shared by all).
+    pub writes: [WindowUsage; 2],
+    /// The same for reads (verifying an uncertain append, the header check).
+    pub reads: [WindowUsage; 2],
+    /// Why it was rejected, when it waits for a person.
+    pub rejected: Option<String>,
+    pub token: Option<TokenTimes>,
+    pub sheets: Vec<SheetStatus>,
+}
+
+/// One sheet written with a credential, and the rows it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SheetStatus {
+    pub spreadsheet_id: String,
+    pub sheet_gid: u64,
+    pub backlog: SheetBacklog,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+    /// Which groups have events waiting in the queue.
+    pub fn group_ledger(&self) -> &GroupLedger<C> {
+        &self.groups
+    }
+
+    pub async fn mall_status(&self, mall_id: &str) -> Result<MallStatus, StepError> {
+        let bucket = self.bucket(mall_id)?;
+        let level = self.buckets.level(&bucket).await?;
+        let token = self.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
+        Ok(MallStatus {
+            mall_id: mall_id.to_owned(),
+            bucket_units: level.units,
+            bucket_capacity: bucket.capacity(),
+            bucket_empty_in: level.backlog,
+            token: token.map(TokenTimes::from),
+        })
+    }
+
+    pub async fn credential_status(&self, credential_id: &str) -> Result<CredentialStatus, StepError> {
+        let pair = |usage: Vec<WindowUsage>| -> Result<[WindowUsage; 2], StepError> {
+            usage.try_into().map_err(|u: Vec<_>| {
+                StepError::new(sluice_domain::ErrorKind::Internal, format!("{} quota readings, not 2", u.len()))
+            })
+        };
+        let writes = pair(self.limiter.usage(&self.quota_set(credential_id, Spend::Write)?).await?)?;
+        let reads = pair(self.limiter.usage(&self.quota_set(credential_id, Spend::Read)?).await?)?;
+        let mut sheets = Vec::new();
+        for member in self.credentials.sheets(credential_id).await? {
+            let Some(request) = FlushRequest::from_member(&member) else { continue };
+            let backlog = self.buffers.backlog(&Tag::for_sheet(&request.sheet)).await?;
+            sheets.push(SheetStatus { spreadsheet_id: request.spreadsheet_id, sheet_gid: request.sheet_gid, backlog });
+        }
+        sheets.sort_by(|a, b| (&a.spreadsheet_id, a.sheet_gid).cmp(&(&b.spreadsheet_id, b.sheet_gid)));
+        Ok(CredentialStatus {
+            credential_id: credential_id.to_owned(),
+            writes,
+            reads,
+            rejected: self.credentials.rejected(credential_id).await?,
+            token: self.tokens.get(&Tag::for_credential(credential_id), GOOGLE).await?.map(TokenTimes::from),
+            sheets,
+        })
+    }
+}

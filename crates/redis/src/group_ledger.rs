@@ -1,0 +1,186 @@
+//! The group ledger: which FIFO groups have events waiting in the queue,
+//! how many, and since when. SQS tells only a queue's totals; `sluice
+//! status` needs the groups that lag (seed 003: one flooding mall held the
+//! rest back, and nobody could see which).
+//!
+//! Ingest enters an event just before it sends it (so a fast pipeline can
+//! never leave before the enter), and forgets it when the send fails; the
+//! pipeline's last step of an item (store, buffer) marks it done.
+//!
+//! Keys, all under the hash tag `{groups}` (one script touches several):
+//!
+//! ```text
+//! {prefix}{groups}:pending:<group>  ZSET  event id -> µs of its send        TTL: retention after the latest change
+//! {prefix}{groups}:waiting:         ZSET  group -> µs of its oldest send    TTL: retention; a group leaves when it has none
+//! {prefix}{groups}:seen:            ZSET  group -> µs of latest activity    TTL: retention; idle groups trimmed
+//! {prefix}{groups}:about:           HASH  group -> what it is (JSON)         TTL: retention; trimmed with seen
+//! {prefix}{groups}:done:            ZSET  event id -> µs of its send        TTL: the dedup window; trimmed by score
+//! ```
+//!
+//! `done` exists because SQS FIFO drops a resend of a deduplication id
+//! within five minutes of its first send: a redelivered webhook entered
+//! then would stay pending for ever. An event is also dropped from
+//! `pending` after the retention (14 days, SQS's longest), since no queue
+//! can still hold it. Scripts: `lua/group_enter.lua`, `lua/group_leave.lua`.
+
+use crate::error::Error;
+use crate::keyspace::{Keyspace, Tag};
+use crate::scripts;
+use redis::aio::ConnectionLike;
+use std::time::Duration;
+
+/// SQS's longest message retention: nothing older is still in a queue.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(14 * 24 * 3600);
+/// SQS FIFO's deduplication interval.
+pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
+
+/// A group with events waiting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaggingGroup {
+    pub group: String,
+    /// What the group is (JSON, see `sluice_domain::GroupAbout`).
+    pub about: Option<String>,
+    pub pending: u64,
+    /// How long its oldest pending event has waited since its send.
+    pub oldest_age: Duration,
+}
+
+/// A group that had events within the retention.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenGroup {
+    pub group: String,
+    pub about: Option<String>,
+    /// How long ago its latest event was sent or done.
+    pub idle: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct GroupLedger<C> {
+    conn: C,
+    keyspace: Keyspace,
+    retention: Duration,
+}
+
+fn us(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1)
+}
+
+impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
+    pub fn new(conn: C, keyspace: Keyspace) -> Self {
+        Self { conn, keyspace, retention: DEFAULT_RETENTION }
+    }
+
+    pub fn with_retention(mut self, retention: Duration) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    fn key(&self, kind: &str, name: &str) -> String {
+        self.keyspace.key(&Tag::new("groups"), kind, name)
+    }
+
+    /// Counts `event_id` as pending in `group` (`about`: what the group is,
+    /// JSON). Returns false when the queue will drop the send as a
+    /// duplicate of an event already done.
+    pub async fn enter(&self, group: &str, about: &str, event_id: &str) -> Result<bool, Error> {
+        let pending: i64 = scripts::GROUP_ENTER
+            .key(self.key("pending", group))
+            .key(self.key("waiting", ""))
+            .key(self.key("seen", ""))
+            .key(self.key("about", ""))
+            .key(self.key("done", ""))
+            .arg(group)
+            .arg(about)
+            .arg(event_id)
+            .arg(us(self.retention))
+            .arg(us(DEDUP_WINDOW))
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(pending >= 0)
+    }
+
+    /// The event left the queue, processed. Returns whether it was pending.
+    pub async fn done(&self, group: &str, event_id: &str) -> Result<bool, Error> {
+        self.leave(group, event_id, "done").await
+    }
+
+    /// The event's send failed: it never reached the queue.
+    pub async fn forget(&self, group: &str, event_id: &str) -> Result<bool, Error> {
+        self.leave(group, event_id, "forget").await
+    }
+
+    async fn leave(&self, group: &str, event_id: &str, how: &str) -> Result<bool, Error> {
+        let was: i64 = scripts::GROUP_LEAVE
+            .key(self.key("pending", group))
+            .key(self.key("waiting", ""))
+            .key(self.key("seen", ""))
+            .key(self.key("done", ""))
+            .arg(group)
+            .arg(event_id)
+            .arg(us(self.retention))
+            .arg(us(DEDUP_WINDOW))
+            .arg(how)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(was == 1)
+    }
+
+    /// The `n` groups whose oldest pending event has waited longest, and
+    /// how many groups have events waiting in all.
+    pub async fn lagging(&self, n: usize) -> Result<(Vec<LaggingGroup>, u64), Error> {
+        let mut conn = self.conn.clone();
+        let now = server_us(&mut conn).await?;
+        let stop = isize::try_from(n).unwrap_or(isize::MAX) - 1;
+        let (head, total): (Vec<(String, f64)>, u64) = redis::pipe()
+            .zrange_withscores(self.key("waiting", ""), 0, stop)
+            .zcard(self.key("waiting", ""))
+            .query_async(&mut conn)
+            .await?;
+        let mut out = Vec::with_capacity(head.len());
+        for (group, since) in head {
+            let (pending, about): (u64, Option<String>) = redis::pipe()
+                .zcard(self.key("pending", &group))
+                .hget(self.key("about", ""), &group)
+                .query_async(&mut conn)
+                .await?;
+            out.push(LaggingGroup { oldest_age: age(now, since), group, about, pending });
+        }
+        Ok((out, total))
+    }
+
+    /// The `n` groups active most recently, newest first.
+    pub async fn seen(&self, n: usize) -> Result<Vec<SeenGroup>, Error> {
+        let mut conn = self.conn.clone();
+        let now = server_us(&mut conn).await?;
+        let stop = isize::try_from(n).unwrap_or(isize::MAX) - 1;
+        let latest: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(self.key("seen", ""))
+            .arg(0)
+            .arg(stop)
+            .arg("REV")
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await?;
+        if latest.is_empty() {
+            return Ok(Vec::new());
+        }
+        let groups: Vec<&str> = latest.iter().map(|(g, _)| g.as_str()).collect();
+        let about: Vec<Option<String>> =
+            redis::cmd("HMGET").arg(self.key("about", "")).arg(&groups).query_async(&mut conn).await?;
+        Ok(latest
+            .iter()
+            .zip(about)
+            .map(|((group, at), about)| SeenGroup { group: group.clone(), about, idle: age(now, *at) })
+            .collect())
+    }
+}
+
+/// Redis's clock in µs: ages are measured on the clock the scripts stamp with.
+async fn server_us<C: ConnectionLike + Send>(conn: &mut C) -> Result<u64, Error> {
+    let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(conn).await?;
+    Ok(secs * 1_000_000 + micros)
+}
+
+fn age(now_us: u64, since_us: f64) -> Duration {
+    Duration::from_micros(now_us.saturating_sub(since_us as u64))
+}

@@ -1,0 +1,228 @@
+//! `sluice status`: how far behind sluice is, and why. The queues' depths
+//! (through the SQS API: a deployed stack or the running `sluice dev`),
+//! the FIFO groups whose oldest event has waited longest (the group
+//! ledger in Redis: SQS cannot tell), and each mall's Admin API bucket and
+//! each Google credential's quotas, token and sheet backlogs.
+//!
+//! Malls and credentials are the ones named with `--mall`/`--credential`,
+//! else those of the groups active lately. Limits are read from the same
+//! `SLUICE_*` variables the functions read (defaults otherwise), so the
+//! numbers mean what the steps see.
+
+use crate::dev_state::DevState;
+use crate::redis_target::StateRedis;
+use crate::tokens_command::when;
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::QueueAttributeName;
+use sluice_aws::{SqsEndpoint, sqs_client};
+use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
+use sluice_domain::GroupAbout;
+use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
+use sluice_pipeline::{PipelineConfig, PipelineEnv, Steps, env_config};
+use sluice_redis::{LaggingGroup, WindowUsage};
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// How many lagging groups to show.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    top: u64,
+    /// Show this mall (repeatable); default: the malls active lately.
+    #[arg(long = "mall")]
+    malls: Vec<String>,
+    /// Show this Google credential (repeatable); default: those active lately.
+    #[arg(long = "credential")]
+    credentials: Vec<String>,
+    /// The events queue (default: the running `sluice dev`'s).
+    #[arg(long, env = "SLUICE_QUEUE_URL")]
+    queue_url: Option<String>,
+    #[arg(long, env = "SLUICE_EVENTS_DLQ_URL")]
+    events_dlq_url: Option<String>,
+    #[arg(long, env = "SLUICE_FLUSH_QUEUE_URL")]
+    flush_queue_url: Option<String>,
+    #[arg(long, env = "SLUICE_FLUSH_DLQ_URL")]
+    flush_dlq_url: Option<String>,
+    /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
+    #[arg(long, env = "SLUICE_SQS_ENDPOINT")]
+    sqs_endpoint: Option<String>,
+}
+
+/// At most this many malls and credentials are found from the ledger.
+const MAX_DISCOVERED: usize = 20;
+
+pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+    let redis = StateRedis::locate()?;
+    let conn = redis.connection().await?;
+    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
+    let steps = Steps::new(conn, redis.keyspace.clone(), pipeline_config()?, cafe24).map_err(|e| e.cause)?;
+
+    print_queues(&args).await?;
+
+    let ledger = steps.group_ledger();
+    let top = usize::try_from(args.top).unwrap_or(usize::MAX);
+    let (lagging, waiting) = ledger.lagging(top).await.map_err(|e| e.to_string())?;
+    print_lagging(&lagging, waiting);
+
+    let (mut malls, mut credentials) = (BTreeSet::new(), BTreeSet::new());
+    if args.malls.is_empty() && args.credentials.is_empty() {
+        for group in ledger.seen(1000).await.map_err(|e| e.to_string())? {
+            match group.about.as_deref().and_then(|a| serde_json::from_str::<GroupAbout>(a).ok()) {
+                Some(GroupAbout::Shop { mall_id, .. }) if malls.len() < MAX_DISCOVERED => malls.insert(mall_id),
+                Some(GroupAbout::Sheet { credential_id, .. }) if credentials.len() < MAX_DISCOVERED => {
+                    credentials.insert(credential_id)
+                }
+                _ => false,
+            };
+        }
+    }
+    malls.extend(args.malls);
+    credentials.extend(args.credentials);
+
+    println!("\nMalls (Admin API bucket and token)");
+    if malls.is_empty() {
+        println!("  none active lately (name one with --mall)");
+    }
+    for mall in &malls {
+        print_mall(&steps.mall_status(mall).await.map_err(|e| e.cause)?);
+    }
+    println!("\nGoogle credentials (quotas: calls in the window / limit; token; sheets)");
+    if credentials.is_empty() {
+        println!("  none active lately (name one with --credential)");
+    }
+    for credential in &credentials {
+        print_credential(&steps.credential_status(credential).await.map_err(|e| e.cause)?);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The functions' settings from the same variables they read; the ones
+/// only a step needs (the Redis URL, the Cafe24 app) are not asked for.
+fn pipeline_config() -> Result<PipelineConfig, String> {
+    let lookup = |name: &str| match std::env::var(name).ok().filter(|v| !v.is_empty()) {
+        Some(value) => Some(value),
+        None if [env_config::REDIS_URL, env_config::CAFE24_CLIENT_ID, env_config::CAFE24_CLIENT_SECRET]
+            .contains(&name) =>
+        {
+            Some(if name == env_config::REDIS_URL { "redis://unused".into() } else { "unused".into() })
+        }
+        None => None,
+    };
+    PipelineEnv::from_lookup(lookup).map(|env| env.config).map_err(|e| e.to_string())
+}
+
+async fn print_queues(args: &Args) -> Result<(), String> {
+    let state = DevState::read(&DevState::path());
+    let from_dev =
+        |what: &str| state.as_ref().and_then(|s| s.urls.iter().find(|(w, _)| w == what).map(|(_, u)| u.clone()));
+    let named = [&args.queue_url, &args.events_dlq_url, &args.flush_queue_url, &args.flush_dlq_url];
+    let (urls, endpoint) = if named.iter().any(|u| u.is_some()) {
+        (named.map(Clone::clone), args.sqs_endpoint.clone())
+    } else {
+        (
+            ["Queue", "Dead-letter queue", "Flush queue", "Flush dead-letter queue"].map(from_dev),
+            args.sqs_endpoint.clone().or_else(|| from_dev("SQS endpoint")),
+        )
+    };
+    println!("Queues                   waiting  in flight  delayed");
+    if urls.iter().all(Option::is_none) {
+        println!("  none known: pass --queue-url and the others (or SLUICE_QUEUE_URL ...), or run `sluice dev` here");
+        return Ok(());
+    }
+    let client = sqs_client(&endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local)).await;
+    for (name, url) in ["events", "events dead-letter", "flush", "flush dead-letter"].iter().zip(urls) {
+        let Some(url) = url else { continue };
+        let [waiting, in_flight, delayed] = depths(&client, &url).await?;
+        let alarm = if name.ends_with("dead-letter") && waiting != "0" { "  <- see `sluice dlq show`" } else { "" };
+        println!("  {name:<20} {waiting:>9}  {in_flight:>9}  {delayed:>7}{alarm}");
+    }
+    Ok(())
+}
+
+async fn depths(client: &Client, url: &str) -> Result<[String; 3], String> {
+    let names = [
+        QueueAttributeName::ApproximateNumberOfMessages,
+        QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
+        QueueAttributeName::ApproximateNumberOfMessagesDelayed,
+    ];
+    let answer = client
+        .get_queue_attributes()
+        .queue_url(url)
+        .set_attribute_names(Some(names.to_vec()))
+        .send()
+        .await
+        .map_err(|e| format!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+    Ok(names.map(|n| answer.attributes().and_then(|a| a.get(&n).cloned()).unwrap_or_else(|| "?".into())))
+}
+
+fn print_lagging(lagging: &[LaggingGroup], waiting: u64) {
+    match lagging.first() {
+        None => println!("\nGroups with events waiting: none"),
+        Some(oldest) => println!(
+            "\nGroups with events waiting: {waiting}; the oldest event was sent {} ago",
+            seconds(oldest.oldest_age)
+        ),
+    }
+    if !lagging.is_empty() {
+        println!("  {:>10}  {:>7}  group", "oldest", "pending");
+    }
+    for group in lagging {
+        let about = group.about.as_deref().and_then(|a| serde_json::from_str::<GroupAbout>(a).ok());
+        let name = match about {
+            Some(GroupAbout::Shop { mall_id, topic }) => format!("mall {mall_id}, topic {}", topic.0),
+            Some(GroupAbout::Sheet { credential_id, spreadsheet_id, sheet_gid }) => {
+                format!("credential {credential_id}, sheet {spreadsheet_id}#{sheet_gid}")
+            }
+            None => group.group.clone(),
+        };
+        println!("  {:>10}  {:>7}  {name}", seconds(group.oldest_age), group.pending);
+    }
+}
+
+fn print_mall(mall: &MallStatus) {
+    let token = match &mall.token {
+        None => "no token (sluice tokens set)".to_owned(),
+        Some(t) => format!("access expires {}, refresh {}", when(t.access_expires_ms), when(t.refresh_expires_ms)),
+    };
+    println!(
+        "  {}: bucket {:.1}/{} (empty in {}); {token}",
+        mall.mall_id,
+        mall.bucket_units,
+        mall.bucket_capacity,
+        seconds(mall.bucket_empty_in)
+    );
+}
+
+fn print_credential(c: &CredentialStatus) {
+    let state = match &c.rejected {
+        Some(why) => format!("REJECTED, rows held until `sluice credentials set`: {why}"),
+        None => "usable".to_owned(),
+    };
+    let token = match &c.token {
+        None => "no token (sluice credentials set)".to_owned(),
+        Some(t) => format!("access expires {}", when(t.access_expires_ms)),
+    };
+    println!("  {}: {state}; {token}", c.credential_id);
+    println!("    writes {} (project {})", usage(&c.writes[0]), usage(&c.writes[1]));
+    println!("    reads  {} (project {})", usage(&c.reads[0]), usage(&c.reads[1]));
+    for sheet in &c.sheets {
+        let b = &sheet.backlog;
+        println!(
+            "    sheet {}#{}: {} buffered, {} in flight, {} parked",
+            sheet.spreadsheet_id, sheet.sheet_gid, b.buffered, b.in_flight, b.parked
+        );
+    }
+}
+
+fn usage(u: &WindowUsage) -> String {
+    if u.used >= u.max {
+        format!("{}/{} full, next in {}", u.used, u.max, seconds(u.next_free))
+    } else {
+        format!("{}/{}", u.used, u.max)
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{:.1} s", d.as_secs_f64())
+}

@@ -1,0 +1,93 @@
+//! `sluice status` against a real Redis and an SQS endpoint (the embedded
+//! queue's, over real HTTP): queue depths, the groups waiting longest by
+//! name, and the malls and credentials found from the groups active lately.
+
+use sluice_aws::{SqsEndpoint, sqs_client};
+use sluice_domain::{GroupAbout, Topic};
+use sluice_queue::sqs_api::{self, SqsApi};
+use sluice_queue::{QueueBackend, QueueConfig, RedisBackend};
+use sluice_redis::GroupLedger;
+use sluice_testkit::TestRedis;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+/// Runs `sluice` on `redis`'s keys, in a directory with no `sluice dev`.
+fn sluice(redis: &TestRedis, args: &[&str]) -> Output {
+    let dir = std::env::temp_dir().join(format!("sluice-status-{}", redis.keyspace().prefix().trim_end_matches(':')));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+    command
+        .args(args)
+        .current_dir::<PathBuf>(dir)
+        .env("SLUICE_REDIS_URL", redis.url())
+        .env("SLUICE_KEY_PREFIX", redis.keyspace().prefix())
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .env("AWS_REGION", "us-east-1");
+    for name in ["SLUICE_QUEUE_URL", "SLUICE_EVENTS_DLQ_URL", "SLUICE_FLUSH_QUEUE_URL", "SLUICE_FLUSH_DLQ_URL"] {
+        command.env_remove(name);
+    }
+    command.output().unwrap()
+}
+
+fn about(about: &GroupAbout) -> String {
+    serde_json::to_string(about).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_names_the_lagging_groups_and_their_malls_and_credentials() {
+    let redis = TestRedis::new("cli_status");
+    let ledger = GroupLedger::new(redis.conn().await, redis.keyspace());
+    let shop = GroupAbout::Shop { mall_id: "acme".into(), topic: Topic(90001) };
+    let sheet =
+        GroupAbout::Sheet { credential_id: "ops@example.com".into(), spreadsheet_id: "doc".into(), sheet_gid: 3 };
+    // The shop group's first event is the oldest; the sheet group's is done.
+    ledger.enter("gs:acme:90001", &about(&shop), "e1").await.unwrap();
+    ledger.enter("gs:acme:90001", &about(&shop), "e2").await.unwrap();
+    ledger.enter("gr:ops@example.com:doc:3", &about(&sheet), "r1").await.unwrap();
+    ledger.done("gr:ops@example.com:doc:3", "r1").await.unwrap();
+
+    // An events queue with three messages waiting.
+    let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+    backend.create_queue("ev.fifo", &QueueConfig::default()).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let api = SqsApi::new(backend, endpoint.clone());
+    let queue_url = api.queue_url("ev.fifo");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(sqs_api::serve(listener, api, async move {
+        let _ = stopped.await;
+    }));
+    let client = sqs_client(&SqsEndpoint::Local(endpoint.clone())).await;
+    for i in 0..3 {
+        let send = client.send_message().queue_url(&queue_url).message_body("{}").message_group_id("g");
+        send.message_deduplication_id(format!("d-{i}")).send().await.unwrap();
+    }
+
+    let out = sluice(&redis, &["status", "--queue-url", &queue_url, "--sqs-endpoint", &endpoint]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}{text}", String::from_utf8_lossy(&out.stderr));
+    let events = text.lines().find(|l| l.trim_start().starts_with("events ")).unwrap_or_default();
+    assert_eq!(events.split_whitespace().collect::<Vec<_>>(), ["events", "3", "0", "0"], "{text}");
+    assert!(text.contains("Groups with events waiting: 1;"), "{text}");
+    let lagging = text.lines().find(|l| l.ends_with("mall acme, topic 90001")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(lagging.split_whitespace().nth(2), Some("2"), "two pending: {lagging}");
+    // Found from the groups: the mall's bucket, the credential's quotas.
+    assert!(text.contains("  acme: bucket 0.0/40"), "{text}");
+    assert!(text.contains("no token (sluice tokens set)"), "{text}");
+    assert!(text.contains("  ops@example.com: usable; no token"), "{text}");
+    assert!(text.contains("    writes 0/60 (project 0/300)"), "{text}");
+
+    // Top 1 of one, and a named mall only.
+    let out = sluice(&redis, &["status", "--top", "1", "--mall", "other"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("none known: pass --queue-url"), "{text}");
+    assert!(text.contains("  other: bucket 0.0/40") && !text.contains("acme: bucket"), "{text}");
+    assert!(text.contains("none active lately (name one with --credential)"), "{text}");
+
+    let bad = sluice(&redis, &["status", "--top", "0"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
+}
