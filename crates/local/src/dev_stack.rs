@@ -171,6 +171,7 @@ impl DevStack {
             ingest: counters.clone(),
             pipe: pipe_stats.clone(),
             flush: flush_stats.clone(),
+            steps: steps.metrics_handle(),
             events: events.clone(),
             events_dlq: dlq.clone(),
             flush_queue: SqsDelayQueue::clone(&flush_queue),

@@ -3,8 +3,11 @@
 //! with curl. Counters: ingest (received, enqueued, coalesced, duplicates,
 //! rejected by reason, batch sends), the pipe (batches, items done and
 //! failed, failed executions), the flush worker (flushes, failures, rows
-//! appended, upstream calls); gauges: each queue's waiting, in-flight and
-//! delayed messages, read when scraped.
+//! appended, upstream calls), the steps (`sluice_steps_*`: upstream calls
+//! and 429s per upstream, limiter waits, rows buffered and appended, flush
+//! time, pipe batch sizes, redeliveries: what the functions send as EMF);
+//! gauges: each queue's waiting, in-flight and delayed messages, read when
+//! scraped.
 
 use crate::flush_worker::FlushStats;
 use crate::pipe::PipeStats;
@@ -18,6 +21,7 @@ use sluice_aws::{SqsDelayQueue, SqsQueue};
 use sluice_domain::queue::QueueAttributes;
 use sluice_domain::{DelayQueue, WorkQueue};
 use sluice_ingest::Counters;
+use sluice_pipeline::step_metrics::StepMetrics;
 use std::fmt::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +35,7 @@ pub struct MetricSources {
     pub ingest: Arc<Counters>,
     pub pipe: Arc<PipeStats>,
     pub flush: Arc<FlushStats>,
+    pub steps: Arc<StepMetrics>,
     pub events: SqsQueue,
     pub events_dlq: SqsQueue,
     pub flush_queue: SqsDelayQueue,
@@ -87,6 +92,10 @@ pub fn render(sources: &MetricSources, queues: &[(&str, QueueAttributes)]) -> St
     counter(&mut out, "sluice_flushes_failed_total", "", &load(&flush.failed));
     counter(&mut out, "sluice_sheet_rows_appended_total", "", &load(&flush.rows_appended));
     counter(&mut out, "sluice_sheets_calls_total", "", &load(&flush.calls));
+    for total in sources.steps.totals() {
+        let name = format!("sluice_steps_{}_total", total.name);
+        counter(&mut out, &name, total.labels, &serde_json::Number::from(total.value));
+    }
     let _ = writeln!(out, "# TYPE sluice_queue_messages gauge");
     for (name, q) in queues {
         for (state, n) in [("waiting", q.visible), ("in_flight", q.in_flight), ("delayed", q.delayed)] {

@@ -117,6 +117,15 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
     };
     assert!(text.contains("sluice_queue_messages{queue=\"flush_dlq\",state=\"waiting\"} 0"), "{text}");
     assert!(text.contains("sluice_ingest_rejected_total{reason=\"invalid_field\"} 1"), "{text}");
+    // The steps' counts, the ones the functions send as EMF.
+    assert!(text.lines().any(|l| l == "sluice_steps_sheet_rows_buffered_total 340"), "{text}");
+    let value = |name: &str| -> u64 {
+        let line = text.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name}: {text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(value("sluice_steps_pipe_batch_messages_total ") >= 340, "every row came in a pipe batch");
+    assert_eq!(value("sluice_steps_upstream_429_total{upstream=\"sheets\"} "), 0);
+    assert!(value("sluice_steps_upstream_calls_total{upstream=\"sheets\"} ") >= appends as u64);
     // Traced by row id all the way.
     let stages: Vec<String> =
         stack.steps.traces().read("row:o000").await.unwrap().into_iter().map(|e| e.stage).collect();

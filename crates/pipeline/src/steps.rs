@@ -105,6 +105,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         &self.metrics
     }
 
+    /// The same counts, shared, for a reader that outlives this borrow
+    /// (`sluice dev`'s `GET /metrics`).
+    pub fn metrics_handle(&self) -> Arc<StepMetrics> {
+        self.metrics.clone()
+    }
+
     pub fn traces(&self) -> &Traces<C> {
         &self.traces
     }
