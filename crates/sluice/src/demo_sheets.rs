@@ -83,6 +83,11 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
         checks.push(phase(&sandbox, &rows_url, &api_key, &spread, &args).await?);
     }
     let ok = checks.iter().all(SheetCheck::ok) && print_calls(&sandbox, CREDENTIAL);
+    // Every row was buffered, so `sluice status` sees nothing waiting.
+    let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await.map_err(|e| e.to_string())?;
+    let waiting: u64 = groups.iter().map(|g| g.pending).sum();
+    println!("   rows `sluice status` still sees waiting in the queue: {waiting}");
+    let ok = ok && waiting == 0;
     let dead = stack.flush_dead_letters().await?;
     stack.stop().await?;
     sandbox.stop().await;

@@ -53,6 +53,8 @@ pub(crate) struct Report {
     fetched: u64,
     stored: usize,
     in_dlq: u64,
+    /// Events `sluice status` would still count as waiting in their group.
+    ledger_waiting: u64,
     lost: Vec<String>,
     stored_twice: usize,
     throttled: u64,
@@ -108,6 +110,8 @@ impl Report {
             }
         }
         let (_, dlq) = stack.queues().await?;
+        let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await.map_err(|e| e.to_string())?;
+        let ledger_waiting = groups.iter().map(|g| g.pending).sum();
         let mut lost = Vec::new();
         for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
             if answered.contains_key(event) || parked(stack, event).await {
@@ -143,6 +147,7 @@ impl Report {
             fetched: counters.ok + counters.not_found,
             stored,
             in_dlq: dlq.visible + dlq.in_flight,
+            ledger_waiting,
             lost,
             stored_twice: answered.values().filter(|n| **n > 1).count(),
             throttled: counters.refused_bucket + counters.refused_quota,
@@ -183,6 +188,12 @@ impl Report {
             ("events stored twice", self.stored_twice, None),
             ("upstream 429s", self.throttled as usize, None),
             ("resources whose stored state differs from Cafe24", self.stale.len(), self.stale.first().cloned()),
+            // A dead-lettered event stays pending in its group until redriven.
+            (
+                "events `sluice status` still sees waiting",
+                self.ledger_waiting.saturating_sub(self.in_dlq) as usize,
+                None,
+            ),
         ];
         let mut ok = self.drained;
         for (what, count, example) in checks {
