@@ -108,7 +108,10 @@ async fn steps(flag: Option<String>) -> Result<Result<Steps<redis::aio::Multiple
         Ok(found) => found,
         Err(e) => return Ok(Err(e)),
     };
-    let redis = StateRedis::locate()?;
+    let redis = match StateRedis::locate() {
+        Ok(redis) => redis,
+        Err(e) => return Ok(Err(e)),
+    };
     let conn = redis.connection().await?;
     let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
     let queue = SqsDelayQueue::new(sqs_client(&endpoint).await, queue_url);
@@ -138,7 +141,10 @@ fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), String> {
 }
 
 async fn show(credential: &str) -> Result<ExitCode, String> {
-    let redis = StateRedis::locate()?;
+    let redis = match StateRedis::locate_or_usage_error() {
+        Ok(redis) => redis,
+        Err(code) => return Ok(code),
+    };
     let conn = redis.connection().await?;
     let tokens = TokenStore::new(conn.clone(), redis.keyspace.clone());
     let state = CredentialState::new(conn, redis.keyspace.clone());

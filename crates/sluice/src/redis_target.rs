@@ -57,6 +57,15 @@ pub(crate) struct StateRedis {
 }
 
 impl StateRedis {
+    /// [`StateRedis::locate`], or the exit code of a usage error (2) after
+    /// saying what is missing: with no Redis named, the command cannot run.
+    pub(crate) fn locate_or_usage_error() -> Result<Self, std::process::ExitCode> {
+        Self::locate().map_err(|e| {
+            eprintln!("sluice: {e}");
+            std::process::ExitCode::from(2)
+        })
+    }
+
     /// `SLUICE_REDIS_URL` (with `SLUICE_KEY_PREFIX`, default `sluice:`), or
     /// the Redis of the `sluice dev` running in this directory.
     pub(crate) fn locate() -> Result<Self, String> {

@@ -53,7 +53,10 @@ pub(crate) struct Args {
 const MAX_DISCOVERED: usize = 20;
 
 pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
-    let redis = StateRedis::locate()?;
+    let redis = match StateRedis::locate_or_usage_error() {
+        Ok(redis) => redis,
+        Err(code) => return Ok(code),
+    };
     let conn = redis.connection().await?;
     let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
     let steps = Steps::new(conn, redis.keyspace.clone(), pipeline_config()?, cafe24).map_err(|e| e.cause)?;

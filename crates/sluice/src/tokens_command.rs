@@ -61,7 +61,10 @@ async fn set(mall: &str, source: &str) -> Result<ExitCode, String> {
         Ok(grant) => grant,
         Err(e) => return bad_input(e),
     };
-    let redis = StateRedis::locate()?;
+    let redis = match StateRedis::locate_or_usage_error() {
+        Ok(redis) => redis,
+        Err(code) => return Ok(code),
+    };
     let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
     let now = now_ms();
     let token = stored_token(&grant, now);
@@ -77,7 +80,10 @@ async fn set(mall: &str, source: &str) -> Result<ExitCode, String> {
 }
 
 async fn show(mall: &str) -> Result<ExitCode, String> {
-    let redis = StateRedis::locate()?;
+    let redis = match StateRedis::locate_or_usage_error() {
+        Ok(redis) => redis,
+        Err(code) => return Ok(code),
+    };
     let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
     match store.get(&Tag::for_mall(mall), ADMIN_API).await.map_err(|e| e.to_string())? {
         Some(token) => {

@@ -24,7 +24,10 @@ pub(crate) struct Args {
 const MAX_HOPS: usize = 5;
 
 pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
-    let redis = StateRedis::locate()?;
+    let redis = match StateRedis::locate_or_usage_error() {
+        Ok(redis) => redis,
+        Err(code) => return Ok(code),
+    };
     let traces = Traces::new(redis.connection().await?, redis.keyspace.clone(), Default::default());
     let mut event = args.event_id.clone();
     // A row id names a row's transaction log.

@@ -88,6 +88,18 @@ async fn status_names_the_lagging_groups_and_their_malls_and_credentials() {
 
     let bad = sluice(&redis, &["status", "--top", "0"]);
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    // No Redis named and no `sluice dev` here: a usage error that says so.
+    let dir = std::env::temp_dir().join(format!("sluice-status-none-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let none = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .arg("status")
+        .current_dir(&dir)
+        .env_remove("SLUICE_REDIS_URL")
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("set SLUICE_REDIS_URL"), "{none:?}");
     let _ = stop.send(());
     tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
 }
