@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Prints a directory holding the offline AWS tools `make test` uses:
-# cfn-lint, sam (aws-sam-cli) and cargo-lambda (with zig). Tools already on
-# PATH are used as they are; otherwise they are installed once into a
-# private virtualenv, .cache/aws-tools (about 400 MB, a minute or two).
+# Prints a directory to put in front of PATH for the offline AWS tools
+# `make test` uses: cfn-lint, sam (aws-sam-cli) and cargo-lambda (with zig).
+# Prints nothing when all three are on PATH already; otherwise installs them
+# once into a private virtualenv, .cache/aws-tools (about 800 MB, a minute or two).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if command -v cfn-lint >/dev/null 2>&1 && command -v sam >/dev/null 2>&1 && command -v cargo-lambda >/dev/null 2>&1; then
-  dirname "$(command -v sam)"
   exit 0
 fi
 VENV=.cache/aws-tools

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=$(scripts/aws-tools.sh)
-export PATH="$TOOLS:$PATH"
+if [ -n "$TOOLS" ]; then export PATH="$TOOLS:$PATH"; fi
 packages=()
 binaries=()
 for manifest in functions/*/Cargo.toml; do

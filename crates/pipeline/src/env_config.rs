@@ -96,6 +96,13 @@ impl PipelineEnv {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
 
+    /// Only the settings (limits, sizes, the sheet path) from the process
+    /// environment: the variables the connections need may be missing.
+    pub fn config_from_env() -> Result<PipelineConfig, EnvError> {
+        let lookup = |name: &str| std::env::var(name).ok();
+        settings(&Vars(&lookup)).map(|(config, _)| config)
+    }
+
     /// From `lookup`, which returns a variable's value if it is set.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, EnvError> {
         let vars = Vars(&lookup);
@@ -120,28 +127,7 @@ impl PipelineEnv {
             cafe24.api_version = api_version(&version).map_err(|p| invalid(CAFE24_API_VERSION, p))?;
         }
 
-        let defaults = PipelineConfig::default();
-        let config = PipelineConfig {
-            bucket: BucketSpec {
-                capacity: vars.whole(BUCKET_CAPACITY, 1, None)?.unwrap_or(defaults.bucket.capacity),
-                drain_per_sec: vars.rate(BUCKET_DRAIN_PER_SEC)?.unwrap_or(defaults.bucket.drain_per_sec),
-            },
-            inline_wait_max: vars.millis(INLINE_WAIT_MAX_MS)?.unwrap_or(defaults.inline_wait_max),
-            step_wait_budget: vars.millis(STEP_WAIT_BUDGET_MS)?.unwrap_or(defaults.step_wait_budget),
-            token_refresh_margin: vars.secs(TOKEN_REFRESH_MARGIN_SECS, 0)?.unwrap_or(defaults.token_refresh_margin),
-            refresh_lock_lease: vars.secs(REFRESH_LOCK_LEASE_SECS, 1)?.unwrap_or(defaults.refresh_lock_lease),
-            max_receive_count: vars
-                .whole(MAX_RECEIVE_COUNT, 1, Some(MAX_RECEIVE_COUNT_LIMIT))?
-                .unwrap_or(defaults.max_receive_count),
-            snapshot_shards: vars.whole(SNAPSHOT_SHARDS, 1, None)?.unwrap_or(defaults.snapshot_shards),
-            map_max_concurrency: vars
-                .whole(MAP_MAX_CONCURRENCY, 1, Some(MAX_MAP_CONCURRENCY))?
-                .unwrap_or(defaults.map_max_concurrency),
-            trace_retention: vars.secs(TRACE_RETENTION_SECS, 1)?.unwrap_or(defaults.trace_retention),
-            sheets: defaults.sheets.clone(),
-        };
-        let sheet_env = crate::sheet_env::read(&vars)?;
-        let config = PipelineConfig { sheets: sheet_env.settings, ..config };
+        let (config, sheet_env) = settings(&vars)?;
         Ok(Self { redis_url, keyspace, cafe24, config, sheets: sheet_env.sheets, alert_url: sheet_env.alert_url })
     }
 
@@ -231,6 +217,33 @@ fn api_version(text: &str) -> Result<String, String> {
     let shape_ok = text.len() == 10
         && text.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
     if shape_ok { Ok(text.to_owned()) } else { Err(format!("{text:?} is not a version date like 2025-12-01")) }
+}
+
+/// The settings part of the environment (limits, sizes, the sheet path):
+/// what `sluice status` needs too, without the connections' variables.
+fn settings(vars: &Vars<'_>) -> Result<(PipelineConfig, crate::sheet_env::SheetEnv), EnvError> {
+    let defaults = PipelineConfig::default();
+    let config = PipelineConfig {
+        bucket: BucketSpec {
+            capacity: vars.whole(BUCKET_CAPACITY, 1, None)?.unwrap_or(defaults.bucket.capacity),
+            drain_per_sec: vars.rate(BUCKET_DRAIN_PER_SEC)?.unwrap_or(defaults.bucket.drain_per_sec),
+        },
+        inline_wait_max: vars.millis(INLINE_WAIT_MAX_MS)?.unwrap_or(defaults.inline_wait_max),
+        step_wait_budget: vars.millis(STEP_WAIT_BUDGET_MS)?.unwrap_or(defaults.step_wait_budget),
+        token_refresh_margin: vars.secs(TOKEN_REFRESH_MARGIN_SECS, 0)?.unwrap_or(defaults.token_refresh_margin),
+        refresh_lock_lease: vars.secs(REFRESH_LOCK_LEASE_SECS, 1)?.unwrap_or(defaults.refresh_lock_lease),
+        max_receive_count: vars
+            .whole(MAX_RECEIVE_COUNT, 1, Some(MAX_RECEIVE_COUNT_LIMIT))?
+            .unwrap_or(defaults.max_receive_count),
+        snapshot_shards: vars.whole(SNAPSHOT_SHARDS, 1, None)?.unwrap_or(defaults.snapshot_shards),
+        map_max_concurrency: vars
+            .whole(MAP_MAX_CONCURRENCY, 1, Some(MAX_MAP_CONCURRENCY))?
+            .unwrap_or(defaults.map_max_concurrency),
+        trace_retention: vars.secs(TRACE_RETENTION_SECS, 1)?.unwrap_or(defaults.trace_retention),
+        sheets: defaults.sheets.clone(),
+    };
+    let sheet_env = crate::sheet_env::read(vars)?;
+    Ok((PipelineConfig { sheets: sheet_env.settings.clone(), ..config }, sheet_env))
 }
 
 #[cfg(test)]

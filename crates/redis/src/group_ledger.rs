@@ -136,15 +136,23 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
             .zcard(self.key("waiting", ""))
             .query_async(&mut conn)
             .await?;
-        let mut out = Vec::with_capacity(head.len());
-        for (group, since) in head {
-            let (pending, about): (u64, Option<String>) = redis::pipe()
-                .zcard(self.key("pending", &group))
-                .hget(self.key("about", ""), &group)
-                .query_async(&mut conn)
-                .await?;
-            out.push(LaggingGroup { oldest_age: age(now, since), group, about, pending });
+        // One round trip for every group's count and description.
+        let mut pipe = redis::pipe();
+        for (group, _) in &head {
+            pipe.zcard(self.key("pending", group)).hget(self.key("about", ""), group);
         }
+        let details: Vec<(u64, Option<String>)> =
+            if head.is_empty() { Vec::new() } else { pipe.query_async(&mut conn).await? };
+        let out = head
+            .into_iter()
+            .zip(details)
+            .map(|((group, since), (pending, about))| LaggingGroup {
+                oldest_age: age(now, since),
+                group,
+                about,
+                pending,
+            })
+            .collect();
         Ok((out, total))
     }
 

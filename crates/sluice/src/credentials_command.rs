@@ -133,8 +133,7 @@ fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), String> {
     let state = DevState::read(&DevState::path()).ok_or(
         "no flush queue: pass --flush-queue-url (SLUICE_FLUSH_QUEUE_URL), or run `sluice dev` in this directory",
     )?;
-    let find = |what: &str| state.urls.iter().find(|(w, _)| w == what).map(|(_, url)| url.clone());
-    match (find("SQS endpoint"), find("Flush queue")) {
+    match (state.url("SQS endpoint"), state.url("Flush queue")) {
         (Some(endpoint), Some(queue)) => Ok((SqsEndpoint::Local(endpoint), queue)),
         _ => Err("the running `sluice dev` has no flush queue; restart it, or pass --flush-queue-url".into()),
     }

@@ -35,4 +35,9 @@ impl DevState {
     pub(crate) fn read(path: &Path) -> Option<Self> {
         serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
     }
+
+    /// The URL it printed for `what` (e.g. "SQS endpoint", "Flush queue").
+    pub(crate) fn url(&self, what: &str) -> Option<String> {
+        self.urls.iter().find(|(w, _)| w == what).map(|(_, url)| url.clone())
+    }
 }

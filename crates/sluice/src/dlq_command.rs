@@ -95,8 +95,7 @@ fn bad_input(message: String) -> Result<ExitCode, String> {
 /// running `sluice dev`'s.
 async fn resolve(queues: &Queues) -> Result<(Client, (Option<String>, Option<String>)), String> {
     let state = DevState::read(&DevState::path());
-    let from_dev =
-        |what: &str| state.as_ref().and_then(|s| s.urls.iter().find(|(w, _)| w == what).map(|(_, u)| u.clone()));
+    let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
     let flags_given = queues.events_dlq_url.is_some() || queues.flush_dlq_url.is_some();
     let (events, flush, endpoint) = if flags_given {
         (queues.events_dlq_url.clone(), queues.flush_dlq_url.clone(), queues.sqs_endpoint.clone())

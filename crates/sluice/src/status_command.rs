@@ -12,13 +12,11 @@
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use crate::tokens_command::when;
-use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::QueueAttributeName;
-use sluice_aws::{SqsEndpoint, sqs_client};
+use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
-use sluice_domain::GroupAbout;
+use sluice_domain::{GroupAbout, WorkQueue};
 use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
-use sluice_pipeline::{PipelineConfig, PipelineEnv, Steps, env_config};
+use sluice_pipeline::{PipelineEnv, Steps};
 use sluice_redis::{LaggingGroup, WindowUsage};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -53,13 +51,22 @@ pub(crate) struct Args {
 const MAX_DISCOVERED: usize = 20;
 
 pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+    // Limits as the functions read them; a variable they would refuse is
+    // refused here too.
+    let config = match PipelineEnv::config_from_env() {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("sluice status: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
     let redis = match StateRedis::locate_or_usage_error() {
         Ok(redis) => redis,
         Err(code) => return Ok(code),
     };
     let conn = redis.connection().await?;
     let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
-    let steps = Steps::new(conn, redis.keyspace.clone(), pipeline_config()?, cafe24).map_err(|e| e.cause)?;
+    let steps = Steps::new(conn, redis.keyspace.clone(), config, cafe24).map_err(|e| e.cause)?;
 
     print_queues(&args).await?;
 
@@ -100,25 +107,9 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The functions' settings from the same variables they read; the ones
-/// only a step needs (the Redis URL, the Cafe24 app) are not asked for.
-fn pipeline_config() -> Result<PipelineConfig, String> {
-    let lookup = |name: &str| match std::env::var(name).ok().filter(|v| !v.is_empty()) {
-        Some(value) => Some(value),
-        None if [env_config::REDIS_URL, env_config::CAFE24_CLIENT_ID, env_config::CAFE24_CLIENT_SECRET]
-            .contains(&name) =>
-        {
-            Some(if name == env_config::REDIS_URL { "redis://unused".into() } else { "unused".into() })
-        }
-        None => None,
-    };
-    PipelineEnv::from_lookup(lookup).map(|env| env.config).map_err(|e| e.to_string())
-}
-
 async fn print_queues(args: &Args) -> Result<(), String> {
     let state = DevState::read(&DevState::path());
-    let from_dev =
-        |what: &str| state.as_ref().and_then(|s| s.urls.iter().find(|(w, _)| w == what).map(|(_, u)| u.clone()));
+    let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
     let named = [&args.queue_url, &args.events_dlq_url, &args.flush_queue_url, &args.flush_dlq_url];
     let (urls, endpoint) = if named.iter().any(|u| u.is_some()) {
         (named.map(Clone::clone), args.sqs_endpoint.clone())
@@ -136,27 +127,13 @@ async fn print_queues(args: &Args) -> Result<(), String> {
     let client = sqs_client(&endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local)).await;
     for (name, url) in ["events", "events dead-letter", "flush", "flush dead-letter"].iter().zip(urls) {
         let Some(url) = url else { continue };
-        let [waiting, in_flight, delayed] = depths(&client, &url).await?;
-        let alarm = if name.ends_with("dead-letter") && waiting != "0" { "  <- see `sluice dlq show`" } else { "" };
-        println!("  {name:<20} {waiting:>9}  {in_flight:>9}  {delayed:>7}{alarm}");
+        // Any queue's counts read the same way (GetQueueAttributes).
+        let queue = SqsQueue::new(client.clone(), &url);
+        let q = WorkQueue::attributes(&queue).await.map_err(|e| format!("{url}: {e}"))?;
+        let alarm = if name.ends_with("dead-letter") && q.visible > 0 { "  <- see `sluice dlq show`" } else { "" };
+        println!("  {name:<20} {:>9}  {:>9}  {:>7}{alarm}", q.visible, q.in_flight, q.delayed);
     }
     Ok(())
-}
-
-async fn depths(client: &Client, url: &str) -> Result<[String; 3], String> {
-    let names = [
-        QueueAttributeName::ApproximateNumberOfMessages,
-        QueueAttributeName::ApproximateNumberOfMessagesNotVisible,
-        QueueAttributeName::ApproximateNumberOfMessagesDelayed,
-    ];
-    let answer = client
-        .get_queue_attributes()
-        .queue_url(url)
-        .set_attribute_names(Some(names.to_vec()))
-        .send()
-        .await
-        .map_err(|e| format!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
-    Ok(names.map(|n| answer.attributes().and_then(|a| a.get(&n).cloned()).unwrap_or_else(|| "?".into())))
 }
 
 fn print_lagging(lagging: &[LaggingGroup], waiting: u64) {

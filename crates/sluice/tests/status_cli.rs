@@ -86,6 +86,13 @@ async fn status_names_the_lagging_groups_and_their_malls_and_credentials() {
     assert!(text.contains("  other: bucket 0.0/40") && !text.contains("acme: bucket"), "{text}");
     assert!(text.contains("none active lately (name one with --credential)"), "{text}");
 
+    // A limit the functions would refuse is refused here too.
+    let mut bad_limit = Command::new(env!("CARGO_BIN_EXE_sluice"));
+    bad_limit.args(["status"]).env("SLUICE_REDIS_URL", redis.url()).env("SLUICE_BUCKET_CAPACITY", "0");
+    let bad_limit = bad_limit.output().unwrap();
+    assert_eq!(bad_limit.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad_limit.stderr).contains("SLUICE_BUCKET_CAPACITY"), "{bad_limit:?}");
+
     let bad = sluice(&redis, &["status", "--top", "0"]);
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
     // No Redis named and no `sluice dev` here: a usage error that says so.
