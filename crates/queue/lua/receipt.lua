@@ -15,6 +15,7 @@
 -- this receipt), on which a delete changes nothing; 'notinflight' for a
 -- visibility change of a message not in flight under this receipt;
 -- 'invalid' for a handle of another incarnation; 'noqueue'.
+-- (settle_group.lua is prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 'noqueue'
@@ -54,23 +55,5 @@ end
 if redis.call('HGET', KEYS[7], g) ~= 'b' then
   return 'ok'
 end
-local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 10)
-local latest = nil
-for _, member in ipairs(members) do
-  local m = cjson.decode(redis.call('HGET', KEYS[3], tonumber(string.sub(member, #g + 2))))
-  if m.vis > now and (latest == nil or m.vis > latest) then
-    latest = m.vis
-  end
-end
-if latest then
-  redis.call('ZADD', KEYS[8], latest, g)
-else
-  redis.call('ZREM', KEYS[8], g)
-  if #members > 0 then
-    redis.call('HSET', KEYS[7], g, 'r')
-    redis.call('RPUSH', KEYS[6], g)
-  else
-    redis.call('HDEL', KEYS[7], g)
-  end
-end
+settle_group(g, now)
 return 'ok'

@@ -40,6 +40,10 @@ pub enum QueueError {
     /// this receipt (deleted, visible again, or received again since).
     #[error("message does not exist or is not available for visibility timeout change")]
     NotInFlight,
+    /// A receive (or a release) by a consumer whose consumer lease is no
+    /// longer held: another process may be consuming these queues now.
+    #[error("this process no longer holds the consumer lease of the queues; another consumer may have taken over")]
+    ConsumerLeaseLost,
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
     /// A script answered something it never returns: a bug, not an outage.

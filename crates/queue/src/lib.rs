@@ -82,6 +82,7 @@
 //! {prefix}{sqs}:q:<name>:blocked    ZSET  blocked group -> ms its last in-flight (or delayed) message becomes visible
 //! {prefix}{sqs}:q:<name>:dedup      HASH  dedup id -> '<message id> <seq>'       TTL: 5 min after the latest send
 //! {prefix}{sqs}:q:<name>:dedupx     ZSET  dedup id by expiry ms                 TTL: 5 min after the latest send
+//! {prefix}{sqs}:consumer:lease      STRING the one consumer of the store's queues  TTL: 15 s, renewed by its holder
 //! ```
 //!
 //! A standard queue uses the same keys (its groups are its message ids,
@@ -93,7 +94,9 @@
 //! by `PurgeQueue`, or by a move to the dead-letter queue or a redrive;
 //! ring and group entries are removed when their group empties. The two
 //! dedup keys expire five minutes after the latest send, and each id in
-//! them is dropped once its own five minutes are over.
+//! them is dropped once its own five minutes are over. The consumer lease
+//! belongs to its holder, which deletes it on a clean stop; a crashed
+//! holder's lapses ([`redis_store::lease`]).
 //!
 //! # Layout
 //!
@@ -103,6 +106,8 @@
 //! - [`memory`]: the in-memory store (`memory/fifo.rs` one queue,
 //!   `memory/fifo/standard.rs` a standard queue's send).
 //! - [`redis_store`]: the Redis store; its scripts are `lua/*.lua`.
+//!   [`redis_store::lease`] is the consumer lease that lets a restarted
+//!   `sluice dev` return at once what its dead predecessor held in flight.
 //! - [`embedded`]: [`EmbeddedQueue`], the domain's `WorkQueue` port over a
 //!   store's FIFO queue, and long polling.
 //! - [`embedded_delay`]: [`EmbeddedDelayQueue`], the domain's `DelayQueue`
@@ -130,3 +135,5 @@ pub use embedded_delay::EmbeddedDelayQueue;
 pub use error::QueueError;
 pub use memory::MemoryBackend;
 pub use redis_store::RedisBackend;
+pub use redis_store::lease::{ConsumerLease, LeaseError, LeaseGuard, LeaseSettings};
+pub use redis_store::lease_owner::LeaseOwner;

@@ -36,6 +36,11 @@ impl StoreKeys {
         self.keyspace.key(&self.tag, "queues", "names")
     }
 
+    /// The consumer lease (see `lease.rs`).
+    pub(super) fn lease(&self) -> String {
+        self.keyspace.key(&self.tag, "consumer", "lease")
+    }
+
     pub(super) fn queue(&self, name: &str) -> QueueKeys {
         // Queue names are letters, digits, '-', '_' and '.fifo': no ':'.
         let key = |part: &str| self.keyspace.key(&self.tag, "q", &format!("{name}:{part}"));

@@ -5,6 +5,8 @@
 //! acknowledged.
 
 mod keys;
+pub mod lease;
+pub mod lease_owner;
 mod reply;
 mod scripts;
 
@@ -40,6 +42,8 @@ pub struct RedisBackend<C> {
     /// redrive policy against the stored one and asks for a reload.
     infos: Arc<Mutex<HashMap<String, QueueInfo>>>,
     signal: Arc<Notify>,
+    /// Set by [`RedisBackend::fenced`]: receive only while this lease is held.
+    fence: Option<lease::LeaseGuard>,
 }
 
 impl<C> RedisBackend<C>
@@ -53,7 +57,13 @@ where
 
     /// A store whose keys share the hash tag `realm`.
     pub fn with_realm(conn: C, keyspace: Keyspace, realm: &str) -> Self {
-        Self { conn, keys: Arc::new(StoreKeys::new(keyspace, realm)), infos: Arc::default(), signal: Arc::default() }
+        Self {
+            conn,
+            keys: Arc::new(StoreKeys::new(keyspace, realm)),
+            infos: Arc::default(),
+            signal: Arc::default(),
+            fence: None,
+        }
     }
 
     fn cached(&self, name: &str) -> Option<QueueInfo> {
@@ -256,6 +266,9 @@ where
     }
 
     async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
+        if self.fence.as_ref().is_some_and(|guard| !guard.is_held()) {
+            return Err(QueueError::ConsumerLeaseLost);
+        }
         // Two tries: the second after reloading settings the script found stale.
         for _ in 0..2 {
             let info = self.info(name).await?;

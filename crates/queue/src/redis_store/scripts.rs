@@ -9,6 +9,14 @@ macro_rules! script {
         pub(super) static $name: LazyLock<Script> =
             LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
     };
+    ($name:ident, $prelude:literal + $file:literal) => {
+        pub(super) static $name: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(concat!(
+                include_str!(concat!("../../lua/", $prelude)),
+                include_str!(concat!("../../lua/", $file))
+            ))
+        });
+    };
 }
 
 script!(CREATE_QUEUE, "create_queue.lua");
@@ -17,6 +25,8 @@ script!(PURGE_QUEUE, "purge_queue.lua");
 script!(SEND, "send.lua");
 script!(SEND_DELAYED, "send_delayed.lua");
 script!(RECEIVE, "receive.lua");
-script!(RECEIPT, "receipt.lua");
+script!(RECEIPT, "settle_group.lua" + "receipt.lua");
 script!(ATTRIBUTES, "attributes.lua");
 script!(MOVE_MESSAGES, "move_messages.lua");
+script!(LEASE, "lease.lua");
+script!(RELEASE_IN_FLIGHT, "settle_group.lua" + "release_in_flight.lua");

@@ -204,7 +204,7 @@ impl From<QueueError> for ApiError {
                 "Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for \
                  visibility timeout change.",
             ),
-            err @ (QueueError::Redis(_) | QueueError::UnexpectedReply { .. }) => {
+            err @ (QueueError::Redis(_) | QueueError::UnexpectedReply { .. } | QueueError::ConsumerLeaseLost) => {
                 tracing::error!(error = %err, "embedded queue failed");
                 Self::internal(format!("The embedded queue failed: {err}"))
             }

@@ -1,0 +1,34 @@
+-- Prepended to the scripts that take messages out of flight early
+-- (receipt.lua, release_in_flight.lua): settles group g once some of its
+-- messages have left flight. When nothing of the group is in flight any
+-- more, it rejoins the back of the ready ring (or is forgotten when
+-- empty); otherwise its blocked moment becomes its latest in-flight
+-- message's. Returns true when the group left `blocked`.
+--
+-- Uses KEYS[3] meta, KEYS[4] order, KEYS[6] ready, KEYS[7] gstate,
+-- KEYS[8] blocked of the calling script (see receive.lua).
+
+local function settle_group(g, now)
+  -- In-flight messages are the group's head: at most a batch of ten.
+  local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 10)
+  local latest = nil
+  for _, member in ipairs(members) do
+    local m = cjson.decode(redis.call('HGET', KEYS[3], tonumber(string.sub(member, #g + 2))))
+    if m.vis > now and (latest == nil or m.vis > latest) then
+      latest = m.vis
+    end
+  end
+  if latest then
+    redis.call('ZADD', KEYS[8], latest, g)
+    return false
+  end
+  redis.call('ZREM', KEYS[8], g)
+  if #members > 0 then
+    redis.call('HSET', KEYS[7], g, 'r')
+    redis.call('RPUSH', KEYS[6], g)
+  else
+    redis.call('HDEL', KEYS[7], g)
+  end
+  return true
+end
+
