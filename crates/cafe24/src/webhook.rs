@@ -11,7 +11,7 @@
 use crate::topics::WebhookTopic;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sluice_domain::{FieldError, ResourceKind};
+use sluice_domain::{FieldError, ResourceKind, check_resource_id};
 
 /// The header a receiver checks against its configured key.
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -56,18 +56,21 @@ impl WebhookBody {
         }
     }
 
-    /// The id of the resource `topic` names, as text: a string, or a
-    /// non-negative integer (product numbers).
+    /// The id of the resource `topic` names, as text: a string, or a whole
+    /// number (product numbers), either way following the domain's one rule
+    /// for resource ids ([`check_resource_id`]: `0` and `-1` are refused for
+    /// every kind, as numbers or as text).
     pub fn resource_id(&self, topic: &WebhookTopic) -> Result<String, FieldError> {
         let resource = topic.resource();
         let field = resource.webhook_id_path;
-        match self.resource.get(resource.id_field) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-            Some(Value::String(_)) => Err(FieldError::new(field, "must not be empty")),
-            Some(Value::Number(n)) if n.is_u64() => Ok(n.to_string()),
-            Some(_) => Err(FieldError::new(field, "must be a string or a non-negative integer")),
-            None => Err(FieldError::new(field, "is missing")),
-        }
+        let id = match self.resource.get(resource.id_field) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => n.to_string(),
+            Some(_) => return Err(FieldError::new(field, "must be a string or a whole number")),
+            None => return Err(FieldError::new(field, "is missing")),
+        };
+        check_resource_id(field, &id)?;
+        Ok(id)
     }
 }
 
@@ -107,9 +110,14 @@ mod tests {
             let err = parse(json!({"event_no": 90001, "resource": resource})).mall_id().unwrap_err();
             assert_eq!((err.field, err.problem.as_str()), (field, problem));
         }
-        for (id, problem) in
-            [(json!(-1), "must be a string or a non-negative integer"), (json!(""), "must not be empty")]
-        {
+        let not_positive = "must be a positive whole number (1 or more) when it is a number";
+        for (id, problem) in [
+            (json!(-1), not_positive),
+            (json!(0), not_positive),
+            (json!("0"), not_positive),
+            (json!(1.5), "must be a string or a whole number"),
+            (json!(""), "must not be empty"),
+        ] {
             let body = parse(json!({"event_no": 90001, "resource": {"mall_id": "a", "product_no": id}}));
             let err = body.resource_id(products).unwrap_err();
             assert_eq!((err.field, err.problem.as_str()), ("resource.product_no", problem));

@@ -54,7 +54,8 @@ impl fmt::Display for ResourceKind {
     }
 }
 
-/// One upstream resource: its kind and its id within the mall.
+/// One upstream resource: its kind and its id within the mall. The id
+/// follows [`check_resource_id`] whatever the kind.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ResourceRef {
     pub kind: ResourceKind,
@@ -87,7 +88,7 @@ impl ShopEvent {
     /// Checks every field; the error names the first one that is wrong.
     pub fn validate(&self) -> Result<(), FieldError> {
         check_id("mall_id", &self.mall_id)?;
-        check_id("resource.id", &self.resource.id)?;
+        check_resource_id("resource.id", &self.resource.id)?;
         check_id("delivery_id", &self.delivery_id)
     }
 }
@@ -172,6 +173,24 @@ fn check_id(field: &'static str, value: &str) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// The one rule for a resource id, whatever its kind: an id like any other
+/// (not empty, at most [`MAX_ID_LEN`] bytes, no control characters), and,
+/// when it is written as a whole number, a positive one without a sign.
+///
+/// Product numbers are whole numbers from 1 up; order and member ids are
+/// text, which may be all digits (`"20250101"`, a member called `"1234"`).
+/// No kind has a resource 0 or -1, so `0`, `000`, `-1` and `+1` are refused
+/// for every kind rather than enqueued for a fetch that can only fail.
+pub fn check_resource_id(field: &'static str, value: &str) -> Result<(), FieldError> {
+    check_id(field, value)?;
+    let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
+    let whole_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    if whole_number && (digits.len() != value.len() || digits.bytes().all(|b| b == b'0')) {
+        return Err(FieldError::new(field, "must be a positive whole number (1 or more) when it is a number"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +211,21 @@ mod tests {
         let err = ShopEvent::new("acme", Topic(90001), product("1"), "x".repeat(257)).unwrap_err();
         assert_eq!(err.to_string(), "field `delivery_id` is longer than 256 bytes");
         assert!(ShopEvent::new("acme", Topic(90001), product("1"), "trace-1").is_ok());
+    }
+
+    #[test]
+    fn resource_ids_are_positive_for_every_kind() {
+        for kind in ResourceKind::ALL {
+            for bad in ["0", "000", "-1", "-0", "+1", " "] {
+                let resource = ResourceRef { kind, id: bad.into() };
+                let err = ShopEvent::new("acme", Topic(90001), resource, "t").unwrap_err();
+                assert_eq!(err.field, "resource.id", "{kind} {bad:?}");
+            }
+            for good in ["1", "17", "0123", "20250101-0000001", "alice", "-", "a-1"] {
+                let resource = ResourceRef { kind, id: good.into() };
+                assert!(ShopEvent::new("acme", Topic(90001), resource, "t").is_ok(), "{kind} {good:?}");
+            }
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub mod work_item;
 
 pub use dedup::DedupId;
 pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
-pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic};
+pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic, check_resource_id};
 pub use group::{GroupAbout, GroupKey};
 pub use queue::{DelayQueue, WorkQueue};
 pub use work_item::{SheetWork, ShopWork, WorkItem, row_trace_id};

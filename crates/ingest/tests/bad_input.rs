@@ -111,6 +111,42 @@ fn cases() -> Vec<Case> {
             Some("resource.product_no"),
         ),
         case(
+            "product_no zero",
+            resource(json!({"mall_id": "acme", "product_no": 0})),
+            bad,
+            "invalid_field",
+            Some("resource.product_no"),
+        ),
+        case(
+            "product_no -1",
+            resource(json!({"mall_id": "acme", "product_no": -1})),
+            bad,
+            "invalid_field",
+            Some("resource.product_no"),
+        ),
+        case(
+            "product_no zero as text",
+            resource(json!({"mall_id": "acme", "product_no": "0"})),
+            bad,
+            "invalid_field",
+            Some("resource.product_no"),
+        ),
+        case(
+            "product_no -1 as text",
+            resource(json!({"mall_id": "acme", "product_no": "-1"})),
+            bad,
+            "invalid_field",
+            Some("resource.product_no"),
+        ),
+        case(
+            // The same rule for every kind: an order id is text, but not 0.
+            "order_id zero",
+            json!({"event_no": 90024, "resource": {"mall_id": "acme", "order_id": 0}}),
+            bad,
+            "invalid_field",
+            Some("resource.order_id"),
+        ),
+        case(
             "product_no an object",
             resource(json!({"mall_id": "acme", "product_no": {"n": 1}})),
             bad,
