@@ -1,9 +1,12 @@
 //! What an [`Ingest`](crate::Ingest) is built from, with the defaults the
 //! issue names: 256 KiB bodies, a 5-minute duplicate window (SQS's own
 //! deduplication window), a 15-minute pending timeout for coalescing, traces
-//! kept 7 days, and batches of up to 10 sent after at most 2 ms.
+//! kept 7 days, and batches of up to 10 sent after at most 2 ms; and for the
+//! HTTP server [`serve`](crate::serve) runs (`sluice dev`), request heads of
+//! at most 32 KiB, read within 10 s, on at most 1,024 open connections.
 
 use crate::api_keys::ApiKeys;
+use crate::server::{HEAD_READ_BUFFER_BYTES, MAX_CONNECTIONS_LIMIT};
 use sluice_cafe24::{WEBHOOK_TOPICS, WebhookTopic, topic};
 use sluice_domain::queue::rules::{DEDUP_WINDOW, MAX_BATCH_ENTRIES};
 use sluice_redis::Keyspace;
@@ -25,6 +28,16 @@ pub const DEFAULT_LINGER: Duration = Duration::from_millis(2);
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
 /// How many sends may wait for the batcher before callers wait, by default.
 pub const DEFAULT_BATCH_BACKLOG: usize = 1024;
+/// Largest request head (request line and headers) answered by the routes,
+/// by default; a larger one gets a JSON 431. Real webhooks send well under
+/// 2 KiB; 32 KiB is what common proxies allow.
+pub const DEFAULT_MAX_HEAD_BYTES: usize = 32 * 1024;
+/// How long a connection may take to send a complete request head, by
+/// default (also how long an idle keep-alive connection stays open).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many connections [`serve`](crate::serve) keeps open at once, by
+/// default; more wait in the listen backlog until one closes.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// An ingest's settings. `Debug` is safe to log: API keys show as `***`.
 #[derive(Debug, Clone)]
@@ -40,6 +53,16 @@ pub struct IngestConfig {
     /// How long an event's trace is kept after its latest entry.
     pub trace_retention: Duration,
     pub batch: BatchConfig,
+    /// Largest request head, in bytes: 1 to
+    /// [`HEAD_READ_BUFFER_BYTES`](crate::server::HEAD_READ_BUFFER_BYTES)
+    /// (beyond which hyper answers a bare 431 itself).
+    pub max_head_bytes: usize,
+    /// How long a connection may take to send a request head before it is
+    /// closed (with a JSON 408 if it had started one). [`serve`](crate::serve)
+    /// only: behind API Gateway the gateway does this.
+    pub header_read_timeout: Duration,
+    /// Open connections at once. [`serve`](crate::serve) only.
+    pub max_connections: usize,
 }
 
 impl IngestConfig {
@@ -54,6 +77,9 @@ impl IngestConfig {
             pending_timeout: DEFAULT_PENDING_TIMEOUT,
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
             batch: BatchConfig::default(),
+            max_head_bytes: DEFAULT_MAX_HEAD_BYTES,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 
@@ -62,7 +88,20 @@ impl IngestConfig {
         if self.max_body_bytes == 0 {
             return Err(ConfigError::Setting("max_body_bytes must be at least 1".into()));
         }
+        if !(1..=HEAD_READ_BUFFER_BYTES).contains(&self.max_head_bytes) {
+            return Err(ConfigError::Setting(format!(
+                "max_head_bytes is {}; it must be 1 to {HEAD_READ_BUFFER_BYTES}",
+                self.max_head_bytes
+            )));
+        }
+        if !(1..=MAX_CONNECTIONS_LIMIT).contains(&self.max_connections) {
+            return Err(ConfigError::Setting(format!(
+                "max_connections is {}; it must be 1 to {MAX_CONNECTIONS_LIMIT}",
+                self.max_connections
+            )));
+        }
         for (name, value) in [
+            ("header_read_timeout", self.header_read_timeout),
             ("duplicate_window", self.duplicate_window),
             ("pending_timeout", self.pending_timeout),
             ("trace_retention", self.trace_retention),
@@ -179,6 +218,9 @@ mod tests {
         assert_eq!(config.pending_timeout, Duration::from_secs(900));
         assert_eq!(config.batch.max_entries, 10);
         assert_eq!(config.batch.linger, Duration::from_millis(2));
+        assert_eq!(config.max_head_bytes, 32_768);
+        assert_eq!(config.header_read_timeout, Duration::from_secs(10));
+        assert_eq!(config.max_connections, 1024);
         assert_eq!(config.check(), Ok(()));
         assert_eq!(config.topics.event_nos().count(), WEBHOOK_TOPICS.len());
     }
@@ -191,6 +233,12 @@ mod tests {
         config.batch.max_entries = 10;
         config.pending_timeout = Duration::ZERO;
         assert!(config.check().unwrap_err().to_string().contains("pending_timeout"));
+        config.pending_timeout = Duration::from_secs(1);
+        config.max_connections = 0;
+        assert!(config.check().unwrap_err().to_string().contains("max_connections is 0"));
+        config.max_connections = 1;
+        config.max_head_bytes = HEAD_READ_BUFFER_BYTES + 1;
+        assert!(config.check().unwrap_err().to_string().contains("max_head_bytes"));
     }
 
     #[test]

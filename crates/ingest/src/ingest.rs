@@ -1,10 +1,12 @@
 //! [`Ingest`]: built once, shared by every request (its state sits behind
 //! one `Arc`: the Redis connection, the batcher, the counters), and turned
-//! into an axum [`Router`] for `sluice dev` or the Lambda.
+//! into an axum [`Router`] for `sluice dev` (through [`serve`](crate::serve))
+//! or the Lambda.
 //!
 //! Routes: `POST /webhooks/cafe24` (202 with a [`Receipt`], or a
 //! [`Rejection`]), `GET /health` (200 `{"status":"ok"}`); anything else is a
-//! JSON 404 or 405.
+//! JSON 404 or 405, and a request whose head is over `max_head_bytes` a JSON
+//! 431 whatever its route.
 //!
 //! Once a valid webhook starts touching gates, its acceptance runs on a
 //! task of its own: a sender that hangs up half-way must not leave a mark
@@ -15,6 +17,7 @@ use crate::batcher::Batcher;
 use crate::config::{ConfigError, IngestConfig};
 use crate::counters::{CounterSnapshot, Counters};
 use crate::rejection::{ErrorCode, Rejection};
+use crate::server::{ServeLimits, limit_head};
 use crate::sheet_rows::{self, SHEET_ROWS_PATH};
 use crate::webhook;
 use crate::{ApiKeys, TopicTable};
@@ -22,6 +25,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
 use axum::http::StatusCode;
+use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -30,10 +34,8 @@ use sluice_cafe24::webhook::API_KEY_HEADER;
 use sluice_domain::WorkQueue;
 use sluice_redis::{Gates, GroupLedger, Traces};
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
-use tokio::net::TcpListener;
 
 /// Where Cafe24 posts webhooks.
 pub const WEBHOOK_PATH: &str = "/webhooks/cafe24";
@@ -49,6 +51,8 @@ struct Shared<C> {
     api_keys: ApiKeys,
     topics: TopicTable,
     max_body_bytes: usize,
+    max_head_bytes: usize,
+    serve_limits: ServeLimits,
     acceptor: Acceptor<C>,
     counters: Arc<Counters>,
 }
@@ -89,6 +93,11 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             api_keys: config.api_keys,
             topics: config.topics,
             max_body_bytes: config.max_body_bytes,
+            max_head_bytes: config.max_head_bytes,
+            serve_limits: ServeLimits {
+                header_read_timeout: config.header_read_timeout,
+                max_connections: config.max_connections,
+            },
             acceptor,
             counters,
         };
@@ -104,7 +113,12 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             .fallback(not_found)
             .method_not_allowed_fallback(method_not_allowed)
             .layer(DefaultBodyLimit::max(self.shared.max_body_bytes))
+            .layer(middleware::from_fn_with_state(self.shared.max_head_bytes, limit_head))
             .with_state(self.shared.clone())
+    }
+
+    pub(crate) fn serve_limits(&self) -> ServeLimits {
+        self.shared.serve_limits
     }
 
     /// The live counters (share the `Arc` to read them from elsewhere).
@@ -119,25 +133,11 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
 
     /// Sends every message already handed to the batcher and waits for the
     /// batches in flight. Call it after the HTTP server has stopped taking
-    /// requests (as [`serve`] does); webhooks arriving later get 503.
+    /// requests (as [`serve`](crate::serve) does); webhooks arriving later
+    /// get 503.
     pub async fn shutdown(&self) {
         self.shared.acceptor.batcher.shutdown().await;
     }
-}
-
-/// Serves `ingest` on `listener` until `shutdown` resolves, then finishes
-/// the requests in progress and drains the batcher.
-pub async fn serve<C>(
-    listener: TcpListener,
-    ingest: Ingest<C>,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()>
-where
-    C: ConnectionLike + Clone + Send + Sync + 'static,
-{
-    axum::serve(listener, ingest.router()).with_graceful_shutdown(shutdown).await?;
-    ingest.shutdown().await;
-    Ok(())
 }
 
 async fn receive_webhook<C>(State(shared): State<Arc<Shared<C>>>, request: Request) -> Response

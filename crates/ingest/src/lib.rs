@@ -6,11 +6,14 @@
 //! A webhook is accepted in this order, and answered `202` only once its
 //! fate is settled:
 //!
-//! 1. **Verify**: `X-API-Key` against the configured keys, in constant time
-//!    (401); the body at most 256 KiB (413).
+//! 1. **Verify**: the request head at most 32 KiB (431); `X-API-Key` against
+//!    the configured keys, in constant time (401); the body at most 256 KiB
+//!    (413).
 //! 2. **Normalise**: parse the body (400 `invalid_json`), read `event_no`
 //!    against the topic table (422), `resource.mall_id` and the topic's id
-//!    field (400 naming the field); the delivery id is `X-Trace-ID`, or the
+//!    field (400 naming the field; ids follow the domain's one rule,
+//!    [`check_resource_id`](sluice_domain::check_resource_id): never 0 or
+//!    negative); the delivery id is `X-Trace-ID`, or the
 //!    SHA-256 of the body. Bad input touches no Redis key and no queue.
 //! 3. **Deduplicate**: a redelivery of an event already accepted is answered
 //!    `duplicate` and goes no further (it must not reach the coalescing
@@ -32,7 +35,10 @@
 //!
 //! - [`ingest`]: [`Ingest`], built once from an [`IngestConfig`], a
 //!   [`WorkQueue`](sluice_domain::WorkQueue) and a Redis connection: the
-//!   router, the counters, graceful shutdown; [`serve`] on a TCP listener.
+//!   router, the counters, graceful shutdown.
+//! - [`server`]: [`serve`] on a TCP listener (`sluice dev`), with a
+//!   header-read timeout, a cap on open connections and JSON refusals down
+//!   to the connection level; the limits beyond which hyper answers alone.
 //! - [`config`]: [`IngestConfig`], [`BatchConfig`], [`TopicTable`] and their
 //!   defaults.
 //! - [`api_keys`]: [`ApiKeys`], the constant-time key check.
@@ -54,6 +60,7 @@ pub mod counters;
 pub mod ingest;
 pub mod rejection;
 mod row_acceptance;
+pub mod server;
 pub mod sheet_rows;
 pub mod webhook;
 
@@ -61,6 +68,7 @@ pub use acceptance::{Receipt, Status};
 pub use api_keys::ApiKeys;
 pub use config::{BatchConfig, ConfigError, IngestConfig, TopicTable};
 pub use counters::{CounterSnapshot, Counters, RejectedCounts};
-pub use ingest::{HEALTH_PATH, Ingest, WEBHOOK_PATH, serve};
+pub use ingest::{HEALTH_PATH, Ingest, WEBHOOK_PATH};
 pub use rejection::{ErrorCode, Rejection};
+pub use server::serve;
 pub use sheet_rows::SHEET_ROWS_PATH;

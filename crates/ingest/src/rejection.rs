@@ -9,7 +9,6 @@
 //! 4xx codes mean "this request will never be accepted"; 5xx codes mean
 //! "nothing was kept, send it again" and come with `Retry-After`.
 
-use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -42,10 +41,15 @@ pub enum ErrorCode {
     NotFound,
     /// 405: the route exists, the method does not.
     MethodNotAllowed,
+    /// 431: the request head (request line and headers) is larger than the
+    /// configured maximum.
+    HeaderTooLarge,
+    /// 408: the connection did not finish sending a request head in time.
+    RequestTimeout,
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 13] = [
         Self::Unauthorized,
         Self::PayloadTooLarge,
         Self::InvalidJson,
@@ -57,6 +61,8 @@ impl ErrorCode {
         Self::DeliveryInProgress,
         Self::NotFound,
         Self::MethodNotAllowed,
+        Self::HeaderTooLarge,
+        Self::RequestTimeout,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -72,6 +78,8 @@ impl ErrorCode {
             Self::DeliveryInProgress => "delivery_in_progress",
             Self::NotFound => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
+            Self::HeaderTooLarge => "header_too_large",
+            Self::RequestTimeout => "request_timeout",
         }
     }
 
@@ -86,6 +94,8 @@ impl ErrorCode {
             }
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::HeaderTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            Self::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
         }
     }
 }
@@ -114,6 +124,15 @@ impl Rejection {
     pub fn from_field_error(err: &FieldError, field: &str) -> Self {
         Self::field(field, &err.problem)
     }
+
+    /// The JSON error body, as bytes: for the server, which answers some
+    /// connections before any route sees a request.
+    pub fn body(&self) -> Vec<u8> {
+        let body = ErrorBody {
+            error: ErrorDetail { code: self.code.as_str(), message: &self.message, field: self.field.as_deref() },
+        };
+        serde_json::to_vec(&body).unwrap_or_else(|_| unreachable!("strings and a static code always serialise"))
+    }
 }
 
 #[derive(Serialize)]
@@ -131,10 +150,8 @@ struct ErrorDetail<'a> {
 
 impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
-        let body = ErrorBody {
-            error: ErrorDetail { code: self.code.as_str(), message: &self.message, field: self.field.as_deref() },
-        };
-        let mut response = (self.code.status(), Json(body)).into_response();
+        let json = [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))];
+        let mut response = (self.code.status(), json, self.body()).into_response();
         if self.code.status() == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }

@@ -1,0 +1,238 @@
+//! [`serve`]: the HTTP/1.1 server `sluice dev` runs the routes on, with the
+//! limits an open port needs. (In AWS, API Gateway is the server: the
+//! Lambda gets the same routes, and the gateway's own limits.)
+//!
+//! Every refusal carries the JSON error body of [`Rejection`], except the
+//! last resorts below, where hyper answers before a request exists:
+//!
+//! | what                                   | answer                                                  |
+//! |----------------------------------------|---------------------------------------------------------|
+//! | head over `max_head_bytes` (32 KiB)    | JSON 431 `header_too_large`, connection closed          |
+//! | head over [`HEAD_READ_BUFFER_BYTES`] (1 MiB + 64 KiB), or more than 100 header lines | hyper's bare 431, connection closed |
+//! | a header line or `Content-Length` hyper cannot parse | hyper's bare 400, connection closed       |
+//! | request target over 65,534 bytes       | hyper's bare 414, connection closed                     |
+//! | head not complete within `header_read_timeout` (10 s) | JSON 408 `request_timeout` if any of it arrived, else just closed (an idle keep-alive connection too) |
+//! | more than `max_connections` (1,024) open | not accepted: the connection waits in the listen backlog until one closes |
+//!
+//! hyper reads a head into a buffer of [`HEAD_READ_BUFFER_BYTES`], much
+//! larger than `max_head_bytes`, so that an oversized head is usually parsed
+//! and refused by the routes with a JSON body; the buffer bounds what it
+//! costs. Memory held by heads is at most `max_connections` ×
+//! [`HEAD_READ_BUFFER_BYTES`], about 1.1 GiB at the defaults, and only while
+//! that many senders each push a head of over a megabyte.
+
+use crate::ingest::Ingest;
+use crate::rejection::{ErrorCode, Rejection};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use redis::aio::ConnectionLike;
+use std::convert::Infallible;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tower::ServiceExt;
+
+/// hyper's read buffer, and so the largest head it parses; beyond it hyper
+/// answers a bare 431. Room for a 1 MiB header line and then some.
+pub const HEAD_READ_BUFFER_BYTES: usize = 1024 * 1024 + 64 * 1024;
+/// The most connections [`serve`] can count (a semaphore's permits are
+/// taken back all at once, as a `u32`, on shutdown).
+pub const MAX_CONNECTIONS_LIMIT: usize = 1 << 20;
+
+/// The connection-level settings [`serve`] reads from the ingest's config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ServeLimits {
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) max_connections: usize,
+}
+
+/// Serves `ingest` on `listener` until `shutdown` resolves, then finishes
+/// the requests in progress and drains the batcher.
+///
+/// At most `max_connections` connections are open at once: the next one is
+/// accepted only when one closes. On shutdown the listener closes, idle
+/// connections close at once, and a connection in the middle of a request
+/// closes once it is answered (or its head times out).
+pub async fn serve<C>(
+    listener: TcpListener,
+    ingest: Ingest<C>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()>
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+{
+    let limits = ingest.serve_limits();
+    let router = ingest.router();
+    let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let (stopping, stop) = watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => slot.unwrap_or_else(|_| unreachable!("never closed")),
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    accept_failed(e).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        tokio::spawn(connection(stream, router.clone(), limits, stop.clone(), slot));
+    }
+    drop(listener);
+    stopping.send_replace(true);
+    // Every connection holds a slot until it is closed: all slots back
+    // means every connection has finished.
+    let all = u32::try_from(limits.max_connections).unwrap_or_else(|_| unreachable!("checked by the config"));
+    let _closed = slots.acquire_many(all).await.unwrap_or_else(|_| unreachable!("never closed"));
+    ingest.shutdown().await;
+    Ok(())
+}
+
+/// Like hyper's own server did: a connection that failed before it was
+/// accepted is the peer's business; anything else (out of file descriptors)
+/// is logged and retried after a pause, rather than spinning.
+async fn accept_failed(e: io::Error) {
+    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if !matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset) {
+        tracing::error!(error = %e, "accepting a connection failed");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+async fn connection(
+    stream: TcpStream,
+    router: Router,
+    limits: ServeLimits,
+    mut stop: watch::Receiver<bool>,
+    _slot: OwnedSemaphorePermit,
+) {
+    let service = service_fn(move |request: Request<Incoming>| -> Answer {
+        Box::pin(router.clone().oneshot(request.map(Body::new)))
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(HEAD_READ_BUFFER_BYTES);
+    let mut conn = builder.serve_connection(TokioIo::new(stream), service);
+    // Polled without shutting the socket down, so that a head that timed
+    // out can still be answered on it.
+    let done = tokio::select! {
+        done = poll_fn(|cx| conn.poll_without_shutdown(cx)) => done,
+        () = stopping(&mut stop) => {
+            Pin::new(&mut conn).graceful_shutdown();
+            poll_fn(|cx| conn.poll_without_shutdown(cx)).await
+        }
+    };
+    let timed_out = matches!(&done, Err(e) if e.is_timeout());
+    if let Err(e) = &done {
+        tracing::debug!(error = %e, "connection ended");
+    }
+    let parts = conn.into_parts();
+    let mut stream = parts.io.into_inner();
+    // Bytes of a head that never completed: the sender started a request,
+    // so it is told why it gets no answer. A connection that sent nothing
+    // (idle, or kept alive between requests) is just closed: an unasked-for
+    // 408 there could be read as the answer to a request crossing it.
+    if timed_out && !parts.read_buf.is_empty() {
+        let seconds = limits.header_read_timeout.as_secs_f64();
+        let rejection =
+            Rejection::new(ErrorCode::RequestTimeout, format!("the request head was not complete within {seconds} s"));
+        let _ = stream.write_all(&raw_response(&rejection)).await;
+    }
+    let _ = stream.shutdown().await;
+}
+
+/// Resolves once [`serve`] stops taking connections.
+async fn stopping(stop: &mut watch::Receiver<bool>) {
+    // An error means serve itself is gone: stop all the same.
+    let _ = stop.wait_for(|stopping| *stopping).await;
+}
+
+/// A whole HTTP/1.1 response carrying `rejection`, closing the connection.
+fn raw_response(rejection: &Rejection) -> Vec<u8> {
+    let status = rejection.code.status();
+    let body = rejection.body();
+    let mut response = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        status.as_str(),
+        status.canonical_reason().unwrap_or(""),
+        body.len()
+    )
+    .into_bytes();
+    response.extend_from_slice(&body);
+    response
+}
+
+/// The routes' first layer: a head larger than `max_head_bytes` is refused
+/// with a JSON 431 before any route reads it.
+pub(crate) async fn limit_head(State(max_head_bytes): State<usize>, request: Request, next: Next) -> Response {
+    let size = head_size(&request);
+    if size <= max_head_bytes {
+        return next.run(request).await;
+    }
+    let message = format!("the request head is {size} bytes, more than the {max_head_bytes} allowed");
+    let mut response = Rejection::new(ErrorCode::HeaderTooLarge, message).into_response();
+    // The body was not read: the connection cannot carry another request.
+    response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// The head as sent, near enough: `METHOD target HTTP/1.1\r\n`, one
+/// `name: value\r\n` per header, and the blank line.
+fn head_size(request: &Request) -> usize {
+    let uri = request.uri();
+    let target = match uri.path_and_query() {
+        Some(origin_form) if uri.authority().is_none() => origin_form.as_str().len(),
+        _ => uri.to_string().len(),
+    };
+    let line = request.method().as_str().len() + " ".len() + target + " HTTP/1.1\r\n".len();
+    let headers: usize = request.headers().iter().map(|(name, value)| name.as_str().len() + value.len() + 4).sum();
+    line + headers + 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_head_is_measured_as_it_was_sent() {
+        let request = Request::builder()
+            .method("POST")
+            .uri("/webhooks/cafe24")
+            .header("x-api-key", "k")
+            .body(Body::empty())
+            .unwrap();
+        let sent = "POST /webhooks/cafe24 HTTP/1.1\r\nx-api-key: k\r\n\r\n";
+        assert_eq!(head_size(&request), sent.len());
+    }
+
+    #[test]
+    fn a_raw_rejection_is_a_complete_closing_response() {
+        let text = String::from_utf8(raw_response(&Rejection::new(ErrorCode::RequestTimeout, "slow"))).unwrap();
+        let body = r#"{"error":{"code":"request_timeout","message":"slow"}}"#;
+        assert!(text.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{text}");
+        assert!(text.contains(&format!("content-length: {}\r\nconnection: close\r\n\r\n", body.len())), "{text}");
+        assert!(text.ends_with(body), "{text}");
+    }
+}

@@ -1,0 +1,139 @@
+//! Abuse at the connection level, over raw TCP: a huge head, a head that
+//! never finishes, more connections than the cap. Each is refused with the
+//! same JSON error body as any other rejection (or, for the cap, simply
+//! not accepted yet), and costs the server a bounded amount.
+
+mod support;
+
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use support::{BOUND, Harness, KEY};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::timeout;
+
+async fn connect(h: &Harness) -> TcpStream {
+    let address = h.url.strip_prefix("http://").expect("an http URL");
+    TcpStream::connect(address).await.expect("connect")
+}
+
+/// One response read off `stream`: its status and its body, parsed as JSON.
+async fn read_response(stream: &mut TcpStream) -> (u16, Value) {
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&received[..end]).to_lowercase();
+            let status = head[9..12].parse().expect("a status code");
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .map_or(0, |n| n.trim().parse().expect("a length"));
+            if received.len() >= end + 4 + length {
+                let body = &received[end + 4..end + 4 + length];
+                let json = serde_json::from_slice(body)
+                    .unwrap_or_else(|e| panic!("status {status}: body is not JSON ({e}): {head}"));
+                return (status, json);
+            }
+        }
+        let n = stream.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "closed before a whole response: {:?}", String::from_utf8_lossy(&received));
+        received.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Resolves when the server closes `stream` (an end of file, or a reset).
+async fn closed(stream: &mut TcpStream) {
+    let _ = stream.read_to_end(&mut Vec::new()).await;
+}
+
+fn health_request() -> &'static [u8] {
+    b"GET /health HTTP/1.1\r\nhost: ingest\r\n\r\n"
+}
+
+#[tokio::test]
+async fn a_one_mebibyte_header_gets_a_json_431_and_nothing_is_kept() {
+    let mut h = Harness::start("huge_head").await;
+    let body = support::product("acme", 1).to_string();
+    let request = format!(
+        "POST /webhooks/cafe24 HTTP/1.1\r\nhost: ingest\r\nx-api-key: {KEY}\r\nx-padding: {}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        "a".repeat(1024 * 1024),
+        body.len()
+    );
+    let mut stream = connect(&h).await;
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let (status, answer) = timeout(BOUND, read_response(&mut stream)).await.expect("answered in time");
+    assert_eq!(status, 431, "{answer}");
+    assert_eq!(answer["error"]["code"], "header_too_large", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("request head") && message.contains("32768"), "{message}");
+    timeout(BOUND, closed(&mut stream)).await.expect("closed in time");
+
+    h.shutdown().await;
+    assert_eq!(h.queue.control.calls(), 0, "no send call was made");
+    assert_eq!(h.redis.keys().await, Vec::<String>::new(), "no gate or trace was written");
+}
+
+#[tokio::test]
+async fn a_head_not_finished_in_time_gets_a_json_408_and_is_closed() {
+    let timeout_setting = Duration::from_millis(300);
+    let mut h = Harness::start_with("head_timeout", |c| c.header_read_timeout = timeout_setting).await;
+
+    let started = Instant::now();
+    let mut partial = connect(&h).await;
+    partial.write_all(b"POST /webhooks/cafe24 HTTP/1.1\r\nhost: ingest\r\nx-api-").await.unwrap();
+    let (status, answer) = timeout(BOUND, read_response(&mut partial)).await.expect("answered in time");
+    assert!(started.elapsed() >= timeout_setting, "answered before the timeout: {:?}", started.elapsed());
+    assert_eq!(status, 408, "{answer}");
+    assert_eq!(answer["error"]["code"], "request_timeout", "{answer}");
+    timeout(BOUND, closed(&mut partial)).await.expect("closed in time");
+
+    // A connection that sends nothing at all is closed without an answer.
+    let mut idle = connect(&h).await;
+    let mut rest = Vec::new();
+    let read = timeout(BOUND, idle.read_to_end(&mut rest)).await.expect("closed in time");
+    assert!(read.is_err() || rest.is_empty(), "{:?}", String::from_utf8_lossy(&rest));
+
+    // The server still serves, and still shuts down gracefully.
+    let mut fresh = connect(&h).await;
+    fresh.write_all(health_request()).await.unwrap();
+    assert_eq!(timeout(BOUND, read_response(&mut fresh)).await.expect("answered in time").0, 200);
+    drop(fresh);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_until_one_closes() {
+    let mut h = Harness::start_with("connection_cap", |c| {
+        c.max_connections = 2;
+        // Longer than every bound below: the server must not free a slot
+        // on its own while the test runs.
+        c.header_read_timeout = BOUND * 3;
+    })
+    .await;
+
+    // Two connections, each proven accepted by an answer, then kept open.
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = connect(&h).await;
+        stream.write_all(health_request()).await.unwrap();
+        assert_eq!(timeout(BOUND, read_response(&mut stream)).await.expect("answered in time").0, 200);
+        held.push(stream);
+    }
+
+    // A third connects (the kernel's backlog takes it) but is not served.
+    let mut third = connect(&h).await;
+    third.write_all(health_request()).await.unwrap();
+    let wait = Duration::from_millis(500);
+    assert!(timeout(wait, read_response(&mut third)).await.is_err(), "served over the cap");
+
+    // Once one of the two closes, the third is served.
+    drop(held.pop());
+    let (status, answer) = timeout(BOUND, read_response(&mut third)).await.expect("served once a slot freed");
+    assert_eq!(status, 200, "{answer}");
+
+    drop(third);
+    drop(held);
+    h.shutdown().await;
+}
