@@ -27,8 +27,11 @@
 //!   and each mall's bucket and each credential's quotas.
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
+//! - [`closed_stdout`]: every command exits quietly, with status 0, when
+//!   its stdout is closed early (`sluice status | head`).
 
 mod asl_command;
+mod closed_stdout;
 mod credentials_command;
 mod demo_primitives;
 mod demo_sheets;
@@ -113,6 +116,7 @@ enum Demo {
 }
 
 fn main() -> ExitCode {
+    closed_stdout::exit_quietly_on_closed_stdout();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
