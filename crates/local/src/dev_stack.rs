@@ -10,6 +10,17 @@
 //! taking requests and sends what it holds, the pipe finishes the batches
 //! it holds, the flush worker finishes its flushes, then the SQS endpoint
 //! stops. Rows still buffered stay in Redis for the next start.
+//!
+//! A stack is the one consumer of its queues: it holds the store's consumer
+//! lease ([`sluice_queue::redis_store::lease`]) while it runs. Taking it
+//! from a process that died (`kill -9`), it first returns every message
+//! that process held in flight in the two queues it consumes (the event
+//! queue and the flush queue; nothing consumes the dead-letter queues), so
+//! their groups go on at once instead of after the visibility timeout
+//! (330 s). A second stack on the same Redis and key prefix while the
+//! first lives is refused, never handed the first one's messages. Should
+//! the lease be lost while running, receives fail (the backend is fenced)
+//! and [`DevStack::lease_lost`] returns.
 
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
@@ -25,7 +36,10 @@ use sluice_ingest::{Counters, Ingest, IngestConfig};
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{PipelineConfig, Steps};
 use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
+use sluice_queue::{
+    ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, QueueBackend, QueueConfig, QueueError, RedisBackend,
+    RedrivePolicy,
+};
 use sluice_redis::Keyspace;
 use sluice_sheets::{SheetsClient, SheetsConfig};
 use std::sync::Arc;
@@ -96,6 +110,9 @@ pub struct DevStack {
     pub pipe: Arc<PipeStats>,
     pub flush: Arc<FlushStats>,
     pub steps: Steps<ConnectionManager>,
+    /// Messages a dead predecessor held in flight, returned at the start.
+    pub released: u64,
+    lease: ConsumerLease<ConnectionManager>,
     events: SqsQueue,
     dlq: SqsQueue,
     flush_dlq: SqsDelayQueue,
@@ -110,10 +127,41 @@ pub struct DevStack {
     sqs_task: JoinHandle<std::io::Result<()>>,
 }
 
+/// Takes the consumer lease of the queues under `keyspace` for this
+/// process (waiting, bounded, for a holder that may be alive: see
+/// [`sluice_queue::redis_store::lease`]).
+pub async fn take_consumer_lease(
+    conn: &ConnectionManager,
+    keyspace: &Keyspace,
+) -> Result<ConsumerLease<ConnectionManager>, LeaseError> {
+    let backend = RedisBackend::new(conn.clone(), keyspace.clone());
+    backend.take_consumer_lease(LeaseOwner::this_process(), LeaseSettings::default()).await
+}
+
 impl DevStack {
+    /// Takes the consumer lease, then starts ([`DevStack::start_with_lease`]).
     pub async fn start(conn: ConnectionManager, config: DevConfig) -> Result<Self, String> {
+        let lease = take_consumer_lease(&conn, &config.keyspace).await.map_err(|e| e.to_string())?;
+        Self::start_with_lease(conn, config, lease).await
+    }
+
+    /// Starts with `lease` held (taken under `config.keyspace`): returns what
+    /// a dead predecessor held in flight, then serves.
+    pub async fn start_with_lease(
+        conn: ConnectionManager,
+        config: DevConfig,
+        lease: ConsumerLease<ConnectionManager>,
+    ) -> Result<Self, String> {
         let backend = RedisBackend::new(conn.clone(), config.keyspace.clone());
         create_queues(&backend, &config).await?;
+        let mut released = 0;
+        for queue in [EVENTS_QUEUE, FLUSH_QUEUE] {
+            released += backend
+                .release_in_flight(queue, &lease)
+                .await
+                .map_err(|e| format!("cannot return the messages a previous run held in {queue}: {e}"))?;
+        }
+        let backend = backend.fenced(lease.guard());
 
         let sqs_listener = listen(config.sqs_port, "the SQS endpoint", "--sqs-port").await?;
         let sqs_url = format!("http://127.0.0.1:{}", port(&sqs_listener)?);
@@ -201,6 +249,8 @@ impl DevStack {
             pipe: pipe_stats,
             flush: flush_stats,
             steps,
+            released,
+            lease,
             events,
             dlq,
             flush_dlq,
@@ -229,9 +279,15 @@ impl DevStack {
         sluice_domain::DelayQueue::attributes(&self.flush_dlq).await.map_err(|e| e.to_string())
     }
 
+    /// Returns once this stack no longer holds its consumer lease (another
+    /// process took over after it could not renew): it should stop.
+    pub async fn lease_lost(&self) {
+        self.lease.guard().lost().await;
+    }
+
     /// Stops in order: ingest (sending what it holds), the pipe (finishing
     /// its batches), the flush worker (finishing its flushes), the SQS
-    /// endpoint.
+    /// endpoint, then gives up the consumer lease.
     pub async fn stop(self) -> Result<(), String> {
         let _ = self.ingest_stop.send(true);
         let ingest = self.ingest_task.await;
@@ -242,6 +298,7 @@ impl DevStack {
         let _ = self.metrics_stop.send(true);
         let _ = self.sqs_stop.send(true);
         let sqs = self.sqs_task.await;
+        self.lease.release().await;
         for (what, result) in [("ingest", ingest), ("SQS endpoint", sqs)] {
             match result {
                 Ok(Ok(())) => {}

@@ -20,7 +20,7 @@ pub mod metrics_endpoint;
 pub mod pipe;
 pub mod step_functions;
 
-pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE};
+pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, take_consumer_lease};
 pub use flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 pub use pipe::{Pipe, PipeConfig, PipeStats};
 pub use step_functions::{PIPELINE_DEFINITION, registry, substitutions};

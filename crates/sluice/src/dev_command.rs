@@ -11,13 +11,22 @@
 //! finds every message where it was. A private server never outlives
 //! `sluice dev`, even when it is killed. Ctrl-C (or SIGTERM) stops it in
 //! order: no new webhooks, the held ones sent, the batches in hand finished.
+//!
+//! One `sluice dev` consumes the queues of a Redis and key prefix at a
+//! time (the consumer lease, `sluice_queue::redis_store::lease`). Started
+//! after a run that was killed, it takes over at once when that run's pid
+//! is gone from this host (otherwise when its lease lapses, 15 s), and
+//! returns what the dead run held in flight before serving, so nothing
+//! waits out the 330 s visibility timeout. Started while another run of
+//! the same Redis and prefix lives, it exits with code 2 and one line.
 
 use crate::dev_state::DevState;
 use crate::redis_target::RedisTarget;
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, PipeConfig};
+use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{PipelineConfig, SheetConfig, stored_token};
+use sluice_queue::LeaseError;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
@@ -108,6 +117,18 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", redis.description))?;
     let keyspace = Keyspace::new(args.key_prefix.clone()).map_err(|e| e.to_string())?;
+    let lease = match take_consumer_lease(&conn, &keyspace).await {
+        Ok(lease) => lease,
+        Err(LeaseError::HeldByLiveConsumer { holder, .. } | LeaseError::StillHeld { holder, .. }) => {
+            eprintln!(
+                "sluice: another sluice dev ({holder}) is consuming the queues under key prefix {:?} in {}; stop it, \
+                 or start this one with another --key-prefix",
+                args.key_prefix, redis.description
+            );
+            return Ok(ExitCode::from(2));
+        }
+        Err(e) => return Err(format!("cannot take the consumer lease in {}: {e}", redis.description)),
+    };
     let api_keys = std::env::var("SLUICE_API_KEYS").unwrap_or_else(|_| DEV_API_KEY.to_owned());
     let api_keys = ApiKeys::from_list(&Secret::new(api_keys)).map_err(|e| format!("SLUICE_API_KEYS: {e}"))?;
     let sandbox = match args.sandbox_malls.is_empty() {
@@ -140,7 +161,10 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
         flush: FlushWorkerConfig::default(),
         alert_url: args.alert_url.clone(),
     };
-    let stack = DevStack::start(conn, config).await?;
+    let stack = DevStack::start_with_lease(conn, config, lease).await?;
+    if stack.released > 0 {
+        println!("Returned {} messages held in flight by the previous run to their queues.", stack.released);
+    }
     let mut urls: Vec<(String, String)> = vec![("Redis".into(), redis.description.clone())];
     urls.extend(stack.urls.iter().map(|(what, url)| (what.to_string(), url.clone())));
     if let Some(sandbox) = &sandbox {
@@ -154,9 +178,11 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     let state = DevState { redis_url: redis.url.clone(), key_prefix: args.key_prefix.clone(), urls };
     let state_path = DevState::path();
     state.write(&state_path)?;
+    let mut lease_lost = false;
     tokio::select! {
         () = crate::stop_signal::stop_signal() => {}
         () = status_line(&stack) => {}
+        () = stack.lease_lost() => lease_lost = true,
     }
     if std::io::stdout().is_terminal() {
         println!();
@@ -167,6 +193,11 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     }
     let _ = std::fs::remove_file(&state_path);
     outcome?;
+    if lease_lost {
+        return Err("stopped: the consumer lease of the queues was lost (Redis unreachable for longer than the \
+                    lease, or another sluice dev took over)"
+            .to_owned());
+    }
     println!("sluice dev stopped.");
     Ok(ExitCode::SUCCESS)
 }
