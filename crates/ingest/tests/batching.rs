@@ -16,7 +16,7 @@ async fn fifty_concurrent_webhooks_share_send_calls_and_each_is_enqueued_once() 
     let h = Harness::start("fifty").await;
     let answers = tokio::time::timeout(
         BOUND,
-        join_all((0..50).map(|i| {
+        join_all((1..=50).map(|i| {
             let body = product(&format!("mall-{}", i % 5), i);
             let h = &h;
             async move { h.send(&body, Some(&format!("t-{i}"))).await }
@@ -54,7 +54,7 @@ async fn a_sequential_senders_group_keeps_its_order_amid_concurrent_batches() {
             let h = &h;
             async move {
                 let mut ids = Vec::new();
-                for n in 0..20 {
+                for n in 1..=20 {
                     let (status, answer) = h.send(&product(&format!("mall-{mall}"), n), Some(&format!("t-{n}"))).await;
                     assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
                     ids.push(event_id(&answer));
@@ -88,7 +88,8 @@ async fn a_graceful_shutdown_answers_every_webhook_in_flight() {
                     .post(format!("{url}/webhooks/cafe24"))
                     .header("x-api-key", KEY)
                     .header("x-trace-id", format!("t-{i}"))
-                    .body(product("acme", i).to_string())
+                    // Product numbers start at 1: 0 is refused.
+                    .body(product("acme", i + 1).to_string())
                     .send()
                     .await
                     .unwrap();
