@@ -1,30 +1,61 @@
-//! The effects of a valid webhook, in order, and their undo.
+//! The effects of a valid webhook, in order, and why no crash between
+//! them can lose an event that was answered `202`.
 //!
-//! 1. **Duplicate gate** `{prefix}{ev:<event id>}:gate:ingest`, set for the
-//!    duplicate window with a value unique to this request. Closed means
-//!    this delivery was seen before: if its trace shows it `enqueued` or
-//!    `coalesced`, this is a redelivery of an accepted event → `duplicate`.
-//!    Otherwise the first request is still deciding (or failed and could
-//!    not undo): answering `duplicate` then could lose the event if that
-//!    request fails, so the answer is 503 `delivery_in_progress` and the
-//!    sender tries again.
+//! 1. **Delivery** `{prefix}{ev:<event id>}:gate:ingest`
+//!    ([`Deliveries`](sluice_redis::Deliveries)): this attempt takes a
+//!    lease on the delivery, as long as one request may take
+//!    (`accept_lease`, the ingest Lambda's timeout). Accepted already →
+//!    `duplicate`. Another attempt's lease still running → 503
+//!    `delivery_in_progress` (the sender retries; a dead attempt holds it up
+//!    for one lease at most). An earlier attempt's lease ended unsettled →
+//!    this attempt is a *retry*: the earlier one may or may not have reached
+//!    the queue.
 //! 2. Trace `received`.
 //! 3. **Coalescing** `{prefix}{mall:<mall>}:gate:<kind>:<id>`
-//!    ([`Gates::join_pending`]): if a fetch of this resource is pending,
-//!    this event joins it → `coalesced` (traced with `into`). If the
-//!    pending owner is this very event (a redelivery after its duplicate
-//!    window, before its fetch ran), it is a `duplicate`.
-//! 4. **Enqueue** through the batcher; accepted → trace `enqueued` with the
-//!    message id → `enqueued`. Just before the send, the event is entered
-//!    in its group's ledger (`sluice status`); a failed send forgets it.
+//!    ([`Gates::claim`](sluice_redis::Gates::claim)): a *confirmed* mark
+//!    means a fetch of this resource is in the queue and still to come:
+//!    join it → `coalesced`. The event's own confirmed mark → `duplicate`.
+//!    No mark, and this is a first attempt → take the mark as a lease.
+//!    Otherwise (another event's lease, or a retry finding no mark) →
+//!    enqueue without a mark.
+//! 4. **Enqueue** through the batcher (the event entered in its group's
+//!    ledger just before, for `sluice status`). Accepted → confirm the mark
+//!    (lease → mark for the pending timeout), trace `enqueued`, settle the
+//!    delivery as accepted → `enqueued`.
 //!
-//! When step 2, 3 or 4 fails, the marks set before it are cleared (each a
-//! compare-and-delete of the value this request wrote), the trace says
-//! `rejected` and why, and the sender gets a 5xx (or 400 if the queue
-//! refused the entry itself): the sender's retry then starts afresh.
-//! Trace writes after the decision (steps 3 and 4) are best effort: the
-//! answer follows what the gates and the queue did, and a failed trace
-//! write is counted and logged.
+//! # Why a crash loses nothing
+//!
+//! A `202` is sent only after the queue took the event's message, or after
+//! the event joined a confirmed mark. Whatever else a dead request leaves
+//! behind lapses, and nothing it leaves makes a later webhook vanish:
+//!
+//! - A webhook is answered `coalesced` only into a confirmed mark, and a
+//!   mark is confirmed only after its owner's message is in the queue. The
+//!   fetch clears the mark before it reads upstream, so a joiner is always
+//!   answered by a fetch that starts after it arrived. A lease left by a
+//!   dead request is never joined: webhooks for the resource are enqueued
+//!   on their own until it ends, and then the next one takes the mark.
+//! - A `duplicate` answer needs the delivery settled (set only after the
+//!   event was enqueued or joined) or the event's own confirmed mark.
+//! - A retry whose earlier attempt died after the queue took its message
+//!   sends it again; SQS drops the copy as a duplicate (same deduplication
+//!   id, within its 5 minutes). Such a copy must not start a mark, which
+//!   no fetch would then clear: only a first attempt may start one (a
+//!   retry may take over its own event's lease, whose message is either
+//!   still to be fetched or was never sent).
+//! - The delivery gate outlives SQS's deduplication window by one lease,
+//!   and an attempt gives up rather than send once half its lease is gone,
+//!   so a "first" attempt never follows a send of the same event that SQS
+//!   would still drop.
+//! - A dead request's delivery lease ends after `accept_lease`; the
+//!   sender's retry is answered 503 until then, never `duplicate`.
+//!
+//! A failure this request sees and reports (the queue refuses, Redis
+//! fails) gives up its leases at once, so the sender's retry need not wait,
+//! and answers 5xx (or 400 when the queue calls the entry itself wrong);
+//! the trace says `rejected` and why. Trace writes after the decision are
+//! best effort: the answer follows what the gates and the queue did, and a
+//! failed trace write is counted and logged.
 
 use crate::batcher::Batcher;
 use crate::counters::Counters;
@@ -34,11 +65,8 @@ use serde::Serialize;
 use serde_json::json;
 use sluice_domain::ShopWork;
 use sluice_domain::queue::SendOutcome;
-use sluice_redis::{Entry, Gates, GroupLedger, Tag, Traces};
-use std::time::Duration;
-
-/// The duplicate gate's name under the event's tag.
-pub const DUPLICATE_GATE: &str = "ingest";
+use sluice_redis::{Attempt, Begun, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, Tag, Traces};
+use std::time::{Duration, Instant};
 
 /// Trace stages written by ingest.
 pub mod stages {
@@ -74,33 +102,37 @@ pub struct Receipt {
 /// What acceptance needs: the Redis primitives, the batcher and settings.
 #[derive(Debug)]
 pub(crate) struct Acceptor<C> {
+    pub(crate) deliveries: Deliveries<C>,
     pub(crate) gates: Gates<C>,
     pub(crate) traces: Traces<C>,
     pub(crate) groups: GroupLedger<C>,
     pub(crate) batcher: Batcher,
     pub(crate) counters: std::sync::Arc<Counters>,
-    pub(crate) duplicate_window: Duration,
-    pub(crate) pending_timeout: Duration,
+    pub(crate) marks: MarkTimes,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     pub(crate) async fn accept(&self, work: ShopWork) -> Result<Receipt, Rejection> {
         let id = work.event_id.as_str();
-        let event_tag = Tag::for_event(id);
-        let nonce = hex::encode(rand_nonce());
-
-        match self.gates.mark_pending(&event_tag, DUPLICATE_GATE, &nonce, self.duplicate_window).await {
-            Ok(Entry::Passed) => {}
-            Ok(Entry::Closed { .. }) => return self.seen_before(id).await,
+        let started = Instant::now();
+        let (attempt, first) = match self.deliveries.begin(id).await {
+            Ok(Begun::First(attempt)) => (attempt, true),
+            Ok(Begun::Retry(attempt)) => (attempt, false),
+            Ok(Begun::InProgress { ends_in }) => return Err(in_progress(ends_in)),
+            Ok(Begun::Accepted) => {
+                self.trace(id, stages::DUPLICATE, &json!({})).await;
+                return Ok(receipt(&work, Status::Duplicate, None));
+            }
             Err(e) => return Err(store_unavailable("checking for a duplicate delivery", &e)),
-        }
-        let undo = Undo { acceptor: self, work: &work, nonce: &nonce, pending: false };
+        };
+        let mut undo = Undo { acceptor: self, work: &work, attempt: &attempt, leased: false };
 
         let received = json!({
             "mall_id": work.event.mall_id,
             "topic": work.event.topic,
             "resource": work.resource_gate(),
             "delivery_id": work.event.delivery_id,
+            "retry": !first,
         });
         if let Err(e) = self.traces.record(id, stages::RECEIVED, &received).await {
             return Err(undo.run(store_unavailable("recording the trace", &e)).await);
@@ -108,29 +140,45 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
 
         let mall_tag = Tag::for_mall(&work.event.mall_id);
         let gate = work.resource_gate();
-        match self.gates.join_pending(&mall_tag, &gate, id, self.pending_timeout).await {
-            Ok(Entry::Passed) => {}
-            Ok(Entry::Closed { holder, .. }) if holder == id => {
+        match self.gates.claim(&mall_tag, &gate, id, first, self.marks).await {
+            Ok(Coalescing::Owner) => undo.leased = true,
+            Ok(Coalescing::Unmarked) => {}
+            Ok(Coalescing::OwnMarkConfirmed) => {
                 self.trace(id, stages::DUPLICATE, &json!({"pending_fetch": true})).await;
+                self.settle(id).await;
                 return Ok(receipt(&work, Status::Duplicate, None));
             }
-            Ok(Entry::Closed { holder, .. }) => {
-                self.trace(id, stages::COALESCED, &json!({"into": holder})).await;
-                return Ok(receipt(&work, Status::Coalesced, Some(holder)));
+            Ok(Coalescing::Joined { owner, .. }) => {
+                self.trace(id, stages::COALESCED, &json!({"into": owner})).await;
+                self.settle(id).await;
+                return Ok(receipt(&work, Status::Coalesced, Some(owner)));
             }
             Err(e) => return Err(undo.run(store_unavailable("checking for a pending fetch", &e)).await),
         }
-        let undo = Undo { pending: true, ..undo };
 
+        // Past half its lease, another attempt may have taken over: sending
+        // now could follow its send (see the module docs).
+        if started.elapsed() >= self.deliveries.times().lease / 2 {
+            let late = Rejection::new(
+                ErrorCode::QueueUnavailable,
+                "accepting this webhook took too long (Redis is slow); nothing was kept, send it again",
+            );
+            return Err(undo.run(late).await);
+        }
         let group = work.event.group_key();
         self.enter_group(group.as_str(), &work.event.group_about(), id).await;
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
+                if undo.leased {
+                    self.confirm(&work).await;
+                }
                 let detail = json!({
                     "message_id": accepted.message_id.as_str(),
                     "sequence_number": accepted.sequence_number,
+                    "marked": undo.leased,
                 });
                 self.trace(id, stages::ENQUEUED, &detail).await;
+                self.settle(id).await;
                 Ok(receipt(&work, Status::Enqueued, None))
             }
             SendOutcome::Failed(failure) => {
@@ -146,19 +194,26 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         }
     }
 
-    /// The duplicate gate is closed: a redelivery of an accepted event, or
-    /// of one whose first request has not settled.
-    async fn seen_before(&self, id: &str) -> Result<Receipt, Rejection> {
-        let trace = self.traces.read(id).await.map_err(|e| store_unavailable("reading the trace", &e))?;
-        let accepted = trace.iter().any(|entry| [stages::ENQUEUED, stages::COALESCED].contains(&entry.stage.as_str()));
-        if !accepted {
-            return Err(Rejection::new(
-                ErrorCode::DeliveryInProgress,
-                "this delivery is being accepted by an earlier request whose outcome is not known yet; send it again",
-            ));
+    /// The owner's message is in the queue: others may join its fetch now.
+    async fn confirm(&self, work: &ShopWork) {
+        let tag = Tag::for_mall(&work.event.mall_id);
+        match self.gates.confirm(&tag, &work.resource_gate(), &work.event_id, self.marks.pending).await {
+            Ok(_) => {}
+            // The lease ends on its own; until then webhooks for the
+            // resource are enqueued on their own, never lost.
+            Err(e) => tracing::warn!(event_id = %work.event_id, error = %e, "could not confirm the coalescing mark"),
         }
-        self.trace(id, stages::DUPLICATE, &json!({})).await;
-        Ok(Receipt { event_ids: vec![id.to_owned()], status: Status::Duplicate, into: None })
+    }
+
+    /// The event is accepted: later deliveries of it are duplicates.
+    async fn settle(&self, id: &str) {
+        if let Err(e) = self.deliveries.settle(id).await {
+            // A redelivery is answered 503 until the lease ends, then taken
+            // as a retry: enqueued again, which the queue drops as a
+            // duplicate within its window (or fetched once more after it).
+            self.counters.trace_failed();
+            tracing::warn!(event_id = id, error = %e, "could not settle the delivery");
+        }
     }
 
     /// Counts the event as waiting in its group, for `sluice status` only:
@@ -186,31 +241,30 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     }
 }
 
-/// Clears what this request set, so the sender's retry starts afresh.
+/// Gives up what this request holds after a failure it reports, so the
+/// sender's retry (and the next webhook for the resource) need not wait
+/// for the leases to end. Not needed for safety: a request that dies
+/// instead lets them end.
 struct Undo<'a, C> {
     acceptor: &'a Acceptor<C>,
     work: &'a ShopWork,
-    nonce: &'a str,
-    /// Whether this request owns the coalescing mark.
-    pending: bool,
+    attempt: &'a Attempt,
+    /// Whether this request holds the coalescing mark's lease.
+    leased: bool,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Undo<'_, C> {
     async fn run(self, rejection: Rejection) -> Rejection {
         let a = self.acceptor;
         let id = self.work.event_id.as_str();
-        if self.pending {
+        if self.leased {
             let tag = Tag::for_mall(&self.work.event.mall_id);
-            if let Err(e) = a.gates.clear(&tag, &self.work.resource_gate(), id).await {
-                // The mark lapses after the pending timeout; until then,
-                // webhooks for this resource are coalesced into nothing.
-                tracing::error!(event_id = id, error = %e, "could not clear the coalescing mark after a failed enqueue");
+            if let Err(e) = a.gates.release(&tag, &self.work.resource_gate(), id).await {
+                tracing::warn!(event_id = id, error = %e, "could not release the coalescing lease; it ends on its own");
             }
         }
-        if let Err(e) = a.gates.clear(&Tag::for_event(id), DUPLICATE_GATE, self.nonce).await {
-            // Until the window ends, redeliveries are answered 503
-            // delivery_in_progress (the trace shows no acceptance).
-            tracing::error!(event_id = id, error = %e, "could not clear the duplicate gate after a failure");
+        if let Err(e) = a.deliveries.release(id, self.attempt).await {
+            tracing::warn!(event_id = id, error = %e, "could not release the delivery lease; it ends on its own");
         }
         a.trace(id, stages::REJECTED, &json!({"code": rejection.code.as_str(), "reason": rejection.message})).await;
         rejection
@@ -221,13 +275,20 @@ fn receipt(work: &ShopWork, status: Status, into: Option<String>) -> Receipt {
     Receipt { event_ids: vec![work.event_id.clone()], status, into }
 }
 
+/// Another attempt at this delivery holds its lease: it may yet succeed,
+/// so answering `duplicate` could lose the event if it fails.
+fn in_progress(ends_in: Duration) -> Rejection {
+    Rejection::new(
+        ErrorCode::DeliveryInProgress,
+        format!(
+            "this delivery is being accepted by an earlier request whose outcome is not known yet; \
+             send it again (its hold ends within {} ms)",
+            ends_in.as_millis()
+        ),
+    )
+}
+
 fn store_unavailable(doing: &str, error: &sluice_redis::Error) -> Rejection {
     tracing::warn!(error = %error, "redis failed while {doing}");
     Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing}; nothing was kept"))
-}
-
-/// 128 random bits: this request's value in the duplicate gate, so that
-/// its undo deletes its own mark and never a later request's.
-fn rand_nonce() -> [u8; 16] {
-    rand::random::<u128>().to_be_bytes()
 }

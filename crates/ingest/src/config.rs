@@ -22,6 +22,12 @@ pub const DEFAULT_DUPLICATE_WINDOW: Duration = DEDUP_WINDOW;
 /// fetch never runs (its message parked in the DLQ) lapses after this, so
 /// later webhooks for the resource are enqueued again.
 pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// How long one attempt at accepting a webhook may hold its delivery and
+/// the resource's coalescing mark before they are the next request's, by
+/// default: the ingest Lambda's timeout (and API Gateway's 30 s limit), past
+/// which the attempt is dead for sure. A crashed attempt holds up the
+/// sender's retry (503) for this long at most.
+pub const DEFAULT_ACCEPT_LEASE: Duration = Duration::from_secs(30);
 /// How long a batch waits for company after its first entry, by default.
 pub const DEFAULT_LINGER: Duration = Duration::from_millis(2);
 /// How many batch calls may be in flight at once, by default.
@@ -50,6 +56,8 @@ pub struct IngestConfig {
     pub max_body_bytes: usize,
     pub duplicate_window: Duration,
     pub pending_timeout: Duration,
+    /// How long one attempt at accepting a webhook holds its leases.
+    pub accept_lease: Duration,
     /// How long an event's trace is kept after its latest entry.
     pub trace_retention: Duration,
     pub batch: BatchConfig,
@@ -75,6 +83,7 @@ impl IngestConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             duplicate_window: DEFAULT_DUPLICATE_WINDOW,
             pending_timeout: DEFAULT_PENDING_TIMEOUT,
+            accept_lease: DEFAULT_ACCEPT_LEASE,
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
             batch: BatchConfig::default(),
             max_head_bytes: DEFAULT_MAX_HEAD_BYTES,
@@ -104,11 +113,18 @@ impl IngestConfig {
             ("header_read_timeout", self.header_read_timeout),
             ("duplicate_window", self.duplicate_window),
             ("pending_timeout", self.pending_timeout),
+            ("accept_lease", self.accept_lease),
             ("trace_retention", self.trace_retention),
         ] {
             if value < Duration::from_millis(1) {
                 return Err(ConfigError::Setting(format!("{name} must be at least 1 ms")));
             }
+        }
+        if self.accept_lease >= self.pending_timeout || self.accept_lease >= self.duplicate_window {
+            return Err(ConfigError::Setting(format!(
+                "accept_lease ({:?}) must be shorter than pending_timeout and duplicate_window",
+                self.accept_lease
+            )));
         }
         self.batch.check()
     }

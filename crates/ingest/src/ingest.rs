@@ -32,7 +32,7 @@ use axum::{Json, Router};
 use redis::aio::{ConnectionLike, ConnectionManager};
 use sluice_cafe24::webhook::API_KEY_HEADER;
 use sluice_domain::WorkQueue;
-use sluice_redis::{Gates, GroupLedger, Traces};
+use sluice_redis::{Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, Traces};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -81,13 +81,17 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
         config.check()?;
         let counters = Arc::new(Counters::default());
         let acceptor = Acceptor {
+            deliveries: Deliveries::new(
+                redis.clone(),
+                config.keyspace.clone(),
+                DeliveryTimes { lease: config.accept_lease, window: config.duplicate_window },
+            ),
             gates: Gates::new(redis.clone(), config.keyspace.clone()),
             groups: GroupLedger::new(redis.clone(), config.keyspace.clone()),
             traces: Traces::new(redis, config.keyspace.clone(), config.trace_retention),
             batcher: Batcher::start(Arc::new(queue), config.batch.clone(), counters.clone()),
             counters: counters.clone(),
-            duplicate_window: config.duplicate_window,
-            pending_timeout: config.pending_timeout,
+            marks: MarkTimes { lease: config.accept_lease, pending: config.pending_timeout },
         };
         let shared = Shared {
             api_keys: config.api_keys,

@@ -16,17 +16,23 @@
 //!    negative); the delivery id is `X-Trace-ID`, or the
 //!    SHA-256 of the body. Bad input touches no Redis key and no queue.
 //! 3. **Deduplicate**: a redelivery of an event already accepted is answered
-//!    `duplicate` and goes no further (it must not reach the coalescing
-//!    gate: that gate would then name a fetch that never comes).
-//! 4. **Coalesce**: a webhook for a resource whose fetch is still pending
-//!    joins that fetch instead of being enqueued (`coalesced`, `into` the
-//!    pending event). The fetch step clears the mark before it reads
-//!    upstream, so the stored snapshot is never older than the last webhook.
+//!    `duplicate`; one whose earlier request is still deciding gets 503
+//!    `delivery_in_progress`, for one lease at most (`accept_lease`) even
+//!    when that request died.
+//! 4. **Coalesce**: a webhook for a resource whose fetch is in the queue and
+//!    still to come joins that fetch instead of being enqueued (`coalesced`,
+//!    `into` the pending event). The fetch step clears the mark before it
+//!    reads upstream, so the stored snapshot is never older than the last
+//!    webhook.
 //! 5. **Enqueue** through the [`batcher`]: webhooks arriving together share
-//!    `SendMessageBatch`-sized calls. If the queue does not take the message,
-//!    the gates set in 3 and 4 are cleared again, so the sender's retry gets
-//!    through, and the answer is 503 (or 400 when the queue calls the entry
-//!    itself wrong).
+//!    `SendMessageBatch`-sized calls. Only then does the resource's mark
+//!    (a lease until now) become joinable, and the delivery count as
+//!    accepted. If the queue does not take the message, the answer is 503
+//!    (or 400 when the queue calls the entry itself wrong).
+//!
+//! A request killed anywhere in 3 to 5 loses no event: see [`acceptance`]
+//! for the argument and `tests/crash_points.rs` for the test of every
+//! crash point.
 //!
 //! Every step is written to the event's trace (`received`, `duplicate`,
 //! `coalesced`, `enqueued`, `rejected`), which `sluice trace EVENT_ID` reads.
@@ -44,7 +50,7 @@
 //! - [`api_keys`]: [`ApiKeys`], the constant-time key check.
 //! - [`webhook`]: from headers and body to a [`ShopWork`](sluice_domain::ShopWork),
 //!   or the [`Rejection`] naming what is wrong.
-//! - [`acceptance`]: the effects of a valid webhook, in order, with undo.
+//! - [`acceptance`]: the effects of a valid webhook, in order, and why a crash between them loses nothing.
 //! - [`batcher`]: the task that packs concurrent sends into batch calls.
 //! - [`rejection`]: [`Rejection`] and its stable [`ErrorCode`]s, the JSON
 //!   error body.

@@ -36,7 +36,7 @@ async fn an_accepted_webhook_is_enqueued_once_and_traced() {
     assert_eq!(trace.iter().map(|e| e.stage.as_str()).collect::<Vec<_>>(), ["received", "enqueued"]);
     assert_eq!(
         trace[0].detail,
-        json!({"mall_id": "acme", "topic": 90002, "resource": "product:7", "delivery_id": "t-7"})
+        json!({"mall_id": "acme", "topic": 90002, "resource": "product:7", "delivery_id": "t-7", "retry": false})
     );
     assert_eq!(trace[1].detail["message_id"], message.message_id.as_str());
 
@@ -168,7 +168,11 @@ async fn a_redelivery_while_the_first_is_undecided_is_told_to_retry() {
 
 #[tokio::test]
 async fn a_redelivery_after_the_window_but_before_the_fetch_is_still_a_duplicate() {
-    let h = Harness::start_with("late_redelivery", |c| c.duplicate_window = Duration::from_millis(50)).await;
+    let h = Harness::start_with("late_redelivery", |c| {
+        c.duplicate_window = Duration::from_millis(50);
+        c.accept_lease = Duration::from_millis(20);
+    })
+    .await;
     let (_, first) = h.send(&product("acme", 7), Some("t-a")).await;
     let id = event_id(&first);
     let gate = h.keyspace().key(&Tag::for_event(&id), "gate", "ingest");

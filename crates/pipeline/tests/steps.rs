@@ -6,7 +6,7 @@ use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, TokenGrant};
 use sluice_domain::{ErrorKind, ResourceKind, ResourceRef, ShopEvent, ShopWork, Topic, WorkItem};
 use sluice_pipeline::step_io::{FetchInput, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput};
 use sluice_pipeline::{PipelineConfig, Steps, stored_token};
-use sluice_redis::{BucketSpec, Gates, Tag};
+use sluice_redis::{BucketSpec, Coalescing, Gates, MarkTimes, Tag};
 use sluice_sandbox::cafe24::BucketConfig;
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_testkit::TestRedis;
@@ -130,15 +130,18 @@ async fn a_fetch_answers_the_events_coalesced_into_it_and_store_is_idempotent() 
     let gates = Gates::new(redis.conn().await, redis.keyspace());
     let tag = Tag::for_mall("shop");
     let gate = format!("product:{}", created.id);
-    for id in [owner_id.as_str(), "joined-1", "joined-2"] {
-        gates.join_pending(&tag, &gate, id, Duration::from_secs(60)).await.unwrap();
+    let times = MarkTimes { lease: Duration::from_secs(30), pending: Duration::from_secs(60) };
+    assert_eq!(gates.claim(&tag, &gate, &owner_id, true, times).await.unwrap(), Coalescing::Owner);
+    assert!(gates.confirm(&tag, &gate, &owner_id, times.pending).await.unwrap());
+    for id in ["joined-1", "joined-2"] {
+        gates.claim(&tag, &gate, id, true, times).await.unwrap();
     }
     let fetched = steps.fetch(FetchInput { item: owner.clone() }).await.unwrap();
     let snapshot = fetched.snapshot.unwrap();
     assert_eq!(snapshot.answers, [owner_id.as_str(), "joined-1", "joined-2"]);
     assert_eq!(snapshot.version, Some(created.version));
     // The mark is gone: the next webhook starts a new fetch.
-    assert!(gates.join_pending(&tag, &gate, "later", Duration::from_secs(60)).await.unwrap().passed());
+    assert_eq!(gates.claim(&tag, &gate, "later", true, times).await.unwrap(), Coalescing::Owner);
     let first = steps.store(StoreInput { item: owner.clone(), snapshot: snapshot.clone() }).await.unwrap();
     let again = steps.store(StoreInput { item: owner, snapshot }).await.unwrap();
     assert!(!first.duplicate && again.duplicate);

@@ -2,7 +2,9 @@
 -- before the work starts: an event arriving after this finds no mark, so
 -- it is not coalesced into work that has already looked upstream.
 --
--- KEYS[1]   STRING: the gate, holding the owner's id
+-- KEYS[1]   STRING: the gate, holding the owner's id ('lease:<id>' while
+--           the owner's enqueue is unconfirmed: its message may already be
+--           here, so the fetch takes that too)
 -- KEYS[2]   LIST: ids that joined the pending work (same hash tag)
 -- ARGV[1]   the caller's id
 --
@@ -14,7 +16,7 @@ local current = redis.call('GET', KEYS[1])
 if not current then
   return {0}
 end
-if current ~= ARGV[1] then
+if current ~= ARGV[1] and current ~= 'lease:' .. ARGV[1] then
   return {-1}
 end
 redis.call('DEL', KEYS[1])

@@ -1,23 +1,20 @@
 //! Gates: one event per key per window (seed 004's `SET NX EX`, without its
-//! GET-then-SET race), and the two-phase form used for coalescing:
+//! GET-then-SET race), and the two-phase pending mark (a sheet's flush
+//! request uses it):
 //!
-//! 1. [`Gates::mark_pending`] at ingest: the first caller wins and enqueues
-//!    the work; later callers learn it is already pending (and whose it is)
-//!    and enqueue nothing.
+//! 1. [`Gates::mark_pending`] when work is asked for: the first caller wins
+//!    and enqueues the work; later callers learn it is already pending (and
+//!    whose it is) and enqueue nothing.
 //! 2. [`Gates::clear`] by the worker *before* it starts the work, so an event
 //!    arriving during the work gets through again and is not lost.
 //!
-//! For coalescing with attribution, [`Gates::join_pending`] is the same
-//! mark, but a caller that finds work pending is recorded as having joined
-//! it, and [`Gates::take`] clears the owner's mark and hands it the ids that
-//! joined, so the work can say which events it answered.
+//! Coalescing webhooks with attribution, where a mark starts as a lease and
+//! others join only once it is confirmed, is [`coalescing`](crate::coalescing).
 //!
 //! Keys: `{prefix}{tag}:gate:<name>`, holding the passer's id, TTL = the
 //! window, or the pending timeout after which a mark whose work never ran
-//! lapses on its own; `{prefix}{tag}:joined:<name>`, the ids that joined
-//! the pending work, TTL = the mark's remaining time plus one more timeout
-//! (deleted by `take`). Scripts: `lua/gate_enter.lua`,
-//! `lua/compare_and_delete.lua`, `lua/gate_join.lua`, `lua/gate_take.lua`.
+//! lapses on its own. Scripts: `lua/gate_enter.lua`,
+//! `lua/compare_and_delete.lua`.
 
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
@@ -44,8 +41,8 @@ impl Entry {
 
 #[derive(Debug, Clone)]
 pub struct Gates<C> {
-    conn: C,
-    keyspace: Keyspace,
+    pub(crate) conn: C,
+    pub(crate) keyspace: Keyspace,
 }
 
 impl<C: ConnectionLike + Clone + Send> Gates<C> {
@@ -75,43 +72,6 @@ impl<C: ConnectionLike + Clone + Send> Gates<C> {
         Ok(code == 1)
     }
 
-    /// Like [`mark_pending`](Self::mark_pending), but a caller that finds
-    /// the work pending is recorded as having joined it.
-    pub async fn join_pending(&self, tag: &Tag, name: &str, id: &str, timeout: Duration) -> Result<Entry, Error> {
-        let reply: Vec<Value> = scripts::GATE_JOIN
-            .key(self.keyspace.key(tag, "gate", name))
-            .key(self.keyspace.key(tag, "joined", name))
-            .arg(id)
-            .arg(ttl_ms(timeout)?)
-            .invoke_async(&mut self.conn.clone())
-            .await?;
-        entry_from(reply, "gate_join.lua")
-    }
-
-    /// Clears `owner`'s pending mark just before its work starts and takes
-    /// the ids that joined it. `Taken::NotOwner` when the mark has lapsed or
-    /// belongs to someone else (then the joiners are left to that owner).
-    pub async fn take(&self, tag: &Tag, name: &str, owner: &str) -> Result<Taken, Error> {
-        let reply: Vec<Value> = scripts::GATE_TAKE
-            .key(self.keyspace.key(tag, "gate", name))
-            .key(self.keyspace.key(tag, "joined", name))
-            .arg(owner)
-            .invoke_async(&mut self.conn.clone())
-            .await?;
-        match reply.split_first() {
-            Some((Value::Int(1), joined)) => Ok(Taken::Owned {
-                joined: joined
-                    .iter()
-                    .map(redis::from_redis_value_ref)
-                    .collect::<Result<_, _>>()
-                    .map_err(redis::RedisError::from)?,
-            }),
-            Some((Value::Int(0), [])) => Ok(Taken::NotOwner { lapsed: true }),
-            Some((Value::Int(-1), [])) => Ok(Taken::NotOwner { lapsed: false }),
-            _ => Err(Error::UnexpectedReply { script: "gate_take.lua", reply: format!("{reply:?}") }),
-        }
-    }
-
     async fn enter(&self, tag: &Tag, name: &str, value: &str, ttl: Duration) -> Result<Entry, Error> {
         let reply: Vec<Value> = scripts::GATE_ENTER
             .key(self.keyspace.key(tag, "gate", name))
@@ -123,17 +83,7 @@ impl<C: ConnectionLike + Clone + Send> Gates<C> {
     }
 }
 
-/// What [`Gates::take`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Taken {
-    /// The caller owned the mark, now cleared; these ids had joined it.
-    Owned { joined: Vec<String> },
-    /// The caller does not own the mark: it lapsed (`lapsed`), or another
-    /// owner holds it.
-    NotOwner { lapsed: bool },
-}
-
-fn ttl_ms(ttl: Duration) -> Result<u64, Error> {
+pub(crate) fn ttl_ms(ttl: Duration) -> Result<u64, Error> {
     let ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
     if ms == 0 {
         return Err(Error::Config(format!("gate window {ttl:?} is shorter than 1 ms")));
@@ -141,7 +91,7 @@ fn ttl_ms(ttl: Duration) -> Result<u64, Error> {
     Ok(ms)
 }
 
-fn entry_from(reply: Vec<Value>, script: &'static str) -> Result<Entry, Error> {
+pub(crate) fn entry_from(reply: Vec<Value>, script: &'static str) -> Result<Entry, Error> {
     match reply.as_slice() {
         [Value::Int(1)] => Ok(Entry::Passed),
         [Value::Int(0), holder, Value::Int(pttl)] => Ok(Entry::Closed {

@@ -16,6 +16,8 @@
 //! {prefix}{<tag>}:lock:<name>    STRING  holder's 128-bit token (hex)   TTL: the lease
 //! {prefix}{<tag>}:fence:<name>   STRING  last fencing number            TTL: 7 days after last use
 //! {prefix}{<tag>}:gate:<name>    STRING  passer's id / pending owner    TTL: window or pending timeout
+//!                                        ([lease:]owner for coalescing) (lease until the owner is enqueued)
+//! {prefix}{ev:<id>}:gate:ingest  STRING  accepted | attempt:<n>:<end>   TTL: duplicate window (+ lease)
 //! {prefix}{<tag>}:joined:<name>  LIST    ids coalesced into the owner   TTL: mark's remaining + timeout; taken by the owner
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
@@ -44,7 +46,9 @@
 //! - [`limiter`]: the sliding-window log limiter.
 //! - [`bucket`]: the GCRA leaky bucket with upstream feedback.
 //! - [`lock`]: the fenced lock.
-//! - [`gate`]: the TTL gate and the pending mark used for coalescing.
+//! - [`gate`]: the TTL gate and the pending mark.
+//! - [`coalescing`]: a resource's pending fetch, leased until enqueued, that later webhooks join.
+//! - [`delivery`]: ingest's memory of each delivery: accepted, or which attempt holds it.
 //! - [`deny_cache`]: the in-process "blocked until" cache.
 //! - [`trace`]: every event's journey.
 //! - [`snapshot_store`]: fetched snapshots, sharded streams, idempotent.
@@ -59,7 +63,9 @@
 
 pub mod admission;
 pub mod bucket;
+pub mod coalescing;
 pub mod credential_state;
+pub mod delivery;
 pub mod deny_cache;
 mod error;
 pub mod gate;
@@ -77,10 +83,12 @@ pub mod trace;
 
 pub use admission::Admission;
 pub use bucket::{Bucket, BucketLevel, BucketSpec, Buckets};
+pub use coalescing::{Coalescing, MarkTimes, Taken};
 pub use credential_state::CredentialState;
+pub use delivery::{Attempt, Begun, Deliveries, DeliveryTimes};
 pub use deny_cache::DenyCache;
 pub use error::{Error, StaleReason};
-pub use gate::{Entry, Gates, Taken};
+pub use gate::{Entry, Gates};
 pub use group_ledger::{GroupLedger, LaggingGroup, SeenGroup};
 pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};

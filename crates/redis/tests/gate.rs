@@ -1,7 +1,7 @@
 //! Gates and pending marks against a real redis-server.
 
 use redis::AsyncCommands;
-use sluice_redis::{Entry, Gates, Tag, Taken};
+use sluice_redis::{Coalescing, Entry, Gates, MarkTimes, Tag, Taken};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ async fn one_caller_passes_per_window() {
     let mut conn = redis.conn().await;
     tokio::time::timeout(Duration::from_secs(5), async {
         while conn.exists::<_, bool>(&key).await.unwrap() {
-            tokio::task::yield_now().await;
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
     })
     .await
@@ -81,16 +81,18 @@ async fn a_zero_window_is_refused() {
     assert!(redis.keys().await.is_empty());
 }
 
+const TIMES: MarkTimes = MarkTimes { lease: Duration::from_secs(30), pending: Duration::from_secs(60) };
+
 #[tokio::test]
 async fn joiners_are_handed_to_the_owner_when_its_work_starts() {
     let redis = TestRedis::new("join_take");
     let gates = gates(&redis).await;
     let mall = Tag::new("mall:acme");
-    let timeout = Duration::from_secs(60);
-    assert_eq!(gates.join_pending(&mall, "product:7", "ev-1", timeout).await.unwrap(), Entry::Passed);
+    assert_eq!(gates.claim(&mall, "product:7", "ev-1", true, TIMES).await.unwrap(), Coalescing::Owner);
+    assert!(gates.confirm(&mall, "product:7", "ev-1", TIMES.pending).await.unwrap());
     for joiner in ["ev-2", "ev-3"] {
-        let entry = gates.join_pending(&mall, "product:7", joiner, timeout).await.unwrap();
-        assert!(matches!(entry, Entry::Closed { ref holder, .. } if holder == "ev-1"), "{entry:?}");
+        let entry = gates.claim(&mall, "product:7", joiner, true, TIMES).await.unwrap();
+        assert!(matches!(entry, Coalescing::Joined { ref owner, .. } if owner == "ev-1"), "{entry:?}");
     }
     // A stranger cannot take the owner's joiners.
     assert_eq!(gates.take(&mall, "product:7", "ev-2").await.unwrap(), Taken::NotOwner { lapsed: false });
@@ -99,8 +101,69 @@ async fn joiners_are_handed_to_the_owner_when_its_work_starts() {
         Taken::Owned { joined: vec!["ev-2".into(), "ev-3".into()] }
     );
     // After the take, the next event starts new pending work, with nobody joined yet.
-    assert_eq!(gates.join_pending(&mall, "product:7", "ev-4", timeout).await.unwrap(), Entry::Passed);
+    assert_eq!(gates.claim(&mall, "product:7", "ev-4", true, TIMES).await.unwrap(), Coalescing::Owner);
     assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::Owned { joined: vec![] });
     assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::NotOwner { lapsed: true });
     assert!(redis.keys().await.is_empty(), "take left keys behind: {:?}", redis.keys().await);
+}
+
+#[tokio::test]
+async fn nobody_joins_a_mark_before_its_owner_is_enqueued() {
+    let redis = TestRedis::new("lease_unjoinable");
+    let gates = gates(&redis).await;
+    let mall = Tag::new("mall:acme");
+    let short = MarkTimes { lease: Duration::from_millis(200), pending: Duration::from_secs(60) };
+    assert_eq!(gates.claim(&mall, "product:7", "ev-1", true, short).await.unwrap(), Coalescing::Owner);
+    // While ev-1's enqueue is unconfirmed, others go to the queue on their own.
+    assert_eq!(gates.claim(&mall, "product:7", "ev-2", true, short).await.unwrap(), Coalescing::Unmarked);
+    let joined = redis.keyspace().key(&mall, "joined", "product:7");
+    assert!(!redis.keys().await.contains(&joined), "nobody joined a lease");
+    // The lease's owner may take it over again (its own retry).
+    assert_eq!(gates.claim(&mall, "product:7", "ev-1", false, short).await.unwrap(), Coalescing::Owner);
+    // ev-1 dies: its lease ends on its own and the next event takes the mark.
+    let mark = redis.keyspace().key(&mall, "gate", "product:7");
+    let mut conn = redis.conn().await;
+    let pttl: i64 = redis::cmd("PTTL").arg(&mark).query_async(&mut conn).await.unwrap();
+    assert!((1..=200).contains(&pttl), "a lease lasts one lease: {pttl} ms");
+    redis::cmd("PEXPIRE").arg(&mark).arg(1).exec_async(&mut conn).await.unwrap();
+    wait_gone(&mut conn, &mark).await;
+    assert_eq!(gates.claim(&mall, "product:7", "ev-3", true, short).await.unwrap(), Coalescing::Owner);
+    // ev-1 comes back to life: its confirm does not touch ev-3's lease.
+    assert!(!gates.confirm(&mall, "product:7", "ev-1", short.pending).await.unwrap());
+    assert!(gates.confirm(&mall, "product:7", "ev-3", short.pending).await.unwrap());
+    let pttl: i64 = redis::cmd("PTTL").arg(&mark).query_async(&mut conn).await.unwrap();
+    assert!(pttl > 1_000, "a confirmed mark waits the pending timeout: {pttl} ms");
+    // Its own confirmed mark tells a redelivery of ev-3 it is in the queue.
+    assert_eq!(gates.claim(&mall, "product:7", "ev-3", false, short).await.unwrap(), Coalescing::OwnMarkConfirmed);
+}
+
+#[tokio::test]
+async fn a_retry_never_starts_a_mark_and_a_fetch_takes_an_unconfirmed_lease() {
+    let redis = TestRedis::new("retry_unmarked");
+    let gates = gates(&redis).await;
+    let mall = Tag::new("mall:acme");
+    // A retry's message may be one the queue drops as a duplicate: no mark.
+    assert_eq!(gates.claim(&mall, "product:7", "ev-1", false, TIMES).await.unwrap(), Coalescing::Unmarked);
+    assert!(redis.keys().await.is_empty());
+    // The owner's message reached the queue but the confirm never came: the
+    // fetch still clears the lease, so it never outlives its message.
+    assert_eq!(gates.claim(&mall, "product:7", "ev-2", true, TIMES).await.unwrap(), Coalescing::Owner);
+    assert_eq!(gates.take(&mall, "product:7", "ev-2").await.unwrap(), Taken::Owned { joined: vec![] });
+    assert!(!gates.confirm(&mall, "product:7", "ev-2", TIMES.pending).await.unwrap(), "a late confirm marks nothing");
+    // A released lease is gone at once.
+    assert_eq!(gates.claim(&mall, "product:7", "ev-3", true, TIMES).await.unwrap(), Coalescing::Owner);
+    assert!(gates.release(&mall, "product:7", "ev-3").await.unwrap());
+    assert!(redis.keys().await.is_empty(), "{:?}", redis.keys().await);
+}
+
+async fn wait_gone(conn: &mut redis::aio::MultiplexedConnection, key: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let exists: i64 = redis::cmd("EXISTS").arg(key).query_async(conn).await.unwrap();
+        if exists == 0 {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{key} never expired");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }

@@ -4,8 +4,8 @@
 
 use redis::AsyncCommands;
 use sluice_redis::{
-    Acquire, BucketSpec, Buckets, DenyCache, Gates, GroupLedger, Limit, Locks, SlidingWindowLimiter, SnapshotStore,
-    StoredToken, Tag, TokenStore, Traces,
+    Acquire, Begun, BucketSpec, Buckets, Coalescing, Deliveries, DeliveryTimes, DenyCache, Gates, GroupLedger, Limit,
+    Locks, MarkTimes, SlidingWindowLimiter, SnapshotStore, StoredToken, Tag, TokenStore, Traces,
 };
 use sluice_testkit::{TestRedis, key_slot};
 use std::sync::Arc;
@@ -22,13 +22,14 @@ enum Op {
     GatePass,
     GatePending,
     GateJoin,
+    Delivery,
     Trace,
     Snapshot,
     Token,
     Groups,
 }
 
-const OPS: [Op; 13] = [
+const OPS: [Op; 14] = [
     Op::Limiter,
     Op::BucketAcquire,
     Op::BucketObserve,
@@ -38,6 +39,7 @@ const OPS: [Op; 13] = [
     Op::GatePass,
     Op::GatePending,
     Op::GateJoin,
+    Op::Delivery,
     Op::Trace,
     Op::Snapshot,
     Op::Token,
@@ -92,8 +94,19 @@ async fn exercise(redis: &TestRedis, op: Op) {
         }
         Op::GateJoin => {
             let gates = Gates::new(conn, ks);
-            assert!(gates.join_pending(&tag, "product:2", "ev-1", Duration::from_secs(900)).await.unwrap().passed());
-            assert!(!gates.join_pending(&tag, "product:2", "ev-2", Duration::from_secs(900)).await.unwrap().passed());
+            let times = MarkTimes { lease: Duration::from_secs(30), pending: Duration::from_secs(900) };
+            assert_eq!(gates.claim(&tag, "product:2", "ev-1", true, times).await.unwrap(), Coalescing::Owner);
+            assert!(gates.confirm(&tag, "product:2", "ev-1", times.pending).await.unwrap());
+            let joined = gates.claim(&tag, "product:2", "ev-2", true, times).await.unwrap();
+            assert!(matches!(joined, Coalescing::Joined { .. }));
+        }
+        Op::Delivery => {
+            let times = DeliveryTimes { lease: Duration::from_secs(30), window: Duration::from_secs(300) };
+            let deliveries = Deliveries::new(conn, ks, times);
+            let Begun::First(attempt) = deliveries.begin("ev-1").await.unwrap() else { panic!("first") };
+            assert!(deliveries.release("ev-1", &attempt).await.unwrap());
+            assert!(matches!(deliveries.begin("ev-1").await.unwrap(), Begun::Retry(_)));
+            deliveries.settle("ev-1").await.unwrap();
         }
         Op::Trace => {
             let traces = Traces::new(conn, ks, Duration::from_secs(3600));
@@ -128,10 +141,10 @@ async fn every_key_written_has_a_ttl() {
         exercise(&redis, op).await;
     }
     let keys = redis.keys().await;
-    // win (2), bkt, lock (2), fence (2), gate (3), joined, trace, stream,
+    // win (2), bkt, lock (2), fence (2), gate (3), delivery, joined, trace, stream,
     // seen, token, and the group ledger's pending, waiting, seen, about,
-    // done: the ops above write 20 keys.
-    assert_eq!(keys.len(), 20, "{keys:?}");
+    // done: the ops above write 21 keys.
+    assert_eq!(keys.len(), 21, "{keys:?}");
     let mut conn = redis.conn().await;
     for key in keys {
         let ttl: i64 = conn.pttl(&key).await.unwrap();

@@ -12,7 +12,13 @@
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), written here
 //!   from the cluster specification so tests can check scripts' keys.
+//! - [`crash_point`]: a Redis connection that kills its caller at a chosen
+//!   command, as `kill -9` would at that await point.
+//! - [`crash_scenario`]: ingest acceptance killed at every such point, then
+//!   later webhooks and the sender's retry, checked for lost events.
 
+pub mod crash_point;
+pub mod crash_scenario;
 pub mod slot;
 
 use redis::aio::MultiplexedConnection;

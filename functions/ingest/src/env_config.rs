@@ -18,6 +18,7 @@ pub const API_KEYS: &str = "SLUICE_API_KEYS";
 pub const KEY_PREFIX: &str = "SLUICE_KEY_PREFIX";
 pub const PENDING_TIMEOUT_SECS: &str = "SLUICE_PENDING_TIMEOUT_SECS";
 pub const BATCH_LINGER_MS: &str = "SLUICE_BATCH_LINGER_MS";
+pub const ACCEPT_LEASE_MS: &str = "SLUICE_ACCEPT_LEASE_MS";
 pub const SQS_ENDPOINT: &str = "SLUICE_SQS_ENDPOINT";
 
 /// Everything the function reads at start-up.
@@ -31,6 +32,9 @@ pub struct EnvConfig {
     /// Zero by default: a Lambda environment serves one request at a time,
     /// so a batch would wait for company that never comes.
     pub batch_linger: Duration,
+    /// How long one request may hold a delivery and a coalescing mark: at
+    /// least the function's timeout (30 s by default, as in the template).
+    pub accept_lease: Option<Duration>,
     pub sqs_endpoint: SqsEndpoint,
 }
 
@@ -77,8 +81,16 @@ impl EnvConfig {
             ),
             None => Duration::ZERO,
         };
+        let accept_lease = match get(ACCEPT_LEASE_MS) {
+            Some(text) => {
+                Some(Duration::from_millis(text.trim().parse::<u64>().ok().filter(|ms| *ms > 0).ok_or_else(|| {
+                    invalid(ACCEPT_LEASE_MS, format!("{text:?} is not a whole number of ms above zero"))
+                })?))
+            }
+            None => None,
+        };
         let sqs_endpoint = get(SQS_ENDPOINT).map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
-        Ok(Self { redis_url, queue_url, api_keys, keyspace, pending_timeout, batch_linger, sqs_endpoint })
+        Ok(Self { redis_url, queue_url, api_keys, keyspace, pending_timeout, batch_linger, accept_lease, sqs_endpoint })
     }
 
     /// The ingest's configuration: the library's defaults, overridden by
@@ -90,6 +102,9 @@ impl EnvConfig {
             config.pending_timeout = timeout;
         }
         config.batch.linger = self.batch_linger;
+        if let Some(lease) = self.accept_lease {
+            config.accept_lease = lease;
+        }
         config
     }
 }

@@ -3,6 +3,8 @@
 //! `lambda_http::Request`s, answered by the router built from environment
 //! variables, with a real Redis and the embedded queue in place of SQS.
 
+mod support;
+
 use base64::prelude::{BASE64_STANDARD, Engine};
 use lambda_http::tower::{Service, ServiceExt};
 use lambda_http::{Context, LambdaEvent};
@@ -16,49 +18,10 @@ use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
 use std::collections::HashMap;
 use std::time::Duration;
+use support::event;
 
 const KEY: &str = "apigw-key-0123456789";
 const QUEUE: &str = "sluice-events.fifo";
-
-/// An API Gateway HTTP API (payload 2.0) event for `POST /webhooks/cafe24`.
-fn event(body: &str, headers: &[(&str, &str)], base64: bool) -> Value {
-    let mut all: HashMap<String, String> = [
-        ("content-type", "application/json"),
-        ("host", "abc123.execute-api.ap-northeast-2.amazonaws.com"),
-        ("user-agent", "Cafe24-Webhook"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect();
-    all.extend(headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
-    json!({
-        "version": "2.0",
-        "routeKey": "POST /webhooks/cafe24",
-        "rawPath": "/webhooks/cafe24",
-        "rawQueryString": "",
-        "headers": all,
-        "requestContext": {
-            "accountId": "123456789012",
-            "apiId": "abc123",
-            "domainName": "abc123.execute-api.ap-northeast-2.amazonaws.com",
-            "domainPrefix": "abc123",
-            "http": {
-                "method": "POST",
-                "path": "/webhooks/cafe24",
-                "protocol": "HTTP/1.1",
-                "sourceIp": "203.0.113.7",
-                "userAgent": "Cafe24-Webhook"
-            },
-            "requestId": "JKJaXmPLvHcESHA=",
-            "routeKey": "POST /webhooks/cafe24",
-            "stage": "$default",
-            "time": "10/Mar/2026:05:30:00 +0000",
-            "timeEpoch": 1_773_120_600_000u64
-        },
-        "body": body,
-        "isBase64Encoded": base64
-    })
-}
 
 struct Lambda {
     redis: TestRedis,

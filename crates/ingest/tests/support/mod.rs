@@ -114,13 +114,13 @@ impl WorkQueue for TestQueue {
 }
 
 /// A running ingest and everything a test looks at.
-pub struct Harness {
+pub struct Harness<C = ConnectionManager> {
     pub url: String,
     pub http: reqwest::Client,
     pub redis: TestRedis,
     pub queue: TestQueue,
-    pub ingest: Ingest<ConnectionManager>,
-    pub traces: Traces<ConnectionManager>,
+    pub ingest: Ingest<C>,
+    pub traces: Traces<C>,
     stop: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<std::io::Result<()>>>,
 }
@@ -136,9 +136,11 @@ impl Harness {
         let conn = connection_manager(&redis.url()).await;
         Self::start_on(redis, conn, tweak).await
     }
+}
 
-    /// As [`start_with`](Self::start_with), over a given Redis connection.
-    pub async fn start_on(redis: TestRedis, conn: ConnectionManager, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
+impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
+    /// As [`start_with`](Harness::start_with), over a given Redis connection.
+    pub async fn start_on(redis: TestRedis, conn: C, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
         let backend = MemoryBackend::new();
         backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
         let (held, _) = watch::channel(false);

@@ -93,7 +93,7 @@ async fn load(url: &str) -> f64 {
             while started.elapsed() < RUN {
                 let body = format!(
                     r#"{{"event_no":90002,"resource":{{"mall_id":"bench","product_no":{}}}}}"#,
-                    c as u64 * 1_000_000_000 + i
+                    c as u64 * 1_000_000_000 + i + 1
                 );
                 let response = client
                     .post(&url)
