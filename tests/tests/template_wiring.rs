@@ -102,3 +102,77 @@ fn the_dashboard_body_is_json() {
     let dashboard: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
     assert!(dashboard["widgets"].as_array().is_some_and(|w| w.len() >= 4));
 }
+
+/// The lines of the YAML block that starts with the line `header` (trimmed),
+/// up to the next line indented no deeper than it.
+fn block<'t>(template: &'t str, header: &str) -> Vec<&'t str> {
+    let mut lines = template.lines().skip_while(|l| l.trim() != header);
+    let first = lines.next().unwrap_or_else(|| panic!("no {header} block in infra/template.yaml"));
+    let indent = first.len() - first.trim_start().len();
+    lines.take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() > indent).collect()
+}
+
+/// The whole-number value of `key:` in a block, if set.
+fn number(lines: &[&str], key: &str) -> Option<u64> {
+    lines.iter().find_map(|l| l.trim().strip_prefix(key)?.strip_prefix(':')?.trim().parse().ok())
+}
+
+/// Longest Express execution Step Functions allows, seconds.
+const EXPRESS_MAX_S: u64 = 300;
+/// What Pipes adds between receiving a batch and starting the execution
+/// (polling, the StartSyncExecution call), beyond any batching window: a
+/// margin, not a measured number.
+const PIPE_OVERHEAD_S: u64 = 30;
+
+/// A batch must never become visible again while an execution may still
+/// work on it: the event queue's visibility timeout exceeds the longest a
+/// pipe can hold a batch (its batching window, the execution's timeout,
+/// the pipe's overhead); the execution's timeout is one Express allows and
+/// bounds every Lambda it calls; the flush queue's visibility is six times
+/// its function's timeout, as AWS advises. docs/deploy.md ("How long a
+/// message waits after its consumer dies") states the same numbers.
+#[test]
+fn visibility_timeouts_outlast_what_holds_a_batch() {
+    let template = template();
+    let definition = std::fs::read_to_string(root().join("statemachine/pipeline.asl.json")).expect("definition");
+    let definition: serde_json::Value = serde_json::from_str(&definition).expect("definition JSON");
+    let execution = definition["TimeoutSeconds"].as_u64().expect("the pipeline sets TimeoutSeconds");
+    assert!(execution <= EXPRESS_MAX_S, "TimeoutSeconds {execution} is above Express's {EXPRESS_MAX_S} s");
+    let machine = block(&template, "Pipeline:");
+    assert!(machine.iter().any(|l| l.trim() == "Type: EXPRESS"), "the pipeline is an Express state machine");
+
+    let pipe = block(&template, "- Pipe${PipeId}:");
+    assert!(pipe.iter().any(|l| l.trim() == "InvocationType: REQUEST_RESPONSE"), "the pipe waits for the execution");
+    let window = number(&pipe, "MaximumBatchingWindowInSeconds").unwrap_or(0);
+    let held = window + execution + PIPE_OVERHEAD_S;
+    let events = number(&block(&template, "EventsQueue:"), "VisibilityTimeout").expect("EventsQueue VisibilityTimeout");
+    assert!(
+        events >= held,
+        "events visibility {events} s < batching window {window} + execution {execution} + {PIPE_OVERHEAD_S} s"
+    );
+
+    let global = number(&block(&template, "Globals:"), "Timeout").expect("a global function Timeout");
+    let called: Vec<String> = substitutions(&template).into_iter().collect();
+    for function in &called {
+        let timeout = number(&block(&template, &format!("{function}:")), "Timeout").unwrap_or(global);
+        assert!(timeout < execution, "{function} may run {timeout} s, not less than the execution's {execution} s");
+    }
+
+    let flush_fn = block(&template, "FlushSheetFunction:");
+    let flush_timeout = number(&flush_fn, "Timeout").unwrap_or(global);
+    let flush_window = number(&flush_fn, "MaximumBatchingWindowInSeconds").unwrap_or(0);
+    let flush = number(&block(&template, "FlushQueue:"), "VisibilityTimeout").expect("FlushQueue VisibilityTimeout");
+    assert!(
+        flush >= 6 * flush_timeout + flush_window,
+        "flush visibility {flush} s < 6 x the flush function's {flush_timeout} s + window {flush_window} s"
+    );
+}
+
+#[test]
+fn the_block_reader_stops_at_the_next_sibling() {
+    let sample = "  A:\n    Type: X\n    Properties:\n      Timeout: 9\n  B:\n    Timeout: 1\n";
+    let a = block(sample, "A:");
+    assert_eq!(number(&a, "Timeout"), Some(9));
+    assert_eq!(number(&a, "VisibilityTimeout"), None);
+    assert_eq!(number(&block(sample, "B:"), "Timeout"), Some(1));
+}
