@@ -4,7 +4,7 @@
 //! 1. **Delivery** `{prefix}{ev:<event id>}:gate:ingest`
 //!    ([`Deliveries`](sluice_redis::Deliveries)): this attempt takes a
 //!    lease on the delivery, as long as one request may take
-//!    (`accept_lease`, the ingest Lambda's timeout). Accepted already →
+//!    (`accept_lease`, 10 s by default). Accepted already →
 //!    `duplicate`. Another attempt's lease still running → 503
 //!    `delivery_in_progress` (the sender retries; a dead attempt holds it up
 //!    for one lease at most). An earlier attempt's lease ended unsettled →
@@ -18,10 +18,10 @@
 //!    No mark, and this is a first attempt → take the mark as a lease.
 //!    Otherwise (another event's lease, or a retry finding no mark) →
 //!    enqueue without a mark.
-//! 4. **Enqueue** through the batcher (the event entered in its group's
-//!    ledger just before, for `sluice status`). Accepted → confirm the mark
-//!    (lease → mark for the pending timeout), trace `enqueued`, settle the
-//!    delivery as accepted → `enqueued`.
+//! 4. **Enqueue** through the batcher. Accepted → confirm the mark (lease →
+//!    mark for the pending timeout), enter the event in its group's ledger
+//!    (`sluice status`), trace `enqueued`, settle the delivery as accepted →
+//!    `enqueued`.
 //!
 //! # Why a crash loses nothing
 //!
@@ -63,8 +63,8 @@ use crate::rejection::{ErrorCode, Rejection};
 use redis::aio::ConnectionLike;
 use serde::Serialize;
 use serde_json::json;
-use sluice_domain::ShopWork;
 use sluice_domain::queue::SendOutcome;
+use sluice_domain::{GroupKey, ShopWork};
 use sluice_redis::{Attempt, Begun, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, Tag, Traces};
 use std::time::{Duration, Instant};
 
@@ -165,13 +165,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             );
             return Err(undo.run(late).await);
         }
-        let group = work.event.group_key();
-        self.enter_group(group.as_str(), &work.event.group_about(), id).await;
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
                 if undo.leased {
                     self.confirm(&work).await;
                 }
+                self.enter_group(&work.event.group_key(), &work.event.group_about(), id).await;
                 let detail = json!({
                     "message_id": accepted.message_id.as_str(),
                     "sequence_number": accepted.sequence_number,
@@ -188,7 +187,6 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                     (ErrorCode::QueueUnavailable, "the queue did not take the message")
                 };
                 let message = format!("{what} ({}: {}); nothing was kept", failure.code, failure.message);
-                self.forget_group(group.as_str(), id).await;
                 Err(undo.run(Rejection::new(code, message)).await)
             }
         }
@@ -216,18 +214,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         }
     }
 
-    /// Counts the event as waiting in its group, for `sluice status` only:
-    /// a failure is logged and the event still goes to the queue.
-    pub(crate) async fn enter_group(&self, group: &str, about: &sluice_domain::GroupAbout, id: &str) {
+    /// Counts the event as waiting in its group, for `sluice status` only,
+    /// once the queue took it: entered before the send, a request killed in
+    /// between would leave an event `sluice status` counts as waiting for
+    /// 14 days. A pipeline faster than this call marks the event done
+    /// first, and the ledger then does not count it (it remembers events
+    /// done within the deduplication window). A failure is logged.
+    pub(crate) async fn enter_group(&self, group: &GroupKey, about: &sluice_domain::GroupAbout, id: &str) {
         let about = serde_json::to_string(about).unwrap_or_default();
-        if let Err(e) = self.groups.enter(group, &about, id).await {
-            tracing::warn!(event_id = id, error = %e, "group ledger not updated");
-        }
-    }
-
-    /// The send failed: the event does not wait in its group after all.
-    pub(crate) async fn forget_group(&self, group: &str, id: &str) {
-        if let Err(e) = self.groups.forget(group, id).await {
+        if let Err(e) = self.groups.enter(group.as_str(), &about, id).await {
             tracing::warn!(event_id = id, error = %e, "group ledger not updated");
         }
     }

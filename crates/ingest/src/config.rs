@@ -24,10 +24,11 @@ pub const DEFAULT_DUPLICATE_WINDOW: Duration = DEDUP_WINDOW;
 pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// How long one attempt at accepting a webhook may hold its delivery and
 /// the resource's coalescing mark before they are the next request's, by
-/// default: the ingest Lambda's timeout (and API Gateway's 30 s limit), past
-/// which the attempt is dead for sure. A crashed attempt holds up the
-/// sender's retry (503) for this long at most.
-pub const DEFAULT_ACCEPT_LEASE: Duration = Duration::from_secs(30);
+/// default. A killed attempt holds up the sender's retry (503) for this
+/// long at most. An attempt gives up before sending once half of it is
+/// gone, and one that outlives it anyway is harmless (see `acceptance`):
+/// its send repeats the retry's, which the queue drops as a duplicate.
+pub const DEFAULT_ACCEPT_LEASE: Duration = Duration::from_secs(10);
 /// How long a batch waits for company after its first entry, by default.
 pub const DEFAULT_LINGER: Duration = Duration::from_millis(2);
 /// How many batch calls may be in flight at once, by default.

@@ -25,17 +25,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             tracing::warn!(error = %e, "redis failed while logging a row");
             Rejection::new(ErrorCode::StoreUnavailable, "redis failed while logging the row; nothing was kept")
         })?;
-        let group = work.row.group_key();
-        self.enter_group(group.as_str(), &work.row.group_about(), &work.event_id).await;
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
+                self.enter_group(&work.row.group_key(), &work.row.group_about(), &work.event_id).await;
                 self.log(&log, stages::ENQUEUED, &json!({"message_id": accepted.message_id.as_str()})).await;
                 Ok(Receipt { event_ids: vec![work.event_id.clone()], status: Status::Enqueued, into: None })
             }
             SendOutcome::Failed(failure) => {
                 let code = if failure.sender_fault { ErrorCode::QueueRefused } else { ErrorCode::QueueUnavailable };
                 let reason = format!("the queue did not take the row ({}: {})", failure.code, failure.message);
-                self.forget_group(group.as_str(), &work.event_id).await;
                 self.log(&log, stages::FAILED, &json!({"reason": reason, "retry": "by the sender"})).await;
                 Err(Rejection::new(code, format!("{reason}; nothing was kept")))
             }

@@ -32,8 +32,8 @@ pub struct EnvConfig {
     /// Zero by default: a Lambda environment serves one request at a time,
     /// so a batch would wait for company that never comes.
     pub batch_linger: Duration,
-    /// How long one request may hold a delivery and a coalescing mark: at
-    /// least the function's timeout (30 s by default, as in the template).
+    /// How long a killed request may hold its delivery and coalescing mark
+    /// (the library's default, 10 s, when unset).
     pub accept_lease: Option<Duration>,
     pub sqs_endpoint: SqsEndpoint,
 }

@@ -14,7 +14,7 @@
 //! | `SLUICE_KEY_PREFIX`           | no       | Redis key prefix (default `sluice:`)                  |
 //! | `SLUICE_PENDING_TIMEOUT_SECS` | no       | coalescing mark timeout (default 900)                 |
 //! | `SLUICE_BATCH_LINGER_MS`      | no       | batch linger (default 0: one request per invocation)  |
-//! | `SLUICE_ACCEPT_LEASE_MS`      | no       | one request's hold on a delivery (default 30000; at least the function's timeout) |
+//! | `SLUICE_ACCEPT_LEASE_MS`      | no       | how long a killed request holds its delivery (default 10000) |
 //! | `SLUICE_SQS_ENDPOINT`         | no       | a local SQS endpoint instead of AWS (`sluice dev`)    |
 //!
 //! A missing or malformed variable stops the function at start-up with a

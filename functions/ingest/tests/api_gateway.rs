@@ -105,6 +105,18 @@ async fn bad_events_get_their_4xx_and_leave_nothing_behind() {
         ("{", vec![("x-api-key", KEY)], 400, "invalid_json"),
         (r#"{"event_no":1,"resource":{}}"#, vec![("x-api-key", KEY)], 422, "unknown_topic"),
         (r#"{"event_no":90002,"resource":{"mall_id":"acme"}}"#, vec![("x-api-key", KEY)], 400, "invalid_field"),
+        (
+            r#"{"event_no":90002,"resource":{"mall_id":"acme","product_no":0}}"#,
+            vec![("x-api-key", KEY)],
+            400,
+            "invalid_field",
+        ),
+        (
+            r#"{"event_no":90002,"resource":{"mall_id":"acme","product_no":-7}}"#,
+            vec![("x-api-key", KEY)],
+            400,
+            "invalid_field",
+        ),
     ] {
         let (got, answer) = lambda.call(&event(body, &headers, false)).await;
         assert_eq!((got, answer["error"]["code"].as_str()), (status, Some(code)), "{answer}");
