@@ -11,7 +11,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: run dev test bench lint deps
+.PHONY: run dev test chaos bench lint deps
 
 ## run: both paths end to end, each with a report checking its invariants:
 ## the shop pipeline (sluice demo shops: 20 sandbox malls, 2,000 webhooks from
@@ -39,6 +39,12 @@ test: deps
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
 	@scripts/lambda-build.sh
+
+## chaos: the long crash test: sluice dev killed with kill -9 five times in
+## each of many seeded webhook streams (SLUICE_CHAOS_SEEDS, default 1-10;
+## SLUICE_CHAOS_CHANGES per stream, default 600); `make test` runs one.
+chaos: deps
+	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
 bench: deps
