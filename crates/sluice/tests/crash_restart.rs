@@ -181,7 +181,7 @@ impl Run {
         self.sandbox = Some(sandbox);
 
         // Ingest keeps its port across restarts, as a sender's URL would.
-        let ingest_port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let ingest_port = port_outside_the_ephemeral_range();
         let workdir = self.dir.join("work");
         std::fs::create_dir_all(&workdir).unwrap();
         let start = DevStart { workdir: workdir.clone(), ingest_port, template };
@@ -535,6 +535,20 @@ fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
     child.stdin.take().unwrap().write_all(tokens.to_string().as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "sluice tokens set {mall}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A free port below the kernel's ephemeral range: while sluice dev is
+/// down, no outgoing connection (ours or a parallel test's) or port-0
+/// listener can be given it.
+fn port_outside_the_ephemeral_range() -> u16 {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let low: u16 = range.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(32768);
+    let span = low.saturating_sub(10_000).max(1);
+    let start = 10_000 + (std::process::id() % u32::from(span)) as u16;
+    (0..span)
+        .map(|i| 10_000 + (start - 10_000 + i) % span)
+        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
+        .expect("a free port below the ephemeral range")
 }
 
 /// Whether something accepts connections on `port` of 127.0.0.1.
