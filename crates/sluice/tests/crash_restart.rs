@@ -39,9 +39,9 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 /// to leave nothing waiting. Issue 12 asks for held messages to be back
 /// within 30 s of a restart; the rest is the buckets draining.
 const DRAIN_LIMIT: Duration = Duration::from_secs(40);
-/// How long a sender keeps retrying one delivery before it gives up: longer
-/// than the lease a killed attempt leaves on its delivery (ingest's
-/// `accept_lease`, 30 s), which answers 503 until it ends. Cafe24 itself
+/// How long a sender keeps retrying one delivery before it gives up: well
+/// beyond the lease a killed attempt leaves on its delivery (ingest's
+/// `accept_lease`), during which a retry is answered 503. Cafe24 itself
 /// retries for far longer.
 const SENDER_PATIENCE: Duration = Duration::from_secs(45);
 /// Each mall's Admin API bucket, in the sandbox and in sluice alike: small,
