@@ -40,7 +40,17 @@ pub struct ServerOptions {
 /// Runs `redis-server "$@"` and stops it (SIGTERM, so an append-only file
 /// is flushed) when our end of its stdin closes. The shell gives up the
 /// log pipe, so the pipe closes as soon as the server exits on its own.
+///
+/// With a data directory, the server first takes an exclusive lock on
+/// `$SLUICE_REDIS_LOCK` there, which it holds until it exits: a run started
+/// right after a killed one waits for the old server to finish stopping
+/// instead of loading the append-only file while the old one still writes
+/// to it.
 const WATCHDOG: &str = r#"exec 3<&0
+if [ -n "$SLUICE_REDIS_LOCK" ] && command -v flock >/dev/null 2>&1; then
+  exec 9>"$SLUICE_REDIS_LOCK"
+  flock -w 10 9 || { echo "another redis-server still holds $SLUICE_REDIS_LOCK"; exit 1; }
+fi
 redis-server "$@" <&- &
 server=$!
 exec 1>/dev/null
@@ -128,6 +138,7 @@ impl RedisProcess {
             command.args(["--appendonly", "no"]);
         } else {
             command.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
+            command.env("SLUICE_REDIS_LOCK", dir.join("redis.lock"));
         }
         if options.cluster {
             command.args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
