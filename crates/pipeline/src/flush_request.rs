@@ -1,5 +1,5 @@
 //! Asking for a sheet's flush, at most once at a time: the sheet's flush
-//! gate holds the pending request's token (`<128 random bits>@<due ms>@<why>`)
+//! gate holds the pending request's [`FlushToken`]
 //! from the ask until the flush it asked for ends, so while a flush is
 //! pending or running, new rows ask for nothing (they will be in the next
 //! append anyway). The flush clears its token just before it lets go of
@@ -41,6 +41,42 @@ impl Why {
             Self::Wait => 'w',
         }
     }
+
+    fn from_code(code: &str) -> Option<Self> {
+        [Self::Rows, Self::MaxDelay, Self::Wait].into_iter().find(|why| code.len() == 1 && code.starts_with(why.code()))
+    }
+}
+
+/// A flush request's token, as the sheet's flush gate holds it:
+/// `<128 random bits, hex>@<due, ms since the epoch>@<why>`. The random
+/// part makes it this request's own; due and why say whether a new request
+/// may overtake it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FlushToken {
+    nonce: u128,
+    due_ms: u64,
+    why: Why,
+}
+
+impl FlushToken {
+    fn new(due_ms: u64, why: Why) -> Self {
+        Self { nonce: rand::random(), due_ms, why }
+    }
+
+    /// `None` for a holder this version did not write.
+    fn parse(holder: &str) -> Option<Self> {
+        let mut parts = holder.split('@');
+        let nonce = u128::from_str_radix(parts.next()?, 16).ok()?;
+        let due_ms = parts.next()?.parse().ok()?;
+        let why = Why::from_code(parts.next()?)?;
+        parts.next().is_none().then_some(Self { nonce, due_ms, why })
+    }
+}
+
+impl std::fmt::Display for FlushToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}@{}@{}", self.nonce, self.due_ms, self.why.code())
+    }
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
@@ -54,7 +90,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
     ) -> Result<(), StepError> {
         let sheet = Tag::for_sheet(&request.sheet);
         let due_ms = now_ms() + delay.as_millis() as u64;
-        let token = format!("{:032x}@{due_ms}@{}", rand::random::<u128>(), why.code());
+        let token = FlushToken::new(due_ms, why).to_string();
         let request = request.with_token(token.clone());
         let timeout = self.config.sheets.request_timeout.max(delay + Duration::from_secs(60));
         match self.gates.mark_pending(&sheet, FLUSH_GATE, &token, timeout).await? {
@@ -66,10 +102,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
                 }
             }
             Entry::Closed { holder, .. } => {
-                let mut parts = holder.split('@').skip(1);
-                let pending_due = parts.next().and_then(|d| d.parse::<u64>().ok()).unwrap_or(0);
-                let pending_why = parts.next().unwrap_or("");
-                if why == Why::Rows && pending_why == "d" && pending_due > due_ms {
+                let overtakes = |pending: FlushToken| pending.why == Why::MaxDelay && pending.due_ms > due_ms;
+                if why == Why::Rows && FlushToken::parse(&holder).is_some_and(overtakes) {
                     self.trigger()?.request(&request, Duration::ZERO).await?;
                 }
             }
@@ -81,5 +115,21 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         self.flush_trigger
             .as_deref()
             .ok_or_else(|| StepError::new(ErrorKind::Internal, "no flush trigger configured for the sheet path"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_reads_back_as_written_and_a_foreign_holder_is_none() {
+        for why in [Why::Rows, Why::MaxDelay, Why::Wait] {
+            let token = FlushToken::new(1_763_000_000_123, why);
+            assert_eq!(FlushToken::parse(&token.to_string()), Some(token));
+        }
+        for foreign in ["", "1", "abc@1@r@x", "zz@1@r", "ab@x@r", "ab@1@q", "ab@1@rr"] {
+            assert_eq!(FlushToken::parse(foreign), None, "{foreign}");
+        }
     }
 }

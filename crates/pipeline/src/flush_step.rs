@@ -23,7 +23,7 @@
 //!   delayed flush request: nothing polls.
 
 use crate::flush_request::{FLUSH_GATE, Why};
-use crate::sheet_io::{FlushOutput, FlushRequest};
+use crate::sheet_io::{FlushNext, FlushOutput, FlushRequest};
 use crate::step_metrics::StepMetrics;
 use crate::steps::Steps;
 use redis::aio::ConnectionLike;
@@ -57,6 +57,12 @@ pub(crate) struct RunTally {
     pub refreshed: bool,
 }
 
+impl RunTally {
+    fn output(&self, next: FlushNext, wait_seconds: u64, parked: Option<String>) -> FlushOutput {
+        FlushOutput { appended_rows: self.appended_rows, calls: self.calls, next, wait_seconds, parked }
+    }
+}
+
 /// Which quota an upstream call spends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Spend {
@@ -70,11 +76,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         if let Some(reason) = self.credentials.rejected(&request.credential_id).await? {
             // Rows stay buffered, in order, until `sluice credentials set`.
             self.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
-            return Ok(FlushOutput::new(&RunTally::default(), "parked", 0, Some(reason)));
+            return Ok(RunTally::default().output(FlushNext::Parked, 0, Some(reason)));
         }
         let lease = match self.locks.acquire(&sheet, FLUSH_LOCK, self.config.sheets.flush_lease).await? {
             Acquire::Acquired(lease) => lease,
-            Acquire::Busy { .. } => return Ok(FlushOutput::new(&RunTally::default(), "busy", 0, None)),
+            Acquire::Busy { .. } => return Ok(RunTally::default().output(FlushNext::Busy, 0, None)),
         };
         let mut tally = RunTally::default();
         let run_started = Instant::now();
@@ -108,10 +114,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
             Next::Parked(_) => {}
         }
         Ok(match next {
-            Next::Idle => FlushOutput::new(&tally, "idle", 0, None),
-            Next::Budget => FlushOutput::new(&tally, "later", 0, None),
-            Next::Later(wait) => FlushOutput::new(&tally, "later", wait.as_secs_f64().ceil() as u64, None),
-            Next::Parked(why) => FlushOutput::new(&tally, "parked", 0, Some(why)),
+            Next::Idle => tally.output(FlushNext::Idle, 0, None),
+            Next::Budget => tally.output(FlushNext::Later, 0, None),
+            Next::Later(wait) => tally.output(FlushNext::Later, wait.as_secs_f64().ceil() as u64, None),
+            Next::Parked(why) => tally.output(FlushNext::Parked, 0, Some(why)),
         })
     }
 

@@ -66,24 +66,36 @@ pub struct FlushOutput {
     pub appended_rows: u64,
     /// API calls it made (appends, and reads to verify).
     pub calls: u64,
-    /// `idle` (buffer empty), `later` (more to do: a trigger is scheduled
-    /// after `wait_seconds`), `busy` (another flush holds the sheet),
-    /// `parked` (the rows wait for a person: credential or sheet).
-    pub next: String,
+    pub next: FlushNext,
+    /// For `later`: when the next flush is scheduled.
     pub wait_seconds: u64,
     /// Why the rows are parked, for `parked`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parked: Option<String>,
 }
 
-impl FlushOutput {
-    pub(crate) fn new(
-        tally: &crate::flush_step::RunTally,
-        next: &str,
-        wait_seconds: u64,
-        parked: Option<String>,
-    ) -> Self {
-        Self { appended_rows: tally.appended_rows, calls: tally.calls, next: next.to_owned(), wait_seconds, parked }
+/// What happens to the sheet after a flush.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlushNext {
+    /// The buffer is empty.
+    Idle,
+    /// More to do: a flush is scheduled after `wait_seconds`.
+    Later,
+    /// Another flush holds the sheet.
+    Busy,
+    /// The rows wait for a person (credential or sheet).
+    Parked,
+}
+
+impl std::fmt::Display for FlushNext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Idle => "idle",
+            Self::Later => "later",
+            Self::Busy => "busy",
+            Self::Parked => "parked",
+        })
     }
 }
 

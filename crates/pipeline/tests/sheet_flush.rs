@@ -5,6 +5,7 @@ mod sheet_support;
 
 use sheet_support::{DOC, SheetTest, USER, request};
 use sluice_pipeline::SheetConfig;
+use sluice_pipeline::sheet_io::FlushNext;
 use sluice_redis::{Claim, SheetBuffers, Tag};
 use sluice_sandbox::{SheetsFault, SheetsOp, SheetsSandboxConfig};
 use std::collections::HashSet;
@@ -42,7 +43,7 @@ async fn buffered_rows_go_out_in_one_append_with_one_header_in_order() {
         // One request pending for the sheet, however many rows asked.
         assert_eq!(t.trigger.requests.lock().unwrap().len(), 1);
         let out = t.flush(0).await;
-        assert_eq!((out.appended_rows, out.next.as_str()), (50, "idle"));
+        assert_eq!((out.appended_rows, out.next), (50, FlushNext::Idle));
         assert_sheet(&t, 0, &rows);
         // More rows later: no second header.
         let more = ids(50..60);
@@ -97,7 +98,7 @@ async fn timeout_after_apply_is_verified_not_resent() {
         // Applied, then the answer is held past the client's 1 s timeout.
         t.sandbox.inject(SheetsFault::ApplyThenHold { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(3) });
         let first = t.flush(0).await;
-        assert_eq!((first.appended_rows, first.next.as_str()), (0, "later"));
+        assert_eq!((first.appended_rows, first.next), (0, FlushNext::Later));
         t.flush_until_idle(0, 5).await;
         assert_sheet(&t, 0, &rows);
         let applied = t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count();
@@ -130,13 +131,13 @@ async fn kill_between_append_and_trim_finds_the_rows_in_the_sheet() {
         let mut outputs = Vec::new();
         loop {
             let out = t.flush(0).await;
-            outputs.push(out.next.clone());
-            if out.next == "idle" {
+            outputs.push(out.next);
+            if out.next == FlushNext::Idle {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        assert!(outputs.contains(&"busy".to_owned()), "the lock held while the lease lasted: {outputs:?}");
+        assert!(outputs.contains(&FlushNext::Busy), "the lock held while the lease lasted: {outputs:?}");
         assert_sheet(&t, 0, &rows);
         let applied = t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count();
         assert_eq!(applied, 1);
@@ -181,13 +182,13 @@ async fn a_revoked_credential_parks_alerts_once_and_redrives_when_set() {
             t.buffer(0, id).await;
         }
         let out = t.flush(0).await;
-        assert_eq!(out.next, "parked", "{out:?}");
+        assert_eq!(out.next, FlushNext::Parked, "{out:?}");
         assert!(out.parked.unwrap().starts_with("credential"));
         // Rows arriving while it is parked wait behind the held ones.
         t.buffer(0, "r004").await;
-        assert_eq!(t.flush(0).await.next, "parked");
+        assert_eq!(t.flush(0).await.next, FlushNext::Parked);
         t.buffer(7, "x000").await;
-        assert_eq!(t.flush(7).await.next, "parked", "every sheet of the credential waits");
+        assert_eq!(t.flush(7).await.next, FlushNext::Parked, "every sheet of the credential waits");
         let alerts = t.alerts.lock().unwrap().clone();
         assert_eq!(alerts.len(), 1, "one alert per storm: {alerts:?}");
         assert!(alerts[0].contains(USER) && !alerts[0].contains(&t.refresh_token));
@@ -216,7 +217,7 @@ async fn a_deleted_sheet_parks_its_rows_and_alerts() {
         t.sandbox.delete_sheet(DOC, 7);
         t.buffer(7, "x000").await;
         let out = t.flush(7).await;
-        assert_eq!(out.next, "parked");
+        assert_eq!(out.next, FlushNext::Parked);
         assert!(out.parked.unwrap().starts_with("sheet"));
         assert_eq!(t.alerts.lock().unwrap().len(), 1);
         let buffers = SheetBuffers::new(t.redis.conn().await, t.redis.keyspace());

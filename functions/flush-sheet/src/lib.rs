@@ -30,7 +30,7 @@ pub async fn handler(
                         message_id = id,
                         rows = output.appended_rows,
                         calls = output.calls,
-                        next = output.next,
+                        next = %output.next,
                         "flushed"
                     );
                     false

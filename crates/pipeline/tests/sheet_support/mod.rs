@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
 use sluice_domain::{SheetRow, SheetWork, StepError, WorkItem};
 use sluice_pipeline::flush_trigger::FlushTrigger;
-use sluice_pipeline::sheet_io::{BufferInput, FlushOutput, FlushRequest};
+use sluice_pipeline::sheet_io::{BufferInput, FlushNext, FlushOutput, FlushRequest};
 use sluice_pipeline::step_io::ItemPlan;
 use sluice_pipeline::{PipelineConfig, SheetConfig, Steps};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
@@ -117,11 +117,11 @@ impl SheetTest {
         let mut outputs = Vec::new();
         for _ in 0..limit {
             let output = self.flush(gid).await;
-            let next = output.next.clone();
+            let next = output.next;
             let wait = Duration::from_secs(output.wait_seconds);
             outputs.push(output);
-            match next.as_str() {
-                "idle" | "parked" => return outputs,
+            match next {
+                FlushNext::Idle | FlushNext::Parked => return outputs,
                 // The request it left is due after `wait`: wait it out, as
                 // the delayed message would.
                 _ => tokio::time::sleep(wait).await,
