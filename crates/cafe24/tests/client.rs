@@ -8,6 +8,7 @@ use sluice_cafe24::{
 use sluice_domain::{ErrorKind, ResourceKind};
 use sluice_sandbox::cafe24::{BucketConfig, QuotaConfig, SandboxConfig};
 use sluice_sandbox::{Cafe24Sandbox, FaultConfig, TimeoutMode};
+use sluice_testkit::sandbox::cafe24_config;
 use std::time::Duration;
 
 const MALL: &str = "acme";
@@ -23,10 +24,8 @@ async fn sandbox(config: SandboxConfig) -> Cafe24Sandbox {
 }
 
 fn client_for(sandbox: &Cafe24Sandbox, secret: &str, timeout: Duration) -> Cafe24Client {
-    let config = Cafe24Config::new("sandbox-client", secret)
-        .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).unwrap())
-        .with_timeouts(timeout, Duration::from_secs(1));
-    Cafe24Client::new(config).unwrap()
+    let config = cafe24_config(sandbox).with_timeouts(timeout, Duration::from_secs(1));
+    Cafe24Client::new(Cafe24Config { client_secret: Secret::new(secret), ..config }).unwrap()
 }
 
 fn client(sandbox: &Cafe24Sandbox) -> Cafe24Client {

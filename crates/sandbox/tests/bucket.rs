@@ -2,10 +2,11 @@
 //! independent model replayed from the recorded times.
 
 use serde_json::json;
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, Secret};
+use sluice_cafe24::{Cafe24Client, FetchOutcome, Secret};
 use sluice_domain::ResourceKind;
 use sluice_sandbox::Cafe24Sandbox;
 use sluice_sandbox::cafe24::{BucketConfig, CallRecord, Refusal, SandboxConfig};
+use sluice_testkit::sandbox::cafe24_client;
 use std::time::Duration;
 
 const MALL: &str = "acme";
@@ -15,9 +16,8 @@ async fn setup(bucket: BucketConfig) -> (Cafe24Sandbox, Cafe24Client, String, Se
     let fields = json!({"product_name": "Tea"}).as_object().cloned().unwrap();
     let id = sandbox.create(MALL, ResourceKind::Product, fields).await.unwrap().id;
     let token = sandbox.issue_tokens(MALL).unwrap().access_token;
-    let config = Cafe24Config::new("sandbox-client", "sandbox-secret")
-        .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).unwrap());
-    (sandbox, Cafe24Client::new(config).unwrap(), id, token)
+    let client = cafe24_client(&sandbox);
+    (sandbox, client, id, token)
 }
 
 /// Replays a leaky bucket from the records' times alone and checks every

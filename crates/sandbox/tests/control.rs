@@ -3,10 +3,11 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, Secret};
+use sluice_cafe24::{FetchOutcome, Secret};
 use sluice_domain::ResourceKind;
 use sluice_sandbox::Cafe24Sandbox;
 use sluice_sandbox::cafe24::{SandboxConfig, WebhookTarget};
+use sluice_testkit::sandbox::cafe24_client;
 use std::time::Duration;
 
 async fn call(method: reqwest::Method, url: String, body: Option<Value>) -> (StatusCode, Value) {
@@ -51,9 +52,7 @@ async fn malls_resources_tokens_and_records_over_http() {
         assert_eq!(status, StatusCode::OK);
         let token = Secret::new(tokens["access_token"].as_str().unwrap());
         assert!(tokens["refresh_token"].is_string() && tokens["expires_at"].is_string());
-        let config = Cafe24Config::new("sandbox-client", "sandbox-secret")
-            .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).unwrap());
-        let client = Cafe24Client::new(config).unwrap();
+        let client = cafe24_client(&sandbox);
         let outcome = client.fetch("shop2", ResourceKind::Product, "1", &token).await;
         assert!(matches!(outcome, FetchOutcome::Found(_)), "{outcome:?}");
         let (status, _) = call(reqwest::Method::POST, format!("{base}/sandbox/malls/shop2/tokens/expire"), None).await;

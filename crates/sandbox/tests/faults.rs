@@ -1,10 +1,11 @@
 //! Injected faults come at their configured rates, repeatably for a seed.
 
 use serde_json::Map;
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, Secret, Unavailable};
+use sluice_cafe24::{Cafe24Client, FetchOutcome, Secret, Unavailable};
 use sluice_domain::ResourceKind;
 use sluice_sandbox::cafe24::{BucketConfig, SandboxConfig};
 use sluice_sandbox::{Cafe24Sandbox, FaultConfig, TimeoutMode};
+use sluice_testkit::sandbox::cafe24_config;
 use std::time::{Duration, Instant};
 
 const MALL: &str = "acme";
@@ -15,9 +16,7 @@ async fn setup(faults: FaultConfig) -> (Cafe24Sandbox, Cafe24Client, String, Sec
     let sandbox = Cafe24Sandbox::start(config).await.unwrap();
     let id = sandbox.create(MALL, ResourceKind::Product, Map::new()).await.unwrap().id;
     let token = sandbox.issue_tokens(MALL).unwrap().access_token;
-    let config = Cafe24Config::new("sandbox-client", "sandbox-secret")
-        .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).unwrap())
-        .with_timeouts(Duration::from_secs(5), Duration::from_secs(1));
+    let config = cafe24_config(&sandbox).with_timeouts(Duration::from_secs(5), Duration::from_secs(1));
     (sandbox, Cafe24Client::new(config).unwrap(), id, token)
 }
 

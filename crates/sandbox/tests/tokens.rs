@@ -2,19 +2,14 @@
 //! two racing refreshes of one token get.
 
 use serde_json::Map;
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, RefreshError};
+use sluice_cafe24::{FetchOutcome, RefreshError};
 use sluice_domain::ResourceKind;
 use sluice_sandbox::Cafe24Sandbox;
 use sluice_sandbox::cafe24::SandboxConfig;
+use sluice_testkit::sandbox::cafe24_client as client;
 use std::time::{Duration, Instant};
 
 const MALL: &str = "acme";
-
-fn client(sandbox: &Cafe24Sandbox) -> Cafe24Client {
-    let config = Cafe24Config::new("sandbox-client", "sandbox-secret")
-        .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).unwrap());
-    Cafe24Client::new(config).unwrap()
-}
 
 #[tokio::test]
 async fn access_tokens_expire_after_their_lifetime() {

@@ -10,23 +10,33 @@
 //! # Layout
 //!
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
-//! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), written here
-//!   from the cluster specification so tests can check scripts' keys.
-//! - [`crash_point`]: a Redis connection that kills its caller at a chosen
-//!   command, as `kill -9` would at that await point.
-//! - [`crash_scenario`]: ingest acceptance killed at every such point, then
-//!   later webhooks and the sender's retry, checked for lost events.
+//! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
+//! - [`crash_point`]: a connection that kills its caller at a chosen command.
+//! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
+//! - `sandbox` (feature `sandbox`): clients wired to the sandbox upstreams.
+//! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
 
 pub mod crash_point;
 pub mod crash_scenario;
+#[cfg(feature = "pipeline")]
+pub mod pipeline;
+#[cfg(feature = "sandbox")]
+pub mod sandbox;
 pub mod slot;
 
 use redis::aio::MultiplexedConnection;
 use sluice_redis::{Keyspace, RedisProcess, ServerOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use slot::key_slot;
+
+/// Wall-clock milliseconds since the Unix epoch, the unit of every
+/// timestamp the pipeline stores.
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
 
 static PLAIN: Mutex<Weak<RedisProcess>> = Mutex::new(Weak::new());
 static CLUSTER: Mutex<Weak<RedisProcess>> = Mutex::new(Weak::new());

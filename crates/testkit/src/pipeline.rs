@@ -1,0 +1,28 @@
+//! The pipeline's inputs as the state machine hands them to the steps.
+
+use crate::now_ms;
+use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, Topic, WorkItem};
+use sluice_pipeline::step_io::ItemPlan;
+use sluice_pipeline::stored_token;
+use sluice_redis::StoredToken;
+use sluice_sandbox::Cafe24Sandbox;
+
+/// A work item of `mall`'s product `id` (topic 90002, a product update), as
+/// `PlanBatch` puts it in its plan and the state machine passes it to each
+/// step.
+pub fn item_plan(mall: &str, id: &str, delivery: &str, receive_count: u32) -> ItemPlan {
+    let resource = ResourceRef { kind: ResourceKind::Product, id: id.into() };
+    let event = ShopEvent::new(mall, Topic(90002), resource, delivery).expect("a valid event");
+    ItemPlan {
+        item_id: format!("msg-{delivery}"),
+        receive_count,
+        kind: "shop".into(),
+        work: Some(WorkItem::Shop(ShopWork::new(event, now_ms()))),
+        invalid: None,
+    }
+}
+
+/// A token pair the sandbox issues for `mall`, as the token step stores it.
+pub fn sandbox_token(sandbox: &Cafe24Sandbox, mall: &str) -> StoredToken {
+    stored_token(&crate::sandbox::grant(sandbox, mall), now_ms())
+}
