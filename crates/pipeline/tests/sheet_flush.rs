@@ -8,6 +8,7 @@ use sluice_pipeline::SheetConfig;
 use sluice_pipeline::sheet_io::FlushNext;
 use sluice_redis::{Claim, SheetBuffers, Tag};
 use sluice_sandbox::{SheetsFault, SheetsOp, SheetsSandboxConfig};
+use sluice_testkit::sandbox::sheets_config;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -257,17 +258,8 @@ async fn a_batch_found_partly_in_the_sheet_sends_only_the_rest() {
         let t = start("flush_partial").await;
         // The header and r000 are in the sheet already (an earlier append by
         // hand, say), while r000..r002 are in flight, their outcome unknown.
-        let client = sluice_sheets::SheetsClient::new(
-            sluice_sheets::SheetsConfig::new(
-                sheet_support::CLIENT_ID,
-                sluice_cafe24::Secret::new(sheet_support::CLIENT_SECRET),
-            )
-            .with_api_base_url(t.sandbox.base_url())
-            .unwrap()
-            .with_token_url(t.sandbox.token_url())
-            .unwrap(),
-        )
-        .unwrap();
+        let config = sheets_config(&t.sandbox, sheet_support::CLIENT_ID, sheet_support::CLIENT_SECRET);
+        let client = sluice_sheets::SheetsClient::new(config).unwrap();
         let token = client.refresh(&sluice_cafe24::Secret::new(t.refresh_token.clone())).await.unwrap().access_token;
         let rows = vec![vec![serde_json::json!("row_id")], vec![serde_json::json!("r000")]];
         let input = sluice_sheets::values::ValueInputOption::Raw;

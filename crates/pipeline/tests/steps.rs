@@ -2,28 +2,19 @@
 
 use redis::aio::MultiplexedConnection;
 use serde_json::json;
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, TokenGrant};
-use sluice_domain::{ErrorKind, ResourceKind, ResourceRef, ShopEvent, ShopWork, Topic, WorkItem};
+use sluice_domain::{ErrorKind, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput};
-use sluice_pipeline::{PipelineConfig, Steps, stored_token};
+use sluice_pipeline::{PipelineConfig, Steps};
 use sluice_redis::{BucketSpec, Coalescing, Gates, MarkTimes, Tag};
 use sluice_sandbox::cafe24::BucketConfig;
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_testkit::TestRedis;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
-}
+use sluice_testkit::pipeline::{item_plan, sandbox_token};
+use sluice_testkit::sandbox::cafe24_client;
+use std::time::Duration;
 
 async fn steps(redis: &TestRedis, sandbox: &Cafe24Sandbox, config: PipelineConfig) -> Steps<MultiplexedConnection> {
-    let defaults = Cafe24SandboxConfig::default();
-    let client = Cafe24Client::new(
-        Cafe24Config::new(defaults.client_id, defaults.client_secret)
-            .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).unwrap()),
-    )
-    .unwrap();
-    Steps::new(redis.conn().await, redis.keyspace(), config, client).unwrap()
+    Steps::new(redis.conn().await, redis.keyspace(), config, cafe24_client(sandbox)).unwrap()
 }
 
 async fn sandbox(malls: &[&str], bucket: BucketConfig) -> Cafe24Sandbox {
@@ -36,17 +27,7 @@ async fn sandbox(malls: &[&str], bucket: BucketConfig) -> Cafe24Sandbox {
 }
 
 fn item(mall: &str, id: &str, delivery: &str) -> ItemPlan {
-    let event =
-        ShopEvent::new(mall, Topic(90002), ResourceRef { kind: ResourceKind::Product, id: id.into() }, delivery)
-            .unwrap();
-    let work = ShopWork::new(event, now_ms());
-    ItemPlan {
-        item_id: format!("m-{delivery}"),
-        receive_count: 1,
-        kind: "shop".into(),
-        work: Some(WorkItem::Shop(work)),
-        invalid: None,
-    }
+    item_plan(mall, id, delivery, 1)
 }
 
 fn message(id: &str, group: &str, body: String) -> PipeMessage {
@@ -104,8 +85,7 @@ async fn fetch_waits_short_waits_itself_and_hands_long_ones_back() {
     let config =
         PipelineConfig { bucket: BucketSpec { capacity: 1, drain_per_sec: 0.25 }, ..PipelineConfig::default() };
     let steps = steps(&redis, &sandbox, config).await;
-    let grant = TokenGrant::from_response(sandbox.issue_tokens("slow").unwrap()).unwrap();
-    steps.set_token("slow", &stored_token(&grant, now_ms())).await.unwrap();
+    steps.set_token("slow", &sandbox_token(&sandbox, "slow")).await.unwrap();
     let created = sandbox.create("slow", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
     let first = steps.fetch(FetchInput { item: item("slow", &created.id, "w1") }).await.unwrap();
     assert_eq!(first.outcome, "fetched");
@@ -121,8 +101,7 @@ async fn a_fetch_answers_the_events_coalesced_into_it_and_store_is_idempotent() 
     let redis = TestRedis::new("coalesced");
     let sandbox = sandbox(&["shop"], BucketConfig::default()).await;
     let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
-    let grant = TokenGrant::from_response(sandbox.issue_tokens("shop").unwrap()).unwrap();
-    steps.set_token("shop", &stored_token(&grant, now_ms())).await.unwrap();
+    steps.set_token("shop", &sandbox_token(&sandbox, "shop")).await.unwrap();
     let created = sandbox.create("shop", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
     let owner = item("shop", &created.id, "o1");
     let owner_id = owner.work.as_ref().unwrap().event_id().to_owned();

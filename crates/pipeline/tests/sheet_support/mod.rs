@@ -18,10 +18,11 @@ use sluice_pipeline::sheet_io::{BufferInput, FlushNext, FlushOutput, FlushReques
 use sluice_pipeline::step_io::ItemPlan;
 use sluice_pipeline::{PipelineConfig, SheetConfig, Steps};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
-use sluice_sheets::{SheetsClient, SheetsConfig};
-use sluice_testkit::TestRedis;
+use sluice_sheets::SheetsClient;
+use sluice_testkit::sandbox::sheets_config;
+use sluice_testkit::{TestRedis, now_ms};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 pub const CLIENT_ID: &str = "test-client";
 pub const CLIENT_SECRET: &str = "test-secret";
@@ -60,12 +61,7 @@ impl SheetTest {
         sandbox.add_client(CLIENT_ID, CLIENT_SECRET);
         let refresh_token = sandbox.add_user(CLIENT_ID, USER);
         sandbox.create_spreadsheet(DOC, &[(0, "Sheet1"), (7, "Other")]);
-        let sheets = SheetsConfig::new(CLIENT_ID, Secret::new(CLIENT_SECRET))
-            .with_api_base_url(sandbox.base_url())
-            .unwrap()
-            .with_token_url(sandbox.token_url())
-            .unwrap()
-            .with_timeouts(timeout, Duration::from_secs(2));
+        let sheets = sheets_config(&sandbox, CLIENT_ID, CLIENT_SECRET).with_timeouts(timeout, Duration::from_secs(2));
         let alerts = Arc::new(Mutex::new(Vec::new()));
         let alert_url = alert_receiver(alerts.clone()).await;
         let trigger = Arc::new(RecordingTrigger::default());
@@ -156,10 +152,6 @@ pub fn request(gid: u64) -> FlushRequest {
         values: vec![],
     };
     FlushRequest::for_row(&row, "test".into())
-}
-
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
 }
 
 /// A Slack-compatible incoming webhook on 127.0.0.1 keeping each `text`.
