@@ -24,7 +24,7 @@
 //! The source gives no body for 90147; we assume the common shape
 //! (`mall_id`, `member_id`). Where a kind has several events for one change
 //! (orders: 90024 and 90025), [`topic_for`] names the one the sandbox sends:
-//! 90024, the daily flood of shipping updates seed 003 describes.
+//! 90024, which carries the daily flood of shipping updates.
 
 use crate::resource::{AdminResource, admin_resource};
 use serde::{Deserialize, Serialize};

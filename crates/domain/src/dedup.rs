@@ -3,7 +3,7 @@
 //! own identity and nothing else:
 //!
 //! - two different events never share one (or SQS silently drops the second,
-//!   seed 003's three weeks of lost orders);
+//!   and the order it carried is lost without an error anywhere);
 //! - a redelivery of the same event always has the same one (or SQS cannot
 //!   drop the duplicate).
 //!

@@ -1,6 +1,6 @@
 //! What travels through the queue: one work item per message body, tagged
-//! by kind, so one pipe batch may mix kinds (seed 003's pipe did, and its
-//! state machine took the first item's type for all ten). The state machine
+//! by kind, so one pipe batch may mix kinds (a batch typed by its first item
+//! would run the other kinds' items down the wrong path). The state machine
 //! routes each item by `kind`.
 //!
 //! Every item carries its event id: the event's deduplication id, which is

@@ -7,8 +7,8 @@
 //! [`WorkQueue::send_batch`] on a task of its own, so up to
 //! [`BatchConfig::max_in_flight`] batches are in flight while the next one
 //! fills. Under a burst, batches fill at once and the linger never runs;
-//! alone, a webhook waits at most the linger. seed 003's 05:30 flood of
-//! 50,000 shipping updates is 5,000 calls instead of 50,000.
+//! alone, a webhook waits at most the linger. A morning flood of 50,000
+//! shipping updates is 5,000 calls instead of 50,000.
 //!
 //! Order: messages of one group in one batch keep their order (the batching
 //! rule guarantees it), and a sender that waits for each answer before its

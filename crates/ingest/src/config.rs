@@ -1,9 +1,9 @@
-//! What an [`Ingest`](crate::Ingest) is built from, with the defaults the
-//! issue names: 256 KiB bodies, a 5-minute duplicate window (SQS's own
-//! deduplication window), a 15-minute pending timeout for coalescing, traces
-//! kept 7 days, and batches of up to 10 sent after at most 2 ms; and for the
-//! HTTP server [`serve`](crate::serve) runs (`sluice dev`), request heads of
-//! at most 32 KiB, read within 10 s, on at most 1,024 open connections.
+//! What an [`Ingest`](crate::Ingest) is built from, with its defaults:
+//! 256 KiB bodies, a 5-minute duplicate window (SQS's own deduplication
+//! window), a 15-minute pending timeout for coalescing, traces kept 7 days,
+//! and batches of up to 10 sent after at most 2 ms; and for the HTTP server
+//! [`serve`](crate::serve) runs (`sluice dev`), request heads of at most
+//! 32 KiB, read within 10 s, on at most 1,024 open connections.
 
 use crate::api_keys::ApiKeys;
 use crate::server::{HEAD_READ_BUFFER_BYTES, MAX_CONNECTIONS_LIMIT};

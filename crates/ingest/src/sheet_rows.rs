@@ -16,7 +16,7 @@ use sluice_domain::{SheetRow, SheetWork};
 /// The route.
 pub const SHEET_ROWS_PATH: &str = "/sheets/rows";
 
-/// Transaction log stages (the seed's SheetTransaction states).
+/// Transaction log stages: a row's trace, from its arrival to the queue.
 pub mod stages {
     pub const INIT: &str = "INIT";
     pub const VALIDATION_FAILED: &str = "VALIDATION_FAILED";

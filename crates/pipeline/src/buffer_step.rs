@@ -4,10 +4,10 @@
 //! the sheet's group is free for the next rows, which is what lets rows
 //! gather into big appends while a flush runs.
 //!
-//! With a threshold and a maximum delay (the seed's 500 rows / 10 s), a
-//! small buffer waits up to the delay and a buffer reaching the threshold
-//! asks again at once, as the seed's `promote()` did. The defaults (1 row,
-//! no delay) ask at once: adaptive batching, see `flush_step`.
+//! With a threshold and a maximum delay (500 rows / 10 s, say), a small
+//! buffer waits up to the delay and a buffer reaching the threshold asks
+//! again at once, without waiting for the delayed request. The defaults (1
+//! row, no delay) ask at once: adaptive batching, see `flush_step`.
 
 use crate::flush_request::Why;
 use crate::sheet_io::{BufferInput, BufferOutput, BufferedRow, FlushRequest};

@@ -73,8 +73,8 @@ pub struct SheetConfig {
     pub max_bytes: usize,
     /// A flush is asked for at once when the buffer holds this many rows;
     /// with fewer, after `max_delay`. The defaults (1 row, no delay) flush
-    /// as soon as the credential's quota allows; the seed's behaviour is
-    /// 500 rows / 10 s.
+    /// as soon as the credential's quota allows; 500 rows / 10 s trades
+    /// latency for fewer, larger appends.
     pub flush_threshold: u64,
     pub max_delay: Duration,
     /// How long a flush request stays pending if its flush never runs

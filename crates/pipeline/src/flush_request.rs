@@ -7,8 +7,8 @@
 //! in between is never stranded.
 //!
 //! One exception: when the pending request is a delayed one waiting for
-//! rows (the seed's 10 s) and the buffer reaches the threshold, an
-//! immediate request goes out beside it, as the seed's `promote()` did;
+//! rows (`max_delay`) and the buffer reaches the threshold, an immediate
+//! request goes out beside it, so a full buffer never sits out the delay;
 //! whichever flush runs second finds little or nothing to do.
 
 use crate::sheet_io::FlushRequest;

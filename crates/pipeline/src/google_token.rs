@@ -8,7 +8,7 @@
 //! it stores a new refresh token, clears the credential's rejection, puts
 //! every row parked for it back at the head of its sheet's buffer and asks
 //! for those sheets' flushes: the redrive is immediate, not a blind retry
-//! a week later (seed 001).
+//! on a timer that may come days after the user fixed the credential.
 
 use crate::sheet_io::FlushRequest;
 use crate::steps::{Steps, now_ms};

@@ -1,9 +1,9 @@
 //! The plan step: splits the pipe's batch into its FIFO groups, items in
 //! arrival order, so the state machine can run groups side by side and
 //! each group's items one after another, stopping at the first failure.
-//! A pipe batch may mix groups and kinds (seed 003's pipe did); a body
-//! that is not a work item becomes an `invalid` item, which fails, is
-//! retried, and ends in the dead-letter queue with its reason traced.
+//! A pipe batch may mix groups and kinds (one pipe reads the whole queue);
+//! a body that is not a work item becomes an `invalid` item, which fails,
+//! is retried, and ends in the dead-letter queue with its reason traced.
 
 use crate::step_io::{GroupPlan, ItemFailure, ItemPlan, PlanInput, PlanOutput};
 use crate::step_metrics::StepMetrics;

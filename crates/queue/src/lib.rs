@@ -56,7 +56,7 @@
 //! and serves the first groups it finds available, looking at only the
 //! first 120,000 messages: a consumer that keeps a deep group's batch
 //! deleted promptly is served from that group again and again, and groups
-//! whose messages sit behind it wait (seed 003's noisy shop). The
+//! whose messages sit behind it wait (one noisy shop delays the rest). The
 //! benchmark (`benches/queue`, `bench/queue.md`) measures both orders side
 //! by side: with 20,000 messages in one group and 10 in each of 100 others,
 //! the last small group's message comes at position 1,010 here and 21,000

@@ -1,6 +1,6 @@
--- Pass a gate that lets one caller through per window (seed 004's SET NX EX,
--- without its GET-then-SET race), or mark work as pending so that later
--- callers coalesce into it.
+-- Pass a gate that lets one caller through per window (SET NX EX in one
+-- script, so no two callers can both read "free" and then both write), or
+-- mark work as pending so that later callers coalesce into it.
 --
 -- KEYS[1]   STRING: the gate, holding the value of whoever passed it
 -- ARGV[1]   value to store: the passer's id (the owner of a pending mark)

@@ -1,6 +1,7 @@
 -- Sliding-window log limiter: admit a call only if every limit has room, and
 -- record it in every log only then. Denied calls leave no trace, so a caller
--- that keeps over-running is not blocked forever (seed 002's caveat).
+-- that keeps over-running is not blocked forever (a log that recorded its
+-- denials too would stay full while the caller kept retrying).
 --
 -- KEYS[i]   LIST of the µs timestamps of the latest calls admitted under
 --           limit i, oldest first, capped at that limit's max entries.

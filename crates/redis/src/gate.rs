@@ -1,4 +1,4 @@
-//! Gates: one event per key per window (seed 004's `SET NX EX`, without its
+//! Gates: one event per key per window (`SET NX EX` inside a script, so no
 //! GET-then-SET race), and the two-phase pending mark (a sheet's flush
 //! request uses it):
 //!

@@ -1,7 +1,7 @@
 //! The group ledger: which FIFO groups have events waiting in the queue,
 //! how many, and since when. SQS tells only a queue's totals; `sluice
-//! status` needs the groups that lag (seed 003: one flooding mall held the
-//! rest back, and nobody could see which).
+//! status` needs the groups that lag (one flooding mall holds the rest of
+//! its queue back, and the totals cannot say which).
 //!
 //! Ingest enters an event just before it sends it (so a fast pipeline can
 //! never leave before the enter), and forgets it when the send fails; the

@@ -1,14 +1,14 @@
 //! Sliding-window log limiter: exactly `max` calls in any rolling `window`,
 //! several limits checked together atomically (for Google Sheets: 60 per
 //! 60 s per credential AND 300 per 60 s per project), with an optional
-//! minimum spacing between calls (seed 002).
+//! minimum spacing between calls.
 //!
 //! Each limit's log is a Redis LIST of the µs timestamps of the latest `max`
 //! admitted calls (`{prefix}{tag}:win:<name>`), oldest first; the script is
 //! `lua/sliding_window.lua`. A call fits when the log's `(max - cost + 1)`-th
 //! newest entry is absent or has left the window, so a check reads two list
 //! entries whatever the limit, and a denial's wait is exact: when that entry
-//! leaves the window. Unlike seed 002's sorted set, denied calls are never
+//! leaves the window. Unlike a sorted-set log, denied calls are never
 //! recorded, and equal timestamps are separate entries, so calls in the same
 //! microsecond all count. A list entry costs 11–14 bytes; a sorted-set member
 //! costs 23 bytes while the set is small and over 130 once it outgrows its

@@ -1,8 +1,9 @@
-//! A lock per shop or sheet: `SET NX PX` with a random 128-bit token (never
-//! seed 000's GET-then-SET, where every caller won), plus a fencing number
-//! that strictly increases per lock name, so a store can refuse a holder
-//! whose lease has run out. Release and extend compare the token first; a
-//! stale token's release or extend fails with [`Error::StaleLease`].
+//! A lock per shop or sheet: `SET NX PX` with a random 128-bit token (not a
+//! GET then a SET, where racing callers all read "free" and all win), plus a
+//! fencing number that strictly increases per lock name, so a store can
+//! refuse a holder whose lease has run out. Release and extend compare the
+//! token first; a stale token's release or extend fails with
+//! [`Error::StaleLease`].
 //!
 //! Keys: `{prefix}{tag}:lock:<name>` (the holder's token, TTL = the lease)
 //! and `{prefix}{tag}:fence:<name>` (the last fencing number, TTL = 7 days

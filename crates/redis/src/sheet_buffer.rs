@@ -7,8 +7,8 @@
 //!   the call ([`SheetBuffers::claim`]) and leave it only when the outcome
 //!   is known ([`SheetBuffers::complete`]), so a crash between the two
 //!   leaves them in flight, marked `unknown`: the next flush checks the
-//!   sheet for them before sending them again (seed 001 trimmed its buffer
-//!   after the append, so a crash in between wrote the batch twice).
+//!   sheet for them before sending them again (trimming the buffer after
+//!   the append instead would write the batch twice on a crash between).
 //!
 //! Keys, all under the sheet's tag (`Tag::for_sheet`):
 //!

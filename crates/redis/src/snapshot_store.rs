@@ -1,7 +1,8 @@
 //! Where fetched snapshots go: a Redis stream per shard, the mall deciding
 //! the shard, appended once per work item however often it is redelivered.
-//! A drain worker reads the streams into the database (seed 003's consumer,
-//! which one list per 1,000 shops had turned into a bottleneck).
+//! A drain worker reads the streams into the database; shards let several
+//! drain at once (one list for every shop would make that consumer the
+//! bottleneck).
 //!
 //! Keys, with `N` = the shard (0..shards):
 //!

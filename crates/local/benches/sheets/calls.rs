@@ -33,7 +33,8 @@ pub(crate) async fn run() {
         rig.stop().await;
     }
 
-    // The seeds' design: each submission appends its own row, straight away.
+    // The baseline (`seeds 000/001` in the table): each submission appends
+    // its own row, straight away.
     let baseline = Rig::start("bench_calls_seed", SheetsSandboxConfig::default(), SheetConfig::default()).await;
     let sheets = SheetsConfig::new("client", sluice_cafe24::Secret::new("secret"))
         .with_api_base_url(baseline.sandbox.base_url())

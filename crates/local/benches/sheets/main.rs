@@ -2,10 +2,10 @@
 //! whole local stack (ingest → FIFO queue → state machine → buffer → flush
 //! queue → flush) against the sandbox Google Sheets:
 //!
-//! 1. API calls per 1,000 rows sent by 100 clients at once, next to the
-//!    seeds' one append per submission (under Google's real quota);
+//! 1. API calls per 1,000 rows sent by 100 clients at once, next to one
+//!    append per submission, sent at once (under Google's real quota);
 //! 2. a single row's latency at low load until it is in the sheet (p50),
-//!    next to seed 001's 500-row / 10 s buffer;
+//!    next to a fixed 500-row / 10 s buffer;
 //! 3. sustained rows/min per credential at saturation against the limit
 //!    of calls/min × rows per call (the quota scaled to 10 calls per 10 s
 //!    and 20 rows per call, so a run takes seconds, not minutes).

@@ -1,6 +1,6 @@
 //! Drain time of a burst of webhooks for one mall, against the
-//! theoretical minimum the bucket allows, next to seed 003's fixed spacing
-//! and next to no limiter.
+//! theoretical minimum the bucket allows, next to a fixed spacing between
+//! calls (the `seed 003` row) and next to no limiter.
 
 use crate::rig::{Rig, fields, send_updates};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, Secret, TokenGrant};

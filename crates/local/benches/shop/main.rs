@@ -2,7 +2,8 @@
 //!
 //! 1. drain time of a burst of webhooks for one mall against a sandbox
 //!    bucket of 40 at 20/s, over the theoretical minimum (N − 40) / 20 s,
-//!    next to seed 003's fixed 0.2 s spacing and next to no limiter at all;
+//!    next to a fixed 0.2 s spacing between calls (the table's `seed 003`
+//!    row) and next to no limiter at all;
 //! 2. coalescing: upstream calls for 10,000 webhooks over 500 products;
 //! 3. ingest: webhooks/s accepted from 64 concurrent clients, next to a
 //!    bare HTTP handler on the same machine.

@@ -76,7 +76,7 @@ pub(crate) async fn a_duplicate_within_the_window_is_accepted_and_not_delivered<
     let Fixture { queue, .. } = form.queue(Spec::default()).await;
     send_ok(&queue, &[message("g", "same", "first")]).await;
     // Same dedup id, other body, and other group: SQS FIFO deduplicates
-    // per queue, so seed 003's colliding ids drop the second event.
+    // per queue, so two events whose ids collide lose the second one.
     send_ok(&queue, &[message("g", "same", "second"), message("other", "same", "third")]).await;
     let got = receive(&queue, 10, 30, 1).await;
     assert_eq!(bodies(&got), ["first"]);

@@ -1,5 +1,6 @@
 //! `MEMORY USAGE` per key for each primitive, under production key names,
-//! next to seed 002's sorted-set log.
+//! next to a sliding-window log kept as a sorted set of µs members (the
+//! usual design, which the limiter's LIST log replaces).
 
 use crate::verdict;
 use redis::aio::MultiplexedConnection;

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 /// One mall's request bucket: `capacity` calls deep, draining
-/// `drain_per_sec` calls a second. Cafe24's default is 40 at 2/s (seed 003
-/// quotes 1000 at 5/s for its malls).
+/// `drain_per_sec` calls a second. Cafe24's default is 40 at 2/s; larger
+/// plans get deeper, faster buckets (1000 at 5/s, say).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BucketConfig {
     pub capacity: u32,
