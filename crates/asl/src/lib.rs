@@ -38,27 +38,18 @@
 //!
 //! # Layout
 //!
-//! - [`substitution`]: `${Name}` placeholders, as SAM's
-//!   DefinitionSubstitutions.
-//! - `definition/`: loading: field access that records [`Problem`]s,
-//!   scopes (`StartAt` + `States`) with their graph checks, the common
-//!   state fields. [`load_error`] reports what was found.
-//! - `states/`: one file per state type (pass, task and its call, choice
-//!   and its rules, wait, fail, parallel, map), each parsing its fields and
-//!   running itself.
-//! - `path_syntax`, `path`: Paths (`$…`, `$$…`), definite or not, as
-//!   Step Functions' Jayway JsonPath reads them.
+//! - [`substitution`]: `${Name}` placeholders, as SAM's DefinitionSubstitutions.
+//! - `definition/`: loading and checking a definition; [`load_error`]: what it found wrong.
+//! - `states/`: one file per state type, each parsing its fields and running itself.
+//! - `path_syntax`, `path`: Paths (`$…`, `$$…`) as Step Functions' Jayway JsonPath reads them.
 //! - `reference_path`: `ResultPath` writes.
-//! - `payload_template`: `.$` fields of Parameters, ItemSelector,
-//!   ResultSelector.
-//! - `intrinsics/`: `States.*` functions: parser and functions.
-//! - `retry`, `catch`, `recovery`: Retry and Catch; [`error_name`]: the
-//!   predefined names and AWS's matching rules.
-//! - [`task_registry`]: the handlers tasks call; `lambda`: the
-//!   `lambda:invoke` result and error shapes.
+//! - `payload_template`: `.$` fields of Parameters, ItemSelector, ResultSelector.
+//! - `intrinsics/`: the `States.*` functions and their parser.
+//! - `retry`, `catch`, `recovery`: Retry and Catch; [`error_name`]: the names and how they match.
+//! - [`task_registry`]: the handlers tasks call; `lambda`: `lambda:invoke`'s result and error shapes.
 //! - [`clock`]: real and virtual time.
-//! - [`executor`]: runs executions; [`history`]: their events;
-//!   `context_object`: `$$`; `failure`: runtime errors; `timestamp`.
+//! - [`executor`]: runs executions; [`history`]: their events.
+//! - `context_object`: `$$`; `failure`: runtime errors; `timestamp`: Step Functions' RFC 3339.
 
 mod catch;
 pub mod clock;

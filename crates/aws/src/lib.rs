@@ -10,10 +10,8 @@
 //!
 //! - [`client`]: building an SQS client for AWS or for a local endpoint.
 //! - [`sqs_queue`]: [`SqsQueue`], the domain's `WorkQueue` port on SQS FIFO.
-//! - [`sqs_delay_queue`]: [`SqsDelayQueue`], the domain's `DelayQueue` port
-//!   on an SQS standard queue (per-message `DelaySeconds`).
-//! - `queue_calls`: the calls both adapters make alike (receive, delete,
-//!   visibility, attributes) and reading a received message.
+//! - [`sqs_delay_queue`]: [`SqsDelayQueue`], the `DelayQueue` port on an SQS standard queue.
+//! - `queue_calls`: the calls both adapters make alike, and reading a received message.
 //! - `batch_send`: one `SendMessageBatch` with its failed entries retried.
 //! - [`batch_retry`]: how a partly failed `SendMessageBatch` is retried.
 //! - [`error`]: the adapters' errors.

@@ -15,17 +15,13 @@
 //!
 //! # Layout
 //!
-//! - [`client`]: [`Cafe24Client`], `fetch` and `refresh` over one shared
-//!   `reqwest` client (rustls, timeouts).
-//! - [`config`]: [`Cafe24Config`], the per-mall [`BaseUrlTemplate`], mall id
-//!   checks, the default API version.
+//! - [`client`]: [`Cafe24Client`], `fetch` and `refresh` over one shared `reqwest` client.
+//! - [`config`]: [`Cafe24Config`], the per-mall [`BaseUrlTemplate`], the default API version.
 //! - [`fetch`]: [`FetchOutcome`] and its error-kind mapping.
-//! - [`token`]: the token endpoint's response, [`TokenGrant`],
-//!   [`RefreshError`], Cafe24's time formats.
+//! - [`token`]: the token endpoint's response, [`TokenGrant`], [`RefreshError`].
 //! - [`usage`]: the rate-limit headers, [`CallUsage`].
 //! - [`error_body`]: Cafe24's `{"error":{…}}` and OAuth error bodies.
-//! - [`resource`]: which endpoint, body key and id field each resource kind
-//!   has.
+//! - [`resource`]: each resource kind's endpoint, body key and id field.
 //! - [`topics`]: the webhook `event_no` table.
 //! - [`webhook`]: the webhook body and its headers.
 //! - [`secret`]: the [`Secret`] wrapper.

@@ -5,19 +5,13 @@
 //!
 //! # Layout
 //!
-//! - [`event`]: a shop event (one Cafe24 webhook) and a sheet row (one
-//!   submission row bound for Google Sheets), with field validation.
-//! - [`sqs_token`]: the injective encoding that turns an event's identity into
-//!   a string SQS accepts as a group or deduplication id.
-//! - [`group`]: the FIFO group key of an event (shop + topic, or
-//!   credential + spreadsheet + sheet).
+//! - [`event`]: a shop event (one Cafe24 webhook) and a sheet row, with field validation.
+//! - [`sqs_token`]: the injective encoding of an identity into an SQS group or deduplication id.
+//! - [`group`]: the FIFO group key of an event.
 //! - [`dedup`]: the deduplication id of an event.
 //! - [`emf`]: CloudWatch Embedded Metric Format lines (built here, printed by the functions).
-//! - [`error_kind`]: the error names that Step Functions `Retry`/`Catch`
-//!   match in `ErrorEquals`, defined once.
-//! - [`queue`]: the work queue port (SQS FIFO or the embedded queue): the
-//!   [`WorkQueue`] trait, its messages, SQS's limits and the batching rule;
-//!   and the [`DelayQueue`] port (SQS standard, per-message delays).
+//! - [`error_kind`]: the error names Step Functions `Retry`/`Catch` match, defined once.
+//! - [`queue`]: the [`WorkQueue`] and [`DelayQueue`] ports, their messages and SQS's limits.
 //! - [`work_item`]: the message body: one work item, tagged by kind.
 
 pub mod dedup;

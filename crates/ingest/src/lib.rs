@@ -39,23 +39,15 @@
 //!
 //! # Layout
 //!
-//! - [`ingest`]: [`Ingest`], built once from an [`IngestConfig`], a
-//!   [`WorkQueue`](sluice_domain::WorkQueue) and a Redis connection: the
-//!   router, the counters, graceful shutdown.
-//! - [`server`]: [`serve`] on a TCP listener (`sluice dev`), with a
-//!   header-read timeout, a cap on open connections and JSON refusals down
-//!   to the connection level; the limits beyond which hyper answers alone.
-//! - [`config`]: [`IngestConfig`], [`BatchConfig`], [`TopicTable`] and their
-//!   defaults.
+//! - [`ingest`]: [`Ingest`]: the router, the counters, graceful shutdown.
+//! - [`server`]: [`serve`] on a TCP listener (`sluice dev`), with its connection-level limits.
+//! - [`config`]: [`IngestConfig`], [`BatchConfig`], [`TopicTable`] and their defaults.
 //! - [`api_keys`]: [`ApiKeys`], the constant-time key check.
-//! - [`webhook`]: from headers and body to a [`ShopWork`](sluice_domain::ShopWork),
-//!   or the [`Rejection`] naming what is wrong.
+//! - [`webhook`]: from headers and body to a [`ShopWork`](sluice_domain::ShopWork), or a [`Rejection`].
 //! - [`acceptance`]: the effects of a valid webhook, in order, and why a crash between them loses nothing.
 //! - [`batcher`]: the task that packs concurrent sends into batch calls.
-//! - [`rejection`]: [`Rejection`] and its stable [`ErrorCode`]s, the JSON
-//!   error body.
-//! - [`sheet_rows`], `row_acceptance`: `POST /sheets/rows`, one row bound
-//!   for a Google Sheet: its checks and its transaction log.
+//! - [`rejection`]: [`Rejection`] and its stable [`ErrorCode`]s, the JSON error body.
+//! - [`sheet_rows`], `row_acceptance`: `POST /sheets/rows`, one row bound for a Google Sheet.
 //! - [`counters`]: [`Counters`] and the [`CounterSnapshot`] read from them.
 
 pub mod acceptance;

@@ -19,27 +19,23 @@
 //! # Layout
 //!
 //! - [`config`]: the settings.
-//! - [`env_config`]: [`PipelineEnv`], the settings and connections of a
-//!   step Lambda, read from environment variables.
+//! - [`env_config`]: [`PipelineEnv`], a step Lambda's settings and connections, from its environment.
 //! - [`steps`]: [`Steps`], the services every step shares.
-//! - [`step_io`]: the steps' inputs and outputs (the contract with the
-//!   definition).
-//! - [`json_task`]: [`call_json`], a step called with JSON, as Lambda and
-//!   the local interpreter call it.
-//! - `plan`, `token_step`, `fetch_step`, `store_step`, `failure_step`: one
-//!   step each.
-//! - [`sheet_io`], `buffer_step`: the sheet path's JSON and its buffer step;
-//!   `flush_request`: asking for a sheet's flush at most once at a time;
-//!   [`flush_trigger`]: how the request is delivered (a delayed message);
-//!   `flush_step`: the flush run (lock, quotas, adaptive batching);
-//!   `sheet_append`: one batch's append; `sheet_settle`: its end (settle,
-//!   fail, park) and the verify of an uncertain append; [`google_token`]:
-//!   a credential's access token and `sluice credentials set`;
-//!   [`sheet_env`]: the sheet path's environment variables; [`step_metrics`]:
-//!   the counts the functions report as EMF; [`alerts`]:
-//!   Slack-compatible alerts, one per key per window.
-//! - [`status_report`]: what `sluice status` reads about a mall or a
-//!   credential (buckets, quotas, tokens, sheet backlogs).
+//! - [`step_io`]: the steps' inputs and outputs (the contract with the definition).
+//! - [`json_task`]: [`call_json`], a step called with JSON, as Lambda and the local interpreter call it.
+//! - `plan`, `token_step`, `fetch_step`, `store_step`, `failure_step`: the shop path, one step each.
+//! - [`sheet_io`]: the sheet path's inputs and outputs.
+//! - `buffer_step`: a row into its sheet's buffer.
+//! - `flush_request`: asking for a sheet's flush at most once at a time.
+//! - [`flush_trigger`]: how that request is delivered (a delayed message).
+//! - `flush_step`: the flush run (lock, quotas, adaptive batching).
+//! - `sheet_append`: one batch's append.
+//! - `sheet_settle`: a batch's end (settle, fail, park) and the check of an uncertain append.
+//! - [`google_token`]: a credential's access token and `sluice credentials set`.
+//! - [`sheet_env`]: the sheet path's environment variables.
+//! - [`step_metrics`]: the counts the functions report as EMF.
+//! - [`alerts`]: Slack-compatible alerts, one per key per window.
+//! - [`status_report`]: what `sluice status` reads about a mall or a credential.
 
 pub mod alerts;
 mod buffer_step;

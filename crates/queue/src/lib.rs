@@ -100,18 +100,12 @@
 //!
 //! # Layout
 //!
-//! - [`config`]: a queue's kind and settings (visibility timeout, redrive
-//!   policy, delay, …) and name rules.
+//! - [`config`]: a queue's kind, settings and name rules.
 //! - [`backend`]: [`QueueBackend`], what both stores implement.
-//! - [`memory`]: the in-memory store (`memory/fifo.rs` one queue,
-//!   `memory/fifo/standard.rs` a standard queue's send).
-//! - [`redis_store`]: the Redis store; its scripts are `lua/*.lua`.
-//!   [`redis_store::lease`] is the consumer lease that lets a restarted
-//!   `sluice dev` return at once what its dead predecessor held in flight.
-//! - [`embedded`]: [`EmbeddedQueue`], the domain's `WorkQueue` port over a
-//!   store's FIFO queue, and long polling.
-//! - [`embedded_delay`]: [`EmbeddedDelayQueue`], the domain's `DelayQueue`
-//!   port over a store's standard queue.
+//! - [`memory`]: the in-memory store.
+//! - [`redis_store`]: the Redis store (scripts in `lua/*.lua`) and its consumer lease.
+//! - [`embedded`]: [`EmbeddedQueue`], the domain's `WorkQueue` port over a FIFO queue, long polling.
+//! - [`embedded_delay`]: [`EmbeddedDelayQueue`], the `DelayQueue` port over a standard queue.
 //! - [`sqs_api`]: the SQS-compatible endpoint (AWS JSON 1.0).
 //! - [`error`]: the queue's errors.
 //! - `receipt`: receipt handles and sequence numbers.

@@ -11,17 +11,9 @@
 //!
 //! # Layout
 //!
-//! - [`cafe24`]: the Cafe24 Admin API and OAuth token endpoint, per-mall
-//!   leaky buckets and usage quotas, products/orders/customers with
-//!   webhooks on change, the call record, and the `/sandbox/…` control
-//!   plane.
-//! - [`sheets`]: the Google Sheets API v4 (spreadsheets.get, values.get,
-//!   values.append, values.update) and Google's OAuth token endpoint, the
-//!   per-user and per-project read/write quotas over a sliding window,
-//!   queued one-shot faults ("applied, but the response timed out"), the
-//!   call record, and the `/sandbox/sheets/…` control plane.
-//! - [`fault`]: fault injection shared by every sandbox (server errors,
-//!   timeouts, dropped connections, latency).
+//! - [`cafe24`]: the Cafe24 Admin API, its OAuth, buckets, webhooks and control plane.
+//! - [`sheets`]: the Google Sheets API v4, Google's OAuth, its quotas, faults and control plane.
+//! - [`fault`]: fault injection shared by every sandbox.
 //! - `server`: serving a sandbox's router and stopping it.
 
 pub mod cafe24;

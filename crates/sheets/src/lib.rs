@@ -8,10 +8,9 @@
 //! redacted in `Debug`, never part of an outcome or error message.
 //!
 //! # Layout
-//! - [`client`]: [`SheetsClient`]: `sheet_title`, `append`, `get`, `update`,
-//!   `refresh` over one shared `reqwest` client; request URLs.
-//! - `classify`: one HTTP exchange → [`Outcome`] (status, body, transport
-//!   failure; read or write).
+//!
+//! - [`client`]: [`SheetsClient`]: `sheet_title`, `append`, `get`, `update`, `refresh`.
+//! - `classify`: one HTTP exchange → [`Outcome`].
 //! - `titles`: the per-spreadsheet gid → title cache.
 //! - [`config`]: endpoints, OAuth client, timeouts.
 //! - [`a1`]: A1 notation (ranges, titles, column letters).

@@ -9,8 +9,7 @@
 //!   primitives under contention.
 //! - [`asl_command`]: `sluice asl validate|run`, the Amazon States Language
 //!   interpreter on one definition.
-//! - [`dev_command`]: `sluice dev`, the local stack (for now the embedded
-//!   queue in Redis behind its SQS endpoint).
+//! - [`dev_command`]: `sluice dev`, both paths on one machine.
 //! - [`sandbox_command`]: `sluice sandbox cafe24|sheets`, the Cafe24 and
 //!   Google Sheets stand-ins.
 //! - [`tokens_command`]: `sluice tokens set|show`, a mall's OAuth tokens.
@@ -70,8 +69,8 @@ enum Command {
         #[command(subcommand)]
         command: asl_command::AslCommand,
     },
-    /// Run sluice locally: the embedded FIFO queue in Redis behind an
-    /// SQS-compatible endpoint, until Ctrl-C.
+    /// Run both paths locally, until Ctrl-C: ingest, the queues in Redis
+    /// behind an SQS-compatible endpoint, the state machine and the flush worker.
     Dev(dev_command::Args),
     /// A mall's Cafe24 OAuth tokens: seed them, or see when they expire.
     Tokens {
