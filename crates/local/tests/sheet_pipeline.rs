@@ -8,8 +8,8 @@ use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack};
 use sluice_sandbox::{SheetsOp, SheetsSandbox, SheetsSandboxConfig};
-use sluice_sheets::SheetsConfig;
 use sluice_testkit::TestRedis;
+use sluice_testkit::sandbox::sheets_config;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -18,11 +18,7 @@ const DOC: &str = "doc";
 
 async fn stack(redis: &TestRedis, sandbox: &SheetsSandbox) -> DevStack {
     let conn = redis::Client::open(redis.url()).unwrap().get_connection_manager().await.unwrap();
-    let sheets = SheetsConfig::new("client", Secret::new("secret"))
-        .with_api_base_url(sandbox.base_url())
-        .unwrap()
-        .with_token_url(sandbox.token_url())
-        .unwrap();
+    let sheets = sheets_config(sandbox, "client", "secret");
     let ingest = IngestConfig {
         keyspace: redis.keyspace(),
         ..IngestConfig::new(ApiKeys::from_list(&Secret::new(KEY)).unwrap())

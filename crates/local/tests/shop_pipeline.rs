@@ -4,13 +4,13 @@
 
 mod support;
 
-use sluice_cafe24::TokenGrant;
-use sluice_pipeline::stored_token;
 use sluice_sandbox::FaultConfig;
 use sluice_sandbox::TimeoutMode;
+use sluice_testkit::now_ms;
+use sluice_testkit::pipeline::sandbox_token;
 use std::collections::HashMap;
 use std::time::Duration;
-use support::{PRODUCT, Setup, Stack, Stored, now_ms, product};
+use support::{PRODUCT, Setup, Stack, Stored, product};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -112,8 +112,7 @@ async fn an_expired_token_is_refreshed_once_however_many_items_need_it() {
     stack.wait_until_stored(LIMIT).await;
     assert_eq!(stack.sandbox.refresh_count("mall-t").unwrap(), 1, "two refreshes raced");
     // And once more with a token we know is expired.
-    let grant = TokenGrant::from_response(stack.sandbox.issue_tokens("mall-t").unwrap()).unwrap();
-    let mut expired = stored_token(&grant, now_ms());
+    let mut expired = sandbox_token(&stack.sandbox, "mall-t");
     expired.access_expires_ms = now_ms() - 1;
     stack.steps.set_token("mall-t", &expired).await.unwrap();
     let before = stack.sandbox.refresh_count("mall-t").unwrap();

@@ -7,19 +7,21 @@
 
 use redis::aio::MultiplexedConnection;
 use sluice_asl::{Clock, Executor, StateMachine};
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, Change, TokenGrant, topic_for};
+use sluice_cafe24::{Cafe24Client, Change, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_local::{PIPELINE_DEFINITION, Pipe, PipeConfig, PipeStats, registry, substitutions};
-use sluice_pipeline::{PipelineConfig, Steps, stored_token};
+use sluice_pipeline::{PipelineConfig, Steps};
 use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
-use sluice_testkit::TestRedis;
+use sluice_testkit::pipeline::sandbox_token;
+use sluice_testkit::sandbox::cafe24_config;
+use sluice_testkit::{TestRedis, now_ms};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::watch;
 
 pub type Queue = EmbeddedQueue<RedisBackend<MultiplexedConnection>>;
@@ -75,13 +77,8 @@ impl Stack {
         })
         .await
         .expect("sandbox");
-        let secret = Cafe24SandboxConfig::default().client_secret;
-        let cafe24 = Cafe24Client::new(
-            Cafe24Config::new(Cafe24SandboxConfig::default().client_id, secret)
-                .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).expect("template"))
-                .with_timeouts(Duration::from_secs(2), Duration::from_secs(1)),
-        )
-        .expect("client");
+        let cafe24 = cafe24_config(&sandbox).with_timeouts(Duration::from_secs(2), Duration::from_secs(1));
+        let cafe24 = Cafe24Client::new(cafe24).expect("client");
         let config = PipelineConfig {
             bucket: setup.pipeline_bucket,
             max_receive_count: setup.max_receive_count,
@@ -90,8 +87,7 @@ impl Stack {
         };
         let steps = Steps::new(redis.conn().await, redis.keyspace(), config, cafe24).expect("steps");
         for mall in &setup.malls {
-            let grant = TokenGrant::from_response(sandbox.issue_tokens(mall).expect("tokens")).expect("grant");
-            steps.set_token(mall, &stored_token(&grant, now_ms())).await.expect("seed token");
+            steps.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("seed token");
         }
         let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
         backend.create_queue(DLQ, &QueueConfig::default()).await.expect("dlq");
@@ -244,10 +240,6 @@ pub fn product(name: &str) -> serde_json::Map<String, serde_json::Value> {
     let mut fields = serde_json::Map::new();
     fields.insert("product_name".into(), name.into());
     fields
-}
-
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 pub const PRODUCT: ResourceKind = ResourceKind::Product;
