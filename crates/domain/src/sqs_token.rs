@@ -1,9 +1,9 @@
 //! Tokens that SQS accepts as `MessageGroupId` and `MessageDeduplicationId`.
 //!
 //! SQS allows 1 to 128 characters, each printable ASCII from `!` to `~`.
-//! Seed 003 lost orders for weeks because its ids (`{shop}_{type}_None`) were
-//! built by pasting fields together: different events produced the same id
-//! and SQS silently dropped the later ones as duplicates. The encoding here is
+//! Ids built by pasting fields together (`{shop}_{type}_None`, say) lose
+//! events: different events produce the same id and SQS silently drops the
+//! later ones as duplicates. The encoding here is
 //! *injective* by construction:
 //!
 //! - the readable form is `kind:part:part…`, where each part keeps

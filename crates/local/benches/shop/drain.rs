@@ -3,10 +3,10 @@
 //! calls (the `seed 003` row) and next to no limiter.
 
 use crate::rig::{Rig, fields, send_updates};
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, FetchOutcome, Secret, TokenGrant};
+use sluice_cafe24::{Cafe24Client, FetchOutcome};
 use sluice_domain::ResourceKind;
-use sluice_sandbox::Cafe24SandboxConfig;
 use sluice_sandbox::cafe24::BucketConfig;
+use sluice_testkit::sandbox::{cafe24_client, grant};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,7 +38,7 @@ pub(crate) async fn run() {
     let ours_429 = refused(&rig, "burst");
     rig.sandbox.set_webhook_target(None);
 
-    let client = client(&rig);
+    let client = cafe24_client(&rig.sandbox);
     let spaced = spaced(&rig, &client, &ids["spaced"]).await;
     let (unlimited, unlimited_429) = unlimited(&rig, &client, &ids["unlimited"]).await;
 
@@ -74,24 +74,10 @@ fn refused(rig: &Rig, mall: &str) -> usize {
     rig.sandbox.calls().iter().filter(|c| c.mall_id == mall && c.refused.is_some()).count()
 }
 
-fn client(rig: &Rig) -> Cafe24Client {
-    let defaults = Cafe24SandboxConfig::default();
-    Cafe24Client::new(
-        Cafe24Config::new(defaults.client_id, defaults.client_secret)
-            .with_base_url(BaseUrlTemplate::new(rig.sandbox.base_url_template()).expect("template")),
-    )
-    .expect("client")
-}
-
-fn token(rig: &Rig, mall: &str) -> Secret {
-    let grant = TokenGrant::from_response(rig.sandbox.issue_tokens(mall).expect("tokens")).expect("grant");
-    grant.access_token
-}
-
-/// Seed 003's worker: one call after another, 0.2 s apart (sized for
+/// A fixed-pace worker: one call after another, 0.2 s apart (sized for
 /// Cafe24's 5/s drain, whatever the bucket holds).
 async fn spaced(rig: &Rig, client: &Cafe24Client, ids: &[String]) -> Duration {
-    let token = token(rig, "spaced");
+    let token = grant(&rig.sandbox, "spaced").access_token;
     let started = Instant::now();
     for (i, id) in ids.iter().enumerate() {
         if i > 0 {
@@ -105,7 +91,7 @@ async fn spaced(rig: &Rig, client: &Cafe24Client, ids: &[String]) -> Duration {
 
 /// No limiter: as fast as 16 workers go; a 429 is retried after 1 s.
 async fn unlimited(rig: &Rig, client: &Cafe24Client, ids: &[String]) -> (Duration, usize) {
-    let token = token(rig, "unlimited");
+    let token = grant(&rig.sandbox, "unlimited").access_token;
     let ids = Arc::new(ids.to_vec());
     let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let started = Instant::now();

@@ -1,15 +1,17 @@
 //! A full local stack over a sandbox Cafe24, for the benchmarks.
 
 use redis::aio::ConnectionManager;
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
+use sluice_cafe24::Secret;
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack};
-use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_pipeline::PipelineConfig;
 use sluice_redis::{BucketSpec, Keyspace, RedisProcess, ServerOptions};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use sluice_testkit::pipeline::sandbox_token;
+use sluice_testkit::sandbox::cafe24_config;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 pub(crate) const API_KEY: &str = "bench-key";
 
@@ -31,12 +33,10 @@ impl Rig {
         })
         .await
         .expect("sandbox");
-        let defaults = Cafe24SandboxConfig::default();
         let keyspace = Keyspace::default();
         let ingest =
             IngestConfig { keyspace, ..IngestConfig::new(ApiKeys::from_list(&Secret::new(API_KEY)).expect("keys")) };
-        let cafe24 = Cafe24Config::new(defaults.client_id, defaults.client_secret)
-            .with_base_url(BaseUrlTemplate::new(sandbox.base_url_template()).expect("template"));
+        let cafe24 = cafe24_config(&sandbox);
         let config = DevConfig {
             pipeline: PipelineConfig {
                 bucket: BucketSpec { capacity: bucket.capacity, drain_per_sec: bucket.drain_per_sec },
@@ -45,10 +45,8 @@ impl Rig {
             ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
         };
         let stack = DevStack::start(conn, config).await.expect("stack");
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
         for mall in malls {
-            let grant = TokenGrant::from_response(sandbox.issue_tokens(mall).expect("tokens")).expect("grant");
-            stack.steps.set_token(mall, &stored_token(&grant, now)).await.expect("token");
+            stack.steps.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("token");
         }
         Self { stack, sandbox: Arc::new(sandbox), _redis: redis }
     }

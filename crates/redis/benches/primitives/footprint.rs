@@ -74,7 +74,7 @@ pub(crate) async fn report(client: &redis::Client) {
             assert!(limiter.acquire(&set, 1).await.expect("limiter").is_admitted());
         }
         let list = memory_usage(&mut conn, &set.keys()[0]).await;
-        // Seed 002's structure: a sorted set with µs timestamps as member and score.
+        // The usual log: a sorted set with µs timestamps as member and score.
         let zkey = ks.key(&project, "zset", &format!("cred:{n}"));
         let base = 1_763_000_000_000_000u64;
         for j in 0..u64::from(n) {
