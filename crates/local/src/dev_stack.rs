@@ -26,6 +26,7 @@ use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::step_functions::{PIPELINE_DEFINITION, registry, substitutions};
+use anyhow::{Context, anyhow, bail};
 use redis::aio::ConnectionManager;
 use sluice_asl::{Executor, StateMachine, SystemClock};
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, SqsQueue, sqs_client};
@@ -45,8 +46,8 @@ use sluice_sheets::{SheetsClient, SheetsConfig};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// The pipeline's queue and its dead-letter queue.
 pub const EVENTS_QUEUE: &str = "sluice-events.fifo";
@@ -116,11 +117,15 @@ pub struct DevStack {
     events: SqsQueue,
     dlq: SqsQueue,
     flush_dlq: SqsDelayQueue,
-    ingest_stop: watch::Sender<bool>,
-    pipe_stop: watch::Sender<bool>,
-    flush_stop: watch::Sender<bool>,
-    sqs_stop: watch::Sender<bool>,
-    metrics_stop: watch::Sender<bool>,
+    /// One token stops every task: ingest, the pipe and the flush worker
+    /// hold children of it, so [`DevStack::stop`] can stop them one at a
+    /// time, in order; the SQS and metrics endpoints hold it, and stop last.
+    /// Dropped (a stack that failed to start, a test that panicked), it
+    /// stops them all.
+    shutdown: DropGuard,
+    ingest_stop: CancellationToken,
+    pipe_stop: CancellationToken,
+    flush_stop: CancellationToken,
     ingest_task: JoinHandle<std::io::Result<()>>,
     pipe_task: JoinHandle<()>,
     flush_task: JoinHandle<()>,
@@ -140,8 +145,8 @@ pub async fn take_consumer_lease(
 
 impl DevStack {
     /// Takes the consumer lease, then starts ([`DevStack::start_with_lease`]).
-    pub async fn start(conn: ConnectionManager, config: DevConfig) -> Result<Self, String> {
-        let lease = take_consumer_lease(&conn, &config.keyspace).await.map_err(|e| e.to_string())?;
+    pub async fn start(conn: ConnectionManager, config: DevConfig) -> anyhow::Result<Self> {
+        let lease = take_consumer_lease(&conn, &config.keyspace).await?;
         Self::start_with_lease(conn, config, lease).await
     }
 
@@ -151,7 +156,9 @@ impl DevStack {
         conn: ConnectionManager,
         config: DevConfig,
         lease: ConsumerLease<ConnectionManager>,
-    ) -> Result<Self, String> {
+    ) -> anyhow::Result<Self> {
+        let shutdown = CancellationToken::new();
+        let guard = shutdown.clone().drop_guard();
         let backend = RedisBackend::new(conn.clone(), config.keyspace.clone());
         create_queues(&backend, &config).await?;
         let mut released = 0;
@@ -159,7 +166,7 @@ impl DevStack {
             released += backend
                 .release_in_flight(queue, &lease)
                 .await
-                .map_err(|e| format!("cannot return the messages a previous run held in {queue}: {e}"))?;
+                .with_context(|| format!("cannot return the messages a previous run held in {queue}"))?;
         }
         let backend = backend.fenced(lease.guard());
 
@@ -168,8 +175,7 @@ impl DevStack {
         let api = SqsApi::new(backend, sqs_url.clone());
         let (events_url, dlq_url) = (api.queue_url(EVENTS_QUEUE), api.queue_url(EVENTS_DLQ));
         let (flush_url, flush_dlq_url) = (api.queue_url(FLUSH_QUEUE), api.queue_url(FLUSH_DLQ));
-        let (sqs_stop, stopped) = watch::channel(false);
-        let sqs_task = tokio::spawn(sqs_api::serve(sqs_listener, api, stopped_when(stopped)));
+        let sqs_task = tokio::spawn(sqs_api::serve(sqs_listener, api, shutdown.clone().cancelled_owned()));
 
         let client = sqs_client(&SqsEndpoint::Local(sqs_url.clone())).await;
         let events = SqsQueue::new(client.clone(), events_url.clone());
@@ -177,41 +183,42 @@ impl DevStack {
         let flush_queue = Arc::new(SqsDelayQueue::new(client.clone(), flush_url.clone()));
         let flush_dlq = SqsDelayQueue::new(client, flush_dlq_url.clone());
 
-        let cafe24 = Cafe24Client::new(config.cafe24).map_err(|e| format!("Cafe24 client: {e}"))?;
-        let sheets = SheetsClient::new(config.sheets).map_err(|e| format!("Google Sheets client: {e}"))?;
+        let cafe24 = Cafe24Client::new(config.cafe24).context("Cafe24 client")?;
+        let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
         let steps = Steps::new(conn.clone(), config.keyspace.clone(), config.pipeline, cafe24)
-            .map_err(|e| format!("pipeline: {}", e.cause))?
+            .map_err(|e| anyhow!("pipeline: {}", e.cause))?
             .with_sheets(sheets)
             .with_alert_url(config.alert_url)
             .with_flush_trigger(Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue))));
-        let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions())
-            .map_err(|e| format!("statemachine/pipeline.asl.json: {e}"))?;
+        let machine =
+            StateMachine::load(PIPELINE_DEFINITION, &substitutions()).context("statemachine/pipeline.asl.json")?;
         let executor = Executor::new(machine, registry(steps.clone()), SystemClock);
         let missing = executor.missing_handlers();
         if !missing.is_empty() {
-            return Err(format!("the pipeline definition calls tasks with no step: {missing:?}"));
+            bail!("the pipeline definition calls tasks with no step: {missing:?}");
         }
         let pipe = Pipe::new(Arc::new(events.clone()), executor, config.pipe);
         let pipe_stats = pipe.stats();
-        let (pipe_stop, stopped) = watch::channel(false);
-        let pipe_task = tokio::spawn(pipe.run(stopped));
+        let pipe_stop = shutdown.child_token();
+        let pipe_task = tokio::spawn(pipe.run(pipe_stop.clone()));
 
         let flush_stats = Arc::new(FlushStats::default());
-        let (flush_stop, stopped) = watch::channel(false);
+        let flush_stop = shutdown.child_token();
         let flush_task = tokio::spawn(run_flush_worker(
             flush_queue.clone(),
             steps.clone(),
             config.flush,
             flush_stats.clone(),
-            stopped,
+            flush_stop.clone(),
         ));
 
         let ingest_listener = listen(config.ingest_port, "ingest", "--ingest-port").await?;
         let ingest_url = format!("http://127.0.0.1:{}", port(&ingest_listener)?);
-        let ingest = Ingest::new(config.ingest, events.clone(), conn).map_err(|e| format!("ingest: {e}"))?;
+        let ingest = Ingest::new(config.ingest, events.clone(), conn).context("ingest")?;
         let counters = ingest.counters();
-        let (ingest_stop, stopped) = watch::channel(false);
-        let ingest_task = tokio::spawn(sluice_ingest::serve(ingest_listener, ingest, stopped_when(stopped)));
+        let ingest_stop = shutdown.child_token();
+        let ingest_task =
+            tokio::spawn(sluice_ingest::serve(ingest_listener, ingest, ingest_stop.clone().cancelled_owned()));
 
         let metrics_listener = listen(config.metrics_port, "metrics", "--metrics-port").await?;
         let metrics_url = format!("http://127.0.0.1:{}{METRICS_PATH}", port(&metrics_listener)?);
@@ -225,10 +232,10 @@ impl DevStack {
             flush_queue: SqsDelayQueue::clone(&flush_queue),
             flush_dlq: flush_dlq.clone(),
         };
-        let (metrics_stop, stopped) = watch::channel(false);
+        let stopped = shutdown.cancelled_owned();
         tokio::spawn(async move {
             let app = crate::metrics_endpoint::router(sources);
-            if let Err(e) = axum::serve(metrics_listener, app).with_graceful_shutdown(stopped_when(stopped)).await {
+            if let Err(e) = axum::serve(metrics_listener, app).with_graceful_shutdown(stopped).await {
                 tracing::warn!(error = %e, "the metrics endpoint stopped");
             }
         });
@@ -254,11 +261,10 @@ impl DevStack {
             events,
             dlq,
             flush_dlq,
+            shutdown: guard,
             ingest_stop,
             pipe_stop,
             flush_stop,
-            sqs_stop,
-            metrics_stop,
             ingest_task,
             pipe_task,
             flush_task,
@@ -267,16 +273,14 @@ impl DevStack {
     }
 
     /// The queue's and the dead-letter queue's attributes.
-    pub async fn queues(&self) -> Result<(QueueAttributes, QueueAttributes), String> {
-        let events = self.events.attributes().await.map_err(|e| e.to_string())?;
-        let dlq = self.dlq.attributes().await.map_err(|e| e.to_string())?;
-        Ok((events, dlq))
+    pub async fn queues(&self) -> anyhow::Result<(QueueAttributes, QueueAttributes)> {
+        Ok((self.events.attributes().await?, self.dlq.attributes().await?))
     }
 
     /// Flush requests that failed too often, waiting in the flush
     /// dead-letter queue.
-    pub async fn flush_dead_letters(&self) -> Result<QueueAttributes, String> {
-        sluice_domain::DelayQueue::attributes(&self.flush_dlq).await.map_err(|e| e.to_string())
+    pub async fn flush_dead_letters(&self) -> anyhow::Result<QueueAttributes> {
+        Ok(sluice_domain::DelayQueue::attributes(&self.flush_dlq).await?)
     }
 
     /// Returns once this stack no longer holds its consumer lease (another
@@ -288,35 +292,34 @@ impl DevStack {
     /// Stops in order: ingest (sending what it holds), the pipe (finishing
     /// its batches), the flush worker (finishing its flushes), the SQS
     /// endpoint, then gives up the consumer lease.
-    pub async fn stop(self) -> Result<(), String> {
-        let _ = self.ingest_stop.send(true);
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.ingest_stop.cancel();
         let ingest = self.ingest_task.await;
-        let _ = self.pipe_stop.send(true);
+        self.pipe_stop.cancel();
         let _ = self.pipe_task.await;
-        let _ = self.flush_stop.send(true);
+        self.flush_stop.cancel();
         let _ = self.flush_task.await;
-        let _ = self.metrics_stop.send(true);
-        let _ = self.sqs_stop.send(true);
+        drop(self.shutdown);
         let sqs = self.sqs_task.await;
         self.lease.release().await;
         for (what, result) in [("ingest", ingest), ("SQS endpoint", sqs)] {
             match result {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(format!("{what}: {e}")),
-                Err(e) => return Err(format!("{what} panicked: {e}")),
+                Ok(Err(e)) => return Err(e).context(what),
+                Err(e) => bail!("{what} panicked: {e}"),
             }
         }
         Ok(())
     }
 }
 
-async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> Result<(), String> {
+async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> anyhow::Result<()> {
     let explain = |name: &str, e: QueueError| match e {
-        QueueError::QueueNameExists { attribute, .. } => format!(
+        QueueError::QueueNameExists { attribute, .. } => anyhow!(
             "queue {name} already exists in Redis with a different {attribute}; delete it \
              (aws sqs delete-queue --endpoint-url ...) or use another --key-prefix"
         ),
-        e => format!("cannot create queue {name}: {e}"),
+        e => anyhow!(e).context(format!("cannot create queue {name}")),
     };
     backend.create_queue(EVENTS_DLQ, &QueueConfig::default()).await.map_err(|e| explain(EVENTS_DLQ, e))?;
     let events = QueueConfig {
@@ -341,20 +344,12 @@ async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> Resu
     Ok(())
 }
 
-async fn listen(port: u16, what: &str, flag: &str) -> Result<TcpListener, String> {
+async fn listen(port: u16, what: &str, flag: &str) -> anyhow::Result<TcpListener> {
     TcpListener::bind(("127.0.0.1", port))
         .await
-        .map_err(|e| format!("cannot listen on 127.0.0.1:{port} for {what}: {e} (choose another with {flag})"))
+        .map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port} for {what}: {e} (choose another with {flag})"))
 }
 
-fn port(listener: &TcpListener) -> Result<u16, String> {
-    listener.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
-}
-
-async fn stopped_when(mut stopped: watch::Receiver<bool>) {
-    while !*stopped.borrow() {
-        if stopped.changed().await.is_err() {
-            return;
-        }
-    }
+fn port(listener: &TcpListener) -> anyhow::Result<u16> {
+    Ok(listener.local_addr()?.port())
 }

@@ -16,7 +16,8 @@ use sluice_pipeline::sheet_io::FlushRequest;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
 
 /// How the worker pulls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,21 +52,21 @@ pub struct FlushStats {
     pub calls: AtomicU64,
 }
 
-/// Runs flushes from `queue` until `stop` turns true, then waits for the
+/// Runs flushes from `queue` until `stop` is cancelled, then waits for the
 /// running ones.
 pub async fn run_flush_worker<Q, C>(
     queue: Arc<Q>,
     steps: Steps<C>,
     config: FlushWorkerConfig,
     stats: Arc<FlushStats>,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) where
     Q: DelayQueue + 'static,
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
     loop {
-        if *stop.borrow() {
+        if stop.is_cancelled() {
             break;
         }
         let Ok(permit) = slots.clone().acquire_many_owned(1).await else { break };
@@ -80,7 +81,7 @@ pub async fn run_flush_worker<Q, C>(
         };
         let messages = tokio::select! {
             received = queue.receive(request) => received,
-            _ = stop.changed() => continue,
+            () = stop.cancelled() => continue,
         };
         let messages = match messages {
             Ok(messages) => messages,

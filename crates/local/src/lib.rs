@@ -3,6 +3,10 @@
 //! pulls batches from the FIFO queue as EventBridge Pipes does in AWS.
 //! `sluice dev` and the end-to-end tests assemble these.
 //!
+//! Errors are `anyhow` with context: this crate is assembly, and what it
+//! returns is only ever printed (by `sluice`) or unwrapped (by tests and
+//! benchmarks), never matched on.
+//!
 //! # Layout
 //!
 //! - [`step_functions`]: the steps as task handlers, the definition and its

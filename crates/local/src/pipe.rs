@@ -20,7 +20,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// How the pipe pulls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,9 +80,9 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
         self.stats.clone()
     }
 
-    /// Runs the workers until `stop` turns true; each finishes the batch
+    /// Runs the workers until `stop` is cancelled; each finishes the batch
     /// it holds before returning, so nothing is left half done.
-    pub async fn run(self, stop: watch::Receiver<bool>) {
+    pub async fn run(self, stop: impl Stop) {
         let request =
             match ReceiveRequest::new(self.config.batch_size, self.config.visibility_timeout, self.config.wait) {
                 Ok(request) => request,
@@ -106,6 +106,24 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
     }
 }
 
+/// What stops the pipe: the stack's token, or a channel turning true (what
+/// the end-to-end tests' own pipe still uses).
+pub trait Stop: Clone + Send + 'static {
+    fn stopped(&self) -> bool;
+}
+
+impl Stop for CancellationToken {
+    fn stopped(&self) -> bool {
+        self.is_cancelled()
+    }
+}
+
+impl Stop for tokio::sync::watch::Receiver<bool> {
+    fn stopped(&self) -> bool {
+        *self.borrow()
+    }
+}
+
 struct Worker<Q> {
     queue: Arc<Q>,
     executor: Executor,
@@ -114,8 +132,8 @@ struct Worker<Q> {
 }
 
 impl<Q: WorkQueue> Worker<Q> {
-    async fn run(self, request: ReceiveRequest, stop: watch::Receiver<bool>) {
-        while !*stop.borrow() {
+    async fn run(self, request: ReceiveRequest, stop: impl Stop) {
+        while !stop.stopped() {
             let batch = match self.queue.receive(request).await {
                 Ok(batch) => batch,
                 Err(e) => {

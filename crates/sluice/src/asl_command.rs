@@ -6,6 +6,7 @@
 //! Exit codes: 0 success; 1 the execution failed; 2 bad arguments or an
 //! invalid definition.
 
+use anyhow::bail;
 use serde_json::{Value, json};
 use sluice_asl::{
     ExecutionOptions, Executor, HistoryEvent, Outcome, StateMachine, Substitutions, SystemClock, TaskError,
@@ -55,26 +56,26 @@ enum StandIn {
     Fail(String),
 }
 
-fn parse_substitution(text: &str) -> Result<(String, String), String> {
+fn parse_substitution(text: &str) -> anyhow::Result<(String, String)> {
     match text.split_once('=') {
         Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
-        _ => Err(format!("{text:?} is not NAME=VALUE")),
+        _ => bail!("{text:?} is not NAME=VALUE"),
     }
 }
 
-fn parse_task(text: &str) -> Result<(String, StandIn), String> {
+fn parse_task(text: &str) -> anyhow::Result<(String, StandIn)> {
     let Some((resource, behaviour)) = text.rsplit_once('=').filter(|(r, _)| !r.is_empty()) else {
-        return Err(format!("{text:?} is not RESOURCE=echo or RESOURCE=fail:ErrorName"));
+        bail!("{text:?} is not RESOURCE=echo or RESOURCE=fail:ErrorName");
     };
     let stand_in = match behaviour.split_once(':') {
         None if behaviour == "echo" => StandIn::Echo,
         Some(("fail", error)) if !error.is_empty() => StandIn::Fail(error.to_owned()),
-        _ => return Err(format!("{behaviour:?} is not echo or fail:ErrorName")),
+        _ => bail!("{behaviour:?} is not echo or fail:ErrorName"),
     };
     Ok((resource.to_owned(), stand_in))
 }
 
-pub(crate) async fn run(command: AslCommand) -> Result<ExitCode, String> {
+pub(crate) async fn run(command: AslCommand) -> anyhow::Result<ExitCode> {
     match command {
         AslCommand::Validate { file, subs } => Ok(validate(&file, subs)),
         AslCommand::Run(args) => Ok(run_definition(args).await),
@@ -195,15 +196,15 @@ mod tests {
 
     #[test]
     fn task_arguments() {
-        assert_eq!(parse_task("fetch=echo"), Ok(("fetch".to_owned(), StandIn::Echo)));
+        assert_eq!(parse_task("fetch=echo").unwrap(), ("fetch".to_owned(), StandIn::Echo));
         assert_eq!(
-            parse_task("arn:aws:lambda:eu-west-1:1:function:f=fail:Sluice.LockBusy"),
-            Ok(("arn:aws:lambda:eu-west-1:1:function:f".to_owned(), StandIn::Fail("Sluice.LockBusy".to_owned())))
+            parse_task("arn:aws:lambda:eu-west-1:1:function:f=fail:Sluice.LockBusy").unwrap(),
+            ("arn:aws:lambda:eu-west-1:1:function:f".to_owned(), StandIn::Fail("Sluice.LockBusy".to_owned()))
         );
         assert!(parse_task("fetch=sleep").is_err());
         assert!(parse_task("=echo").is_err());
         assert!(parse_task("fetch=fail:").is_err());
-        assert_eq!(parse_substitution("A=b=c"), Ok(("A".to_owned(), "b=c".to_owned())));
+        assert_eq!(parse_substitution("A=b=c").unwrap(), ("A".to_owned(), "b=c".to_owned()));
         assert!(parse_substitution("novalue").is_err());
     }
 }

@@ -12,6 +12,7 @@
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use crate::tokens_command::{read_source, when};
+use crate::usage;
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
@@ -49,7 +50,7 @@ pub(crate) enum CredentialsCommand {
     Show { credential: String },
 }
 
-pub(crate) async fn run(command: CredentialsCommand) -> Result<ExitCode, String> {
+pub(crate) async fn run(command: CredentialsCommand) -> anyhow::Result<ExitCode> {
     match command {
         CredentialsCommand::Set { credential, token_json, flush_queue_url } => {
             set(&credential, &token_json, flush_queue_url).await
@@ -59,70 +60,48 @@ pub(crate) async fn run(command: CredentialsCommand) -> Result<ExitCode, String>
     }
 }
 
-fn bad_input(message: String) -> Result<ExitCode, String> {
-    eprintln!("sluice credentials: {message}");
-    Ok(ExitCode::from(2))
-}
+const WHO: &str = "sluice credentials";
 
-async fn set(credential: &str, source: &str, flush_queue_url: Option<String>) -> Result<ExitCode, String> {
+async fn set(credential: &str, source: &str, flush_queue_url: Option<String>) -> anyhow::Result<ExitCode> {
     if credential.is_empty() || credential.len() > 256 {
-        return bad_input("the credential id must be 1 to 256 characters".into());
+        return Err(usage(WHO, "the credential id must be 1 to 256 characters"));
     }
-    let text = match read_source(source) {
-        Ok(text) => text,
-        Err(e) => return bad_input(e),
-    };
-    let response: TokenResponse = match serde_json::from_str(&text) {
-        Ok(response) => response,
-        Err(e) => return bad_input(format!("not a Google token response: {e}")),
-    };
+    let text = read_source(source).map_err(|e| usage(WHO, e))?;
+    let response: TokenResponse =
+        serde_json::from_str(&text).map_err(|e| usage(WHO, format!("not a Google token response: {e}")))?;
     let Some(refresh_token) = response.refresh_token.clone() else {
-        return bad_input(
-            "the token response has no refresh_token (exchange the code with access_type=offline)".into(),
-        );
+        return Err(usage(WHO, "the token response has no refresh_token (exchange the code with access_type=offline)"));
     };
-    let steps = match steps(flush_queue_url).await? {
-        Ok(steps) => steps,
-        Err(e) => return bad_input(e),
-    };
+    let steps = steps(flush_queue_url).await?;
     let access = Some((&response.access_token, Duration::from_secs(response.expires_in)));
-    let redriven = steps.set_google_credential(credential, &refresh_token, access).await.map_err(|e| e.cause)?;
+    let redriven = steps.set_google_credential(credential, &refresh_token, access).await.map_err(crate::cause)?;
     println!("Stored credential {credential}'s tokens; {redriven} held rows redriven, its sheets' flushes asked for.");
     Ok(ExitCode::SUCCESS)
 }
 
-async fn redrive(credential: &str, flush_queue_url: Option<String>) -> Result<ExitCode, String> {
-    let steps = match steps(flush_queue_url).await? {
-        Ok(steps) => steps,
-        Err(e) => return bad_input(e),
-    };
-    let redriven = steps.redrive_credential(credential).await.map_err(|e| e.cause)?;
+async fn redrive(credential: &str, flush_queue_url: Option<String>) -> anyhow::Result<ExitCode> {
+    let steps = steps(flush_queue_url).await?;
+    let redriven = steps.redrive_credential(credential).await.map_err(crate::cause)?;
     println!("{redriven} held rows of credential {credential}'s sheets redriven, their flushes asked for.");
     Ok(ExitCode::SUCCESS)
 }
 
 /// The steps over the state Redis, asking for flushes on the flush queue;
-/// the inner error is bad input (no flush queue to be found).
-async fn steps(flag: Option<String>) -> Result<Result<Steps<redis::aio::MultiplexedConnection>, String>, String> {
-    let (endpoint, queue_url) = match flush_queue(flag) {
-        Ok(found) => found,
-        Err(e) => return Ok(Err(e)),
-    };
-    let redis = match StateRedis::locate() {
-        Ok(redis) => redis,
-        Err(e) => return Ok(Err(e)),
-    };
+/// no flush queue or Redis to be found is a usage error.
+async fn steps(flag: Option<String>) -> anyhow::Result<Steps<redis::aio::MultiplexedConnection>> {
+    let (endpoint, queue_url) = flush_queue(flag).map_err(|e| usage(WHO, e))?;
+    let redis = StateRedis::locate(WHO)?;
     let conn = redis.connection().await?;
-    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
+    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new("")))?;
     let queue = SqsDelayQueue::new(sqs_client(&endpoint).await, queue_url);
     let steps = Steps::new(conn, redis.keyspace.clone(), PipelineConfig::default(), cafe24)
-        .map_err(|e| e.cause)?
+        .map_err(crate::cause)?
         .with_flush_trigger(Arc::new(QueueFlushTrigger::new(queue)));
-    Ok(Ok(steps))
+    Ok(steps)
 }
 
 /// The flush queue's endpoint and URL: the flag, or the running `sluice dev`'s.
-fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), String> {
+fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), &'static str> {
     if let Some(url) = flag.filter(|u| !u.is_empty()) {
         let endpoint = match std::env::var("SLUICE_SQS_ENDPOINT") {
             Ok(local) if !local.is_empty() => SqsEndpoint::Local(local),
@@ -135,21 +114,18 @@ fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), String> {
     )?;
     match (state.url("SQS endpoint"), state.url("Flush queue")) {
         (Some(endpoint), Some(queue)) => Ok((SqsEndpoint::Local(endpoint), queue)),
-        _ => Err("the running `sluice dev` has no flush queue; restart it, or pass --flush-queue-url".into()),
+        _ => Err("the running `sluice dev` has no flush queue; restart it, or pass --flush-queue-url"),
     }
 }
 
-async fn show(credential: &str) -> Result<ExitCode, String> {
-    let redis = match StateRedis::locate_or_usage_error() {
-        Ok(redis) => redis,
-        Err(code) => return Ok(code),
-    };
+async fn show(credential: &str) -> anyhow::Result<ExitCode> {
+    let redis = StateRedis::locate("sluice")?;
     let conn = redis.connection().await?;
     let tokens = TokenStore::new(conn.clone(), redis.keyspace.clone());
     let state = CredentialState::new(conn, redis.keyspace.clone());
-    let token = tokens.get(&Tag::for_credential(credential), GOOGLE).await.map_err(|e| e.to_string())?;
-    let rejected = state.rejected(credential).await.map_err(|e| e.to_string())?;
-    let sheets = state.sheets(credential).await.map_err(|e| e.to_string())?.len();
+    let token = tokens.get(&Tag::for_credential(credential), GOOGLE).await?;
+    let rejected = state.rejected(credential).await?;
+    let sheets = state.sheets(credential).await?.len();
     match (token, rejected) {
         (None, _) => {
             println!("credential {credential}: no tokens (`sluice credentials set {credential} --token-json FILE`)");

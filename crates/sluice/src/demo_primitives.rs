@@ -4,6 +4,7 @@
 //! admitted calls' Redis timestamps, that the limit held exactly.
 
 use crate::redis_target::RedisTarget;
+use anyhow::Context;
 use redis::aio::MultiplexedConnection;
 use sluice_redis::{Acquire, Admission, DenyCache, Gates, Keyspace, Limit, Locks, SlidingWindowLimiter, Tag};
 use std::process::ExitCode;
@@ -31,16 +32,16 @@ enum Outcome {
     Denied { second: usize, wait: Duration, cached: bool },
 }
 
-pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let target = RedisTarget::from_env()?;
     let conn = target
         .client
         .get_multiplexed_async_connection()
         .await
-        .map_err(|e| format!("cannot connect to {}: {e}", target.description))?;
+        .with_context(|| format!("cannot connect to {}", target.description))?;
     // A prefix of its own, so reruns against a shared Redis never meet.
     let run_id = format!("{:x}", rand_id());
-    let keyspace = Keyspace::new(format!("sluice:demo:{run_id}:")).map_err(|e| e.to_string())?;
+    let keyspace = Keyspace::new(format!("sluice:demo:{run_id}:"))?;
     println!("Redis: {}", target.description);
     println!(
         "{} callers share a limit of {} calls in any rolling 1 s window, for {} s. Each caller that is denied waits \
@@ -65,13 +66,11 @@ fn rand_id() -> u64 {
         ^ u64::from(std::process::id())
 }
 
-async fn limiter_run(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> Result<Vec<Outcome>, String> {
+async fn limiter_run(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> anyhow::Result<Vec<Outcome>> {
     // One process, so one deny cache: callers denied by Redis are answered
     // from memory until their wait is over.
     let limiter = Arc::new(SlidingWindowLimiter::new(conn, ks, Arc::new(DenyCache::new())));
-    let set = Arc::new(
-        limiter.limits(&Tag::new("demo"), &[Limit::new("calls", args.rate, WINDOW)]).map_err(|e| e.to_string())?,
-    );
+    let set = Arc::new(limiter.limits(&Tag::new("demo"), &[Limit::new("calls", args.rate, WINDOW)])?);
     let outcomes = Arc::new(Mutex::new(Vec::new()));
     let run_for = Duration::from_secs(u64::from(args.seconds));
     let started = Instant::now();
@@ -99,7 +98,7 @@ async fn limiter_run(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> 
         });
     }
     while let Some(joined) = callers.join_next().await {
-        joined.map_err(|e| format!("a caller panicked: {e}"))?.map_err(|e| e.to_string())?;
+        joined.context("a caller panicked")??;
     }
     let outcomes = outcomes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     Ok(outcomes)
@@ -162,14 +161,14 @@ fn ms(d: Duration) -> String {
 }
 
 /// All callers try one lock at once: exactly one may win.
-async fn race_for_lock(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> Result<bool, String> {
+async fn race_for_lock(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> anyhow::Result<bool> {
     let locks = Locks::new(conn, ks);
     let tag = Tag::new("demo");
     let tries = (0..args.callers).map(|_| locks.acquire(&tag, "sync", Duration::from_secs(10)));
     let mut winners = Vec::new();
     let mut busy_for = Duration::ZERO;
     for attempt in futures_join(tries).await {
-        match attempt.map_err(|e| e.to_string())? {
+        match attempt? {
             Acquire::Acquired(lease) => winners.push(lease),
             Acquire::Busy { retry_after } => busy_for = busy_for.max(retry_after),
         }
@@ -182,7 +181,7 @@ async fn race_for_lock(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -
         ms(busy_for)
     );
     for lease in &winners {
-        locks.release(lease).await.map_err(|e| e.to_string())?;
+        locks.release(lease).await?;
         // Releasing twice is a stale release, refused with its reason.
         if let Err(stale) = locks.release(lease).await {
             println!("      A second release of the same lease is refused: {stale}.");
@@ -192,13 +191,13 @@ async fn race_for_lock(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -
 }
 
 /// All callers try one gate at once: exactly one may pass.
-async fn race_for_gate(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> Result<bool, String> {
+async fn race_for_gate(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> anyhow::Result<bool> {
     let gates = Gates::new(conn, ks);
     let tag = Tag::new("demo");
     let tries = (0..args.callers).map(|_| gates.pass(&tag, "item", Duration::from_secs(10)));
     let mut passed = 0;
     for entry in futures_join(tries).await {
-        passed += usize::from(entry.map_err(|e| e.to_string())?.passed());
+        passed += usize::from(entry?.passed());
     }
     println!("Gate: {passed} of {} callers passed a one-per-10 s gate at once.", args.callers);
     Ok(passed == 1)

@@ -9,6 +9,7 @@
 
 use crate::redis_target::RedisTarget;
 use crate::sheet_report::{SheetCheck, print_calls};
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sluice_cafe24::{Cafe24Config, Secret};
@@ -46,11 +47,10 @@ pub(crate) struct Args {
     timeout: u64,
 }
 
-pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redis = RedisTarget::from_env()?;
-    let conn = redis.client.get_connection_manager().await.map_err(|e| format!("Redis: {e}"))?;
-    let sandbox =
-        SheetsSandbox::start(SheetsSandboxConfig::default()).await.map_err(|e| format!("Sheets sandbox: {e}"))?;
+    let conn = redis.client.get_connection_manager().await.context("Redis")?;
+    let sandbox = SheetsSandbox::start(SheetsSandboxConfig::default()).await.context("Sheets sandbox")?;
     let client_secret = format!("{:032x}", rand::random::<u128>());
     sandbox.add_client(CLIENT_ID, &client_secret);
     let refresh_token = sandbox.add_user(CLIENT_ID, CREDENTIAL);
@@ -61,7 +61,7 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
 
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
     let stack = start_stack(conn, &sandbox, &client_secret, &api_key).await?;
-    stack.steps.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(|e| e.cause)?;
+    stack.steps.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(crate::cause)?;
     println!("Redis: {}", redis.description);
     println!("Google Sheets sandbox: {} (60 writes/min per user, 300 per project)", sandbox.base_url());
     for (what, url) in &stack.urls {
@@ -84,7 +84,7 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     }
     let ok = checks.iter().all(SheetCheck::ok) && print_calls(&sandbox, CREDENTIAL);
     // Every row was buffered, so `sluice status` sees nothing waiting.
-    let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await.map_err(|e| e.to_string())?;
+    let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await?;
     let waiting: u64 = groups.iter().map(|g| g.pending).sum();
     println!("   rows `sluice status` still sees waiting in the queue: {waiting}");
     let ok = ok && waiting == 0;
@@ -110,7 +110,7 @@ async fn phase(
     api_key: &str,
     rows: &[(String, u64)],
     args: &Args,
-) -> Result<SheetCheck, String> {
+) -> anyhow::Result<SheetCheck> {
     let started = Instant::now();
     let refused = send_all(url, api_key, rows, args.clients as usize).await?;
     println!("   sent in {:.1} s ({refused} refused)", started.elapsed().as_secs_f64());
@@ -129,8 +129,8 @@ async fn phase(
 
 /// Each client takes the next row and POSTs it until none are left.
 /// Returns how many were refused.
-async fn send_all(url: &str, api_key: &str, rows: &[(String, u64)], clients: usize) -> Result<usize, String> {
-    let http = reqwest::Client::builder().build().map_err(|e| e.to_string())?;
+async fn send_all(url: &str, api_key: &str, rows: &[(String, u64)], clients: usize) -> anyhow::Result<usize> {
+    let http = reqwest::Client::builder().build()?;
     let bar = ProgressBar::new(rows.len() as u64).with_style(
         ProgressStyle::with_template("   rows {bar:40} {pos}/{len} {per_sec}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -168,13 +168,12 @@ async fn start_stack(
     sandbox: &SheetsSandbox,
     client_secret: &str,
     api_key: &str,
-) -> Result<DevStack, String> {
-    let keyspace = Keyspace::new("sluice:demo-sheets:").map_err(|e| e.to_string())?;
-    let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned())).map_err(|e| e.to_string())?;
+) -> anyhow::Result<DevStack> {
+    let keyspace = Keyspace::new("sluice:demo-sheets:")?;
+    let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned()))?;
     let sheets = SheetsConfig::new(CLIENT_ID, Secret::new(client_secret.to_owned()))
         .with_api_base_url(sandbox.base_url())
-        .and_then(|c| c.with_token_url(sandbox.token_url()))
-        .map_err(|e| e.to_string())?;
+        .and_then(|c| c.with_token_url(sandbox.token_url()))?;
     let ingest = IngestConfig { keyspace, ..IngestConfig::new(api_keys) };
     let config = DevConfig::on_free_ports(ingest, Cafe24Config::new("unused", Secret::new("unused")), sheets);
     DevStack::start(conn, config).await

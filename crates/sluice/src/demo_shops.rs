@@ -7,6 +7,7 @@
 
 use crate::redis_target::RedisTarget;
 use crate::shop_report::{Report, Sent};
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -52,19 +53,18 @@ pub(crate) struct Args {
     timeout: u64,
 }
 
-pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.bucket_drain.is_finite() && args.bucket_drain > 0.0) {
-        eprintln!("sluice demo shops: --bucket-drain must be a positive number");
-        return Ok(ExitCode::from(2));
+        return Err(crate::usage("sluice demo shops", "--bucket-drain must be a positive number"));
     }
     let redis = RedisTarget::from_env()?;
-    let conn = redis.client.get_connection_manager().await.map_err(|e| format!("Redis: {e}"))?;
+    let conn = redis.client.get_connection_manager().await.context("Redis")?;
     let malls: Vec<String> = (1..=args.malls).map(|m| format!("mall-{m:02}")).collect();
     let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
     let sandbox = Arc::new(
         Cafe24Sandbox::start(Cafe24SandboxConfig { malls: malls.clone(), bucket, ..Cafe24SandboxConfig::default() })
             .await
-            .map_err(|e| format!("Cafe24 sandbox: {e}"))?,
+            .context("Cafe24 sandbox")?,
     );
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
     let stack = start_stack(conn, &sandbox, &args, &api_key).await?;
@@ -84,10 +84,7 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     let mut products = Vec::new();
     for mall in &malls {
         for p in 0..args.products {
-            let report = sandbox
-                .create(mall, ResourceKind::Product, fields(&format!("product {p}"), 1000 + p))
-                .await
-                .map_err(|e| e.to_string())?;
+            let report = sandbox.create(mall, ResourceKind::Product, fields(&format!("product {p}"), 1000 + p)).await?;
             products.push((mall.clone(), report.id));
         }
     }
@@ -124,11 +121,11 @@ async fn start_stack(
     sandbox: &Cafe24Sandbox,
     args: &Args,
     api_key: &str,
-) -> Result<DevStack, String> {
+) -> anyhow::Result<DevStack> {
     let defaults = Cafe24SandboxConfig::default();
-    let template = BaseUrlTemplate::new(sandbox.base_url_template()).map_err(|e| e.to_string())?;
-    let keyspace = Keyspace::new("sluice:demo:").map_err(|e| e.to_string())?;
-    let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned())).map_err(|e| e.to_string())?;
+    let template = BaseUrlTemplate::new(sandbox.base_url_template())?;
+    let keyspace = Keyspace::new("sluice:demo:")?;
+    let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned()))?;
     let cafe24 = Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template);
     let ingest = IngestConfig { keyspace, ..IngestConfig::new(api_keys) };
     let config = DevConfig {
@@ -141,11 +138,11 @@ async fn start_stack(
     DevStack::start(conn, config).await
 }
 
-async fn seed_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, malls: &[String]) -> Result<(), String> {
+async fn seed_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, malls: &[String]) -> anyhow::Result<()> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     for mall in malls {
-        let grant = TokenGrant::from_response(sandbox.issue_tokens(mall).map_err(|e| e.to_string())?)?;
-        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(|e| e.cause)?;
+        let grant = TokenGrant::from_response(sandbox.issue_tokens(mall)?).map_err(anyhow::Error::msg)?;
+        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
     }
     Ok(())
 }

@@ -22,6 +22,8 @@
 
 use crate::dev_state::DevState;
 use crate::redis_target::RedisTarget;
+use anyhow::{Context, anyhow, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, PipeConfig, take_consumer_lease};
@@ -31,7 +33,7 @@ use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_sheets::SheetsConfig;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -109,28 +111,28 @@ pub(crate) struct Args {
     alert_url: Option<String>,
 }
 
-pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redis = RedisTarget::from_env_or_private(Some(args.redis_dir.clone()))?;
     let conn = redis
         .client
         .get_connection_manager()
         .await
-        .map_err(|e| format!("cannot connect to {}: {e}", redis.description))?;
-    let keyspace = Keyspace::new(args.key_prefix.clone()).map_err(|e| e.to_string())?;
+        .with_context(|| format!("cannot connect to {}", redis.description))?;
+    let keyspace = Keyspace::new(args.key_prefix.clone())?;
     let lease = match take_consumer_lease(&conn, &keyspace).await {
         Ok(lease) => lease,
         Err(LeaseError::HeldByLiveConsumer { holder, .. } | LeaseError::StillHeld { holder, .. }) => {
-            eprintln!(
-                "sluice: another sluice dev ({holder}) is consuming the queues under key prefix {:?} in {}; stop it, \
-                 or start this one with another --key-prefix",
+            let message = format!(
+                "another sluice dev ({holder}) is consuming the queues under key prefix {:?} in {}; stop it, or \
+                 start this one with another --key-prefix",
                 args.key_prefix, redis.description
             );
-            return Ok(ExitCode::from(2));
+            return Err(crate::usage("sluice", message));
         }
-        Err(e) => return Err(format!("cannot take the consumer lease in {}: {e}", redis.description)),
+        Err(e) => return Err(e).with_context(|| format!("cannot take the consumer lease in {}", redis.description)),
     };
     let api_keys = std::env::var("SLUICE_API_KEYS").unwrap_or_else(|_| DEV_API_KEY.to_owned());
-    let api_keys = ApiKeys::from_list(&Secret::new(api_keys)).map_err(|e| format!("SLUICE_API_KEYS: {e}"))?;
+    let api_keys = ApiKeys::from_list(&Secret::new(api_keys)).context("SLUICE_API_KEYS")?;
     let sandbox = match args.sandbox_malls.is_empty() {
         true => None,
         false => Some(start_sandbox(&args).await?),
@@ -194,52 +196,52 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
     let _ = std::fs::remove_file(&state_path);
     outcome?;
     if lease_lost {
-        return Err("stopped: the consumer lease of the queues was lost (Redis unreachable for longer than the \
-                    lease, or another sluice dev took over)"
-            .to_owned());
+        bail!(
+            "stopped: the consumer lease of the queues was lost (Redis unreachable for longer than the lease, or \
+             another sluice dev took over)"
+        );
     }
     println!("sluice dev stopped.");
     Ok(ExitCode::SUCCESS)
 }
 
-fn sheets_config(args: &Args) -> Result<SheetsConfig, String> {
+fn sheets_config(args: &Args) -> anyhow::Result<SheetsConfig> {
     let secret = std::env::var("SLUICE_GOOGLE_CLIENT_SECRET").unwrap_or_default();
     SheetsConfig::new(args.google_client_id.clone(), Secret::new(secret))
         .with_api_base_url(args.sheets_api_url.clone())
-        .map_err(|e| format!("--sheets-api-url: {e}"))?
+        .context("--sheets-api-url")?
         .with_token_url(args.google_token_url.clone())
-        .map_err(|e| format!("--google-token-url: {e}"))
+        .context("--google-token-url")
 }
 
-fn cafe24_config(args: &Args, sandbox: Option<&Cafe24Sandbox>) -> Result<Cafe24Config, String> {
+fn cafe24_config(args: &Args, sandbox: Option<&Cafe24Sandbox>) -> anyhow::Result<Cafe24Config> {
     if sandbox.is_some() {
         let defaults = Cafe24SandboxConfig::default();
-        let template = BaseUrlTemplate::new(sandbox.map(Cafe24Sandbox::base_url_template).unwrap_or_default())
-            .map_err(|e| e.to_string())?;
+        let template = BaseUrlTemplate::new(sandbox.map(Cafe24Sandbox::base_url_template).unwrap_or_default())?;
         return Ok(Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template));
     }
-    let template = BaseUrlTemplate::new(args.cafe24_base_url.clone()).map_err(|e| format!("--cafe24-base-url: {e}"))?;
+    let template = BaseUrlTemplate::new(args.cafe24_base_url.clone()).context("--cafe24-base-url")?;
     let secret = std::env::var("SLUICE_CAFE24_CLIENT_SECRET").unwrap_or_default();
     Ok(Cafe24Config::new(args.cafe24_client_id.clone(), Secret::new(secret)).with_base_url(template))
 }
 
-async fn start_sandbox(args: &Args) -> Result<Cafe24Sandbox, String> {
+async fn start_sandbox(args: &Args) -> anyhow::Result<Cafe24Sandbox> {
     let config = Cafe24SandboxConfig {
         malls: args.sandbox_malls.clone(),
         bucket: BucketConfig::new(args.bucket_capacity, args.bucket_drain),
         ..Cafe24SandboxConfig::default()
     };
-    Cafe24Sandbox::start(config).await.map_err(|e| format!("Cafe24 sandbox: {e}"))
+    Cafe24Sandbox::start(config).await.context("Cafe24 sandbox")
 }
 
 /// Seeds each sandbox mall's tokens and points the sandbox's webhooks at
 /// our ingest, so changing sandbox data runs the whole pipeline.
-async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args) -> Result<(), String> {
+async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args) -> anyhow::Result<()> {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     for mall in &args.sandbox_malls {
-        let response = sandbox.issue_tokens(mall).map_err(|e| e.to_string())?;
-        let grant = TokenGrant::from_response(response).map_err(|e| format!("sandbox token: {e}"))?;
-        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(|e| e.cause)?;
+        let response = sandbox.issue_tokens(mall)?;
+        let grant = TokenGrant::from_response(response).map_err(|e| anyhow!("sandbox token: {e}"))?;
+        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
     }
     let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone()).unwrap_or_default();
     let key = std::env::var("SLUICE_API_KEYS")
@@ -250,15 +252,13 @@ async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args)
     Ok(())
 }
 
-/// On a terminal, one line rewritten every second; elsewhere nothing (the
-/// output stays parseable). Never returns.
+/// On a terminal, one line redrawn every second; elsewhere nothing (the
+/// draw target hides itself, so the output stays parseable). Never returns.
 async fn status_line(stack: &DevStack) {
-    let terminal = std::io::stdout().is_terminal();
+    let line = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout())
+        .with_style(ProgressStyle::with_template("{msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        if !terminal {
-            continue;
-        }
         let ingest = stack.ingest.snapshot();
         let done = stack.pipe.items_done.load(std::sync::atomic::Ordering::Relaxed);
         let failed = stack.pipe.items_failed.load(std::sync::atomic::Ordering::Relaxed);
@@ -268,13 +268,12 @@ async fn status_line(stack: &DevStack) {
             }
             Err(e) => format!("queue: {e}"),
         };
-        print!(
-            "\r\x1b[2Kwebhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}",
+        line.set_message(format!(
+            "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}",
             ingest.received,
             ingest.enqueued,
             ingest.coalesced,
             ingest.rejected.total()
-        );
-        let _ = std::io::stdout().flush();
+        ));
     }
 }

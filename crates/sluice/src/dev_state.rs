@@ -4,6 +4,7 @@
 //! work. Written at start, removed at a clean stop; a file left by a killed
 //! run is recognised as stale when its Redis does not answer.
 
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -23,12 +24,12 @@ impl DevState {
         PathBuf::from(DEV_STATE_FILE)
     }
 
-    pub(crate) fn write(&self, path: &Path) -> Result<(), String> {
+    pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        std::fs::write(path, serde_json::to_string_pretty(self)?)
+            .with_context(|| format!("cannot write {}", path.display()))
     }
 
     /// The state of a `sluice dev` run in this directory, if any.

@@ -7,6 +7,8 @@
 //! the move to finish.
 
 use crate::dev_state::DevState;
+use crate::usage;
+use anyhow::anyhow;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use sluice_aws::{SqsEndpoint, sqs_client};
@@ -55,13 +57,10 @@ pub(crate) enum DlqCommand {
     },
 }
 
-pub(crate) async fn run(command: DlqCommand) -> Result<ExitCode, String> {
+pub(crate) async fn run(command: DlqCommand) -> anyhow::Result<ExitCode> {
     match command {
         DlqCommand::List(queues) => {
-            let (client, urls) = match resolve(&queues).await {
-                Ok(found) => found,
-                Err(e) => return bad_input(e),
-            };
+            let (client, urls) = resolve(&queues).await?;
             for (name, url) in [("events", &urls.0), ("flush", &urls.1)] {
                 let Some(url) = url else { continue };
                 let (visible, in_flight) = depth(&client, url).await?;
@@ -70,30 +69,21 @@ pub(crate) async fn run(command: DlqCommand) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         DlqCommand::Show { queues, queue, max } => {
-            let (client, url) = match one(&queues, queue).await {
-                Ok(found) => found,
-                Err(e) => return bad_input(e),
-            };
+            let (client, url) = one(&queues, queue).await?;
             show(&client, &url, max).await
         }
         DlqCommand::Redrive { queues, queue } => {
-            let (client, url) = match one(&queues, queue).await {
-                Ok(found) => found,
-                Err(e) => return bad_input(e),
-            };
+            let (client, url) = one(&queues, queue).await?;
             redrive(&client, &url).await
         }
     }
 }
 
-fn bad_input(message: String) -> Result<ExitCode, String> {
-    eprintln!("sluice dlq: {message}");
-    Ok(ExitCode::from(2))
-}
+const WHO: &str = "sluice dlq";
 
 /// The client and the (events, flush) DLQ URLs: the flags, else the
-/// running `sluice dev`'s.
-async fn resolve(queues: &Queues) -> Result<(Client, (Option<String>, Option<String>)), String> {
+/// running `sluice dev`'s; none known is a usage error.
+async fn resolve(queues: &Queues) -> anyhow::Result<(Client, (Option<String>, Option<String>))> {
     let state = DevState::read(&DevState::path());
     let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
     let flags_given = queues.events_dlq_url.is_some() || queues.flush_dlq_url.is_some();
@@ -107,22 +97,25 @@ async fn resolve(queues: &Queues) -> Result<(Client, (Option<String>, Option<Str
         )
     };
     if events.is_none() && flush.is_none() {
-        return Err("no dead-letter queue: pass --events-dlq-url / --flush-dlq-url, or run `sluice dev` here".into());
+        return Err(usage(
+            WHO,
+            "no dead-letter queue: pass --events-dlq-url / --flush-dlq-url, or run `sluice dev` here",
+        ));
     }
     let endpoint = endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
     Ok((sqs_client(&endpoint).await, (events, flush)))
 }
 
-async fn one(queues: &Queues, which: Which) -> Result<(Client, String), String> {
+async fn one(queues: &Queues, which: Which) -> anyhow::Result<(Client, String)> {
     let (client, (events, flush)) = resolve(queues).await?;
     let (url, flag) = match which {
         Which::Events => (events, "--events-dlq-url"),
         Which::Flush => (flush, "--flush-dlq-url"),
     };
-    url.map(|url| (client, url)).ok_or_else(|| format!("no such dead-letter queue known: pass {flag}"))
+    url.map(|url| (client, url)).ok_or_else(|| usage(WHO, format!("no such dead-letter queue known: pass {flag}")))
 }
 
-async fn depth(client: &Client, url: &str) -> Result<(String, String), String> {
+async fn depth(client: &Client, url: &str) -> anyhow::Result<(String, String)> {
     let answer = client
         .get_queue_attributes()
         .queue_url(url)
@@ -130,7 +123,7 @@ async fn depth(client: &Client, url: &str) -> Result<(String, String), String> {
         .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
         .send()
         .await
-        .map_err(|e| format!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+        .map_err(|e| anyhow!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
     let get = |name: QueueAttributeName| answer.attributes().and_then(|a| a.get(&name).cloned()).unwrap_or_default();
     Ok((
         get(QueueAttributeName::ApproximateNumberOfMessages),
@@ -138,7 +131,7 @@ async fn depth(client: &Client, url: &str) -> Result<(String, String), String> {
     ))
 }
 
-async fn show(client: &Client, url: &str, max: i32) -> Result<ExitCode, String> {
+async fn show(client: &Client, url: &str, max: i32) -> anyhow::Result<ExitCode> {
     // Visibility 0: a peek, the messages stay receivable.
     let answer = client
         .receive_message()
@@ -148,7 +141,7 @@ async fn show(client: &Client, url: &str, max: i32) -> Result<ExitCode, String> 
         .message_system_attribute_names(MessageSystemAttributeName::All)
         .send()
         .await
-        .map_err(|e| format!("ReceiveMessage on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+        .map_err(|e| anyhow!("ReceiveMessage on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
     let messages = answer.messages();
     if messages.is_empty() {
         println!("{url}: empty");
@@ -168,21 +161,21 @@ async fn show(client: &Client, url: &str, max: i32) -> Result<ExitCode, String> 
     Ok(ExitCode::SUCCESS)
 }
 
-async fn redrive(client: &Client, url: &str) -> Result<ExitCode, String> {
+async fn redrive(client: &Client, url: &str) -> anyhow::Result<ExitCode> {
     let attributes = client
         .get_queue_attributes()
         .queue_url(url)
         .attribute_names(QueueAttributeName::QueueArn)
         .send()
         .await
-        .map_err(|e| format!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+        .map_err(|e| anyhow!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
     let arn = attributes.attributes().and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned()).unwrap_or_default();
     let started = client
         .start_message_move_task()
         .source_arn(&arn)
         .send()
         .await
-        .map_err(|e| format!("StartMessageMoveTask from {arn}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+        .map_err(|e| anyhow!("StartMessageMoveTask from {arn}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
     println!("redrive started from {arn} ({})", started.task_handle().unwrap_or("no handle"));
     // Wait for it to end (SQS moves up to 500 messages a second by default).
     let until = Instant::now() + Duration::from_secs(300);
@@ -193,7 +186,7 @@ async fn redrive(client: &Client, url: &str) -> Result<ExitCode, String> {
             .max_results(1)
             .send()
             .await
-            .map_err(|e| format!("ListMessageMoveTasks: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
+            .map_err(|e| anyhow!("ListMessageMoveTasks: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
         if let Some(task) = tasks.results().first() {
             match task.status() {
                 Some("COMPLETED") => {

@@ -141,9 +141,47 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("sluice: {e}");
-            ExitCode::FAILURE
+        Err(e) => match e.downcast_ref::<Usage>() {
+            Some(usage) => {
+                eprintln!("{usage}");
+                ExitCode::from(2)
+            }
+            None => {
+                eprintln!("sluice: {}", one_line(&e));
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+/// A usage error: bad arguments or input, or nothing to act on. `main`
+/// prints it as one line, after the command it concerns, and exits 2 (any
+/// other error exits 1).
+#[derive(Debug, thiserror::Error)]
+#[error("{who}: {message}")]
+pub(crate) struct Usage {
+    pub(crate) who: &'static str,
+    pub(crate) message: String,
+}
+
+/// A step's failure as the commands print it: its cause, without its kind.
+pub(crate) fn cause(e: sluice_domain::StepError) -> anyhow::Error {
+    anyhow::Error::msg(e.cause)
+}
+
+pub(crate) fn usage(who: &'static str, message: impl std::fmt::Display) -> anyhow::Error {
+    Usage { who, message: format!("{message:#}") }.into()
+}
+
+/// An error and its causes on one line. Most of this workspace's errors
+/// already end with their source's text (`redis: {0}`), so a cause the line
+/// ends with is not repeated.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain().map(ToString::to_string) {
+        if !line.ends_with(&cause) {
+            line = if line.is_empty() { cause } else { format!("{line}: {cause}") };
         }
     }
+    line
 }

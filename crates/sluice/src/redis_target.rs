@@ -6,6 +6,8 @@
 //! `sluice dev` running in this directory.
 
 use crate::dev_state::{DEV_STATE_FILE, DevState};
+use crate::usage;
+use anyhow::{Context, anyhow};
 use sluice_redis::{Keyspace, RedisProcess, ServerError, ServerOptions};
 
 /// A Redis to talk to, and the private server behind it if we started one.
@@ -21,27 +23,26 @@ pub(crate) struct RedisTarget {
 
 impl RedisTarget {
     /// `SLUICE_REDIS_URL`, or a private server that keeps nothing.
-    pub(crate) fn from_env() -> Result<Self, String> {
+    pub(crate) fn from_env() -> anyhow::Result<Self> {
         Self::from_env_or_private(None)
     }
 
     /// `SLUICE_REDIS_URL`, or a private server; with `data_dir`, the
     /// private server keeps its data there (append-only file) across runs.
-    pub(crate) fn from_env_or_private(data_dir: Option<std::path::PathBuf>) -> Result<Self, String> {
+    pub(crate) fn from_env_or_private(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Self> {
         match std::env::var("SLUICE_REDIS_URL") {
             Ok(url) if !url.is_empty() => {
-                let client = redis::Client::open(url.as_str())
-                    .map_err(|e| format!("SLUICE_REDIS_URL is not a valid Redis URL: {e}"))?;
+                let client = redis::Client::open(url.as_str()).context("SLUICE_REDIS_URL is not a valid Redis URL")?;
                 Ok(Self { client, url, description: "Redis from SLUICE_REDIS_URL".to_owned(), _private: None })
             }
             _ => {
                 let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
                 let options = ServerOptions { data_dir, ..ServerOptions::default() };
                 let server = RedisProcess::start(options).map_err(|e| match e {
-                    ServerError::NotInstalled => format!("{e}, or set SLUICE_REDIS_URL to use a running Redis"),
-                    e => e.to_string(),
+                    ServerError::NotInstalled => anyhow!("{e}, or set SLUICE_REDIS_URL to use a running Redis"),
+                    e => e.into(),
                 })?;
-                let client = redis::Client::open(server.url()).map_err(|e| e.to_string())?;
+                let client = redis::Client::open(server.url())?;
                 let description = format!("private redis-server on 127.0.0.1:{}{kept}", server.port());
                 Ok(Self { client, url: server.url(), description, _private: Some(server) })
             }
@@ -57,18 +58,10 @@ pub(crate) struct StateRedis {
 }
 
 impl StateRedis {
-    /// [`StateRedis::locate`], or the exit code of a usage error (2) after
-    /// saying what is missing: with no Redis named, the command cannot run.
-    pub(crate) fn locate_or_usage_error() -> Result<Self, std::process::ExitCode> {
-        Self::locate().map_err(|e| {
-            eprintln!("sluice: {e}");
-            std::process::ExitCode::from(2)
-        })
-    }
-
     /// `SLUICE_REDIS_URL` (with `SLUICE_KEY_PREFIX`, default `sluice:`), or
-    /// the Redis of the `sluice dev` running in this directory.
-    pub(crate) fn locate() -> Result<Self, String> {
+    /// the Redis of the `sluice dev` running in this directory. With no Redis
+    /// named the command cannot run: a usage error of `who`.
+    pub(crate) fn locate(who: &'static str) -> anyhow::Result<Self> {
         let (url, prefix) = match std::env::var("SLUICE_REDIS_URL") {
             Ok(url) if !url.is_empty() => (
                 url,
@@ -77,20 +70,24 @@ impl StateRedis {
             _ => match DevState::read(&DevState::path()) {
                 Some(state) => (state.redis_url, state.key_prefix),
                 None => {
-                    return Err(format!(
-                        "no Redis to use: set SLUICE_REDIS_URL, or start `sluice dev` in this directory (it writes {DEV_STATE_FILE})"
+                    return Err(usage(
+                        who,
+                        format!(
+                            "no Redis to use: set SLUICE_REDIS_URL, or start `sluice dev` in this directory (it writes {DEV_STATE_FILE})"
+                        ),
                     ));
                 }
             },
         };
-        let client = redis::Client::open(url.as_str()).map_err(|e| format!("not a valid Redis URL: {e}"))?;
-        let keyspace = Keyspace::new(prefix).map_err(|e| e.to_string())?;
+        let client =
+            redis::Client::open(url.as_str()).map_err(|e| usage(who, format!("not a valid Redis URL: {e}")))?;
+        let keyspace = Keyspace::new(prefix).map_err(|e| usage(who, e))?;
         Ok(Self { client, keyspace })
     }
 
-    pub(crate) async fn connection(&self) -> Result<redis::aio::MultiplexedConnection, String> {
+    pub(crate) async fn connection(&self) -> anyhow::Result<redis::aio::MultiplexedConnection> {
         self.client.get_multiplexed_async_connection().await.map_err(|e| {
-            format!("cannot reach Redis ({e}); if {DEV_STATE_FILE} is left from a `sluice dev` that was killed, start it again")
+            anyhow!("cannot reach Redis ({e}); if {DEV_STATE_FILE} is left from a `sluice dev` that was killed, start it again")
         })
     }
 }

@@ -14,6 +14,8 @@
 //! Settings that are out of range are refused with exit code 2, before
 //! anything listens.
 
+use crate::usage;
+use anyhow::{anyhow, bail};
 use sluice_sandbox::cafe24::{BucketConfig, SandboxConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, FaultConfig, SheetsSandbox, SheetsSandboxConfig, TimeoutMode};
 use std::collections::BTreeMap;
@@ -65,9 +67,9 @@ pub(crate) struct FaultArgs {
 }
 
 impl FaultArgs {
-    fn config(&self) -> Result<FaultConfig, String> {
+    fn config(&self) -> anyhow::Result<FaultConfig> {
         if self.error_rate + self.timeout_rate > 1.0 {
-            return Err("--error-rate and --timeout-rate together must not exceed 1".into());
+            bail!("--error-rate and --timeout-rate together must not exceed 1");
         }
         let timeout_mode = if self.drop_connections {
             TimeoutMode::Drop
@@ -118,22 +120,16 @@ pub(crate) struct Cafe24Args {
     access_token_lifetime_secs: u64,
 }
 
-pub(crate) async fn run(command: SandboxCommand) -> Result<ExitCode, String> {
+pub(crate) async fn run(command: SandboxCommand) -> anyhow::Result<ExitCode> {
     match command {
         SandboxCommand::Cafe24(args) => run_cafe24(args).await,
         SandboxCommand::Sheets(args) => run_sheets(args).await,
     }
 }
 
-async fn run_cafe24(args: Cafe24Args) -> Result<ExitCode, String> {
-    let config = match config(&args) {
-        Ok(config) => config,
-        Err(problem) => {
-            eprintln!("sluice sandbox cafe24: {problem}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let sandbox = Cafe24Sandbox::start(config).await.map_err(|e| format!("{e} (choose another with --port)"))?;
+async fn run_cafe24(args: Cafe24Args) -> anyhow::Result<ExitCode> {
+    let config = config(&args).map_err(|e| usage("sluice sandbox cafe24", e))?;
+    let sandbox = Cafe24Sandbox::start(config).await.map_err(|e| anyhow!("{e} (choose another with --port)"))?;
     println!("Cafe24 sandbox: {}", sandbox.base_url());
     for mall in sandbox.mall_ids() {
         println!("Mall {mall}: {}", sandbox.mall_base_url(&mall));
@@ -164,14 +160,14 @@ async fn run_cafe24(args: Cafe24Args) -> Result<ExitCode, String> {
 }
 
 /// The sandbox configuration, or the first problem with the flags.
-fn config(args: &Cafe24Args) -> Result<SandboxConfig, String> {
+fn config(args: &Cafe24Args) -> anyhow::Result<SandboxConfig> {
     let faults = args.faults.config()?;
     let webhook = match (&args.webhook_target, &args.api_key) {
         (None, _) => None,
-        (Some(_), None) => return Err("--webhook-target needs --api-key (the receiver checks X-API-Key)".into()),
+        (Some(_), None) => bail!("--webhook-target needs --api-key (the receiver checks X-API-Key)"),
         (Some(url), Some(key)) => {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("--webhook-target `{url}` must be an http:// or https:// URL"));
+                bail!("--webhook-target `{url}` must be an http:// or https:// URL");
             }
             Some(WebhookTarget { url: url.clone(), api_key: key.as_str().into() })
         }
@@ -190,7 +186,7 @@ fn config(args: &Cafe24Args) -> Result<SandboxConfig, String> {
         webhook,
         ..SandboxConfig::default()
     };
-    config.validate()?;
+    config.validate().map_err(anyhow::Error::msg)?;
     Ok(config)
 }
 
@@ -250,27 +246,21 @@ pub(crate) struct SheetSpec {
 }
 
 /// `ID:GID:TITLE`; the title may itself hold colons.
-fn sheet_spec(text: &str) -> Result<SheetSpec, String> {
+fn sheet_spec(text: &str) -> anyhow::Result<SheetSpec> {
     let mut parts = text.splitn(3, ':');
     let (Some(id), Some(gid), Some(title)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err("must be SPREADSHEET_ID:GID:TITLE, e.g. sandbox-spreadsheet:0:Sheet1".into());
+        bail!("must be SPREADSHEET_ID:GID:TITLE, e.g. sandbox-spreadsheet:0:Sheet1");
     };
     if id.is_empty() || id.contains('/') || title.is_empty() {
-        return Err("the spreadsheet id (without `/`) and the title must not be empty".into());
+        bail!("the spreadsheet id (without `/`) and the title must not be empty");
     }
-    let gid = gid.parse().map_err(|_| format!("the gid `{gid}` must be a whole number"))?;
+    let gid = gid.parse().map_err(|_| anyhow!("the gid `{gid}` must be a whole number"))?;
     Ok(SheetSpec { spreadsheet_id: id.to_owned(), gid, title: title.to_owned() })
 }
 
-async fn run_sheets(args: SheetsArgs) -> Result<ExitCode, String> {
-    let (config, spreadsheets) = match sheets_config(&args) {
-        Ok(setup) => setup,
-        Err(problem) => {
-            eprintln!("sluice sandbox sheets: {problem}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let sandbox = SheetsSandbox::start(config).await.map_err(|e| format!("{e} (choose another with --port)"))?;
+async fn run_sheets(args: SheetsArgs) -> anyhow::Result<ExitCode> {
+    let (config, spreadsheets) = sheets_config(&args).map_err(|e| usage("sluice sandbox sheets", e))?;
+    let sandbox = SheetsSandbox::start(config).await.map_err(|e| anyhow!("{e} (choose another with --port)"))?;
     sandbox.add_client(&args.client_id, &args.client_secret);
     println!("Google Sheets sandbox: {} (API paths /v4/spreadsheets/…)", sandbox.base_url());
     println!("Token URL: {}", sandbox.token_url());
@@ -322,20 +312,22 @@ type Spreadsheets = BTreeMap<String, Vec<(u64, String)>>;
 
 /// The sandbox configuration and spreadsheets, or the first problem with
 /// the flags.
-fn sheets_config(args: &SheetsArgs) -> Result<(SheetsSandboxConfig, Spreadsheets), String> {
+fn sheets_config(args: &SheetsArgs) -> anyhow::Result<(SheetsSandboxConfig, Spreadsheets)> {
     let mut spreadsheets = Spreadsheets::new();
     for spec in &args.spreadsheets {
         let sheets = spreadsheets.entry(spec.spreadsheet_id.clone()).or_default();
         if sheets.iter().any(|(gid, title)| *gid == spec.gid || *title == spec.title) {
-            return Err(format!(
+            bail!(
                 "--spreadsheet {}: gid {} or title `{}` is already a sheet of it",
-                spec.spreadsheet_id, spec.gid, spec.title
-            ));
+                spec.spreadsheet_id,
+                spec.gid,
+                spec.title
+            );
         }
         sheets.push((spec.gid, spec.title.clone()));
     }
     if args.client_id.is_empty() || args.client_secret.is_empty() || args.users.iter().any(String::is_empty) {
-        return Err("--client-id, --client-secret and --user must not be empty".into());
+        bail!("--client-id, --client-secret and --user must not be empty");
     }
     let config = SheetsSandboxConfig {
         addr: SocketAddr::new(args.host, args.port),
@@ -344,26 +336,26 @@ fn sheets_config(args: &SheetsArgs) -> Result<(SheetsSandboxConfig, Spreadsheets
         read_per_user: args.read_per_user,
         read_per_project: args.read_per_project,
         quota_window: Duration::try_from_secs_f64(args.quota_window_secs)
-            .map_err(|_| "--quota-window-secs is too large".to_owned())?,
+            .map_err(|_| anyhow!("--quota-window-secs is too large"))?,
         access_token_ttl: Duration::from_secs(args.access_token_ttl_secs),
         project_number: args.project_number,
         faults: args.faults.config()?,
     };
-    config.validate()?;
+    config.validate().map_err(anyhow::Error::msg)?;
     Ok((config, spreadsheets))
 }
 
 /// A share between 0 and 1.
-fn rate(text: &str) -> Result<f64, String> {
+fn rate(text: &str) -> Result<f64, &'static str> {
     match text.parse::<f64>() {
         Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
-        _ => Err("must be a number from 0 to 1".into()),
+        _ => Err("must be a number from 0 to 1"),
     }
 }
 
-fn positive(text: &str) -> Result<f64, String> {
+fn positive(text: &str) -> Result<f64, &'static str> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err("must be a positive number".into()),
+        _ => Err("must be a positive number"),
     }
 }

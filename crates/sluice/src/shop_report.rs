@@ -76,7 +76,7 @@ impl Report {
         elapsed: Duration,
         sending: Duration,
         drained: bool,
-    ) -> Result<Self, String> {
+    ) -> anyhow::Result<Self> {
         let ingest = stack.ingest.snapshot();
         let counters = sandbox.counters();
         let store = stack.steps.snapshots();
@@ -88,7 +88,7 @@ impl Report {
         for shard in 0..store.shards() {
             let mut after = "-".to_owned();
             loop {
-                let entries = store.read(shard, &after, 1000).await.map_err(|e| e.to_string())?;
+                let entries = store.read(shard, &after, 1000).await?;
                 let Some(last) = entries.last() else { break };
                 after = last.id.clone();
                 for entry in &entries {
@@ -110,7 +110,7 @@ impl Report {
             }
         }
         let (_, dlq) = stack.queues().await?;
-        let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await.map_err(|e| e.to_string())?;
+        let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await?;
         let ledger_waiting = groups.iter().map(|g| g.pending).sum();
         let mut lost = Vec::new();
         for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
@@ -126,7 +126,7 @@ impl Report {
         }
         for (mall, ids) in &edited_per_mall {
             for id in ids {
-                let truth = sandbox.resource(mall, ResourceKind::Product, id).map_err(|e| e.to_string())?;
+                let truth = sandbox.resource(mall, ResourceKind::Product, id)?;
                 let truth = truth.map_or(0, |r| r.version);
                 if newest.get(&(mall.clone(), id.to_string())) != Some(&truth) {
                     stale.push(format!("{mall}/{id}"));

@@ -12,6 +12,7 @@
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use crate::tokens_command::when;
+use anyhow::Context;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
 use sluice_domain::{GroupAbout, WorkQueue};
@@ -50,34 +51,25 @@ pub(crate) struct Args {
 /// At most this many malls and credentials are found from the ledger.
 const MAX_DISCOVERED: usize = 20;
 
-pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Limits as the functions read them; a variable they would refuse is
     // refused here too.
-    let config = match PipelineEnv::config_from_env() {
-        Ok(config) => config,
-        Err(e) => {
-            eprintln!("sluice status: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
-    let redis = match StateRedis::locate_or_usage_error() {
-        Ok(redis) => redis,
-        Err(code) => return Ok(code),
-    };
+    let config = PipelineEnv::config_from_env().map_err(|e| crate::usage("sluice status", e))?;
+    let redis = StateRedis::locate("sluice")?;
     let conn = redis.connection().await?;
-    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new(""))).map_err(|e| e.to_string())?;
-    let steps = Steps::new(conn, redis.keyspace.clone(), config, cafe24).map_err(|e| e.cause)?;
+    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new("")))?;
+    let steps = Steps::new(conn, redis.keyspace.clone(), config, cafe24).map_err(crate::cause)?;
 
     print_queues(&args).await?;
 
     let ledger = steps.group_ledger();
     let top = usize::try_from(args.top).unwrap_or(usize::MAX);
-    let (lagging, waiting) = ledger.lagging(top).await.map_err(|e| e.to_string())?;
+    let (lagging, waiting) = ledger.lagging(top).await?;
     print_lagging(&lagging, waiting);
 
     let (mut malls, mut credentials) = (BTreeSet::new(), BTreeSet::new());
     if args.malls.is_empty() && args.credentials.is_empty() {
-        for group in ledger.seen(1000).await.map_err(|e| e.to_string())? {
+        for group in ledger.seen(1000).await? {
             match group.about.as_deref().and_then(|a| serde_json::from_str::<GroupAbout>(a).ok()) {
                 Some(GroupAbout::Shop { mall_id, .. }) if malls.len() < MAX_DISCOVERED => malls.insert(mall_id),
                 Some(GroupAbout::Sheet { credential_id, .. }) if credentials.len() < MAX_DISCOVERED => {
@@ -95,19 +87,19 @@ pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
         println!("  none active lately (name one with --mall)");
     }
     for mall in &malls {
-        print_mall(&steps.mall_status(mall).await.map_err(|e| e.cause)?);
+        print_mall(&steps.mall_status(mall).await.map_err(crate::cause)?);
     }
     println!("\nGoogle credentials (quotas: calls in the window / limit; token; sheets)");
     if credentials.is_empty() {
         println!("  none active lately (name one with --credential)");
     }
     for credential in &credentials {
-        print_credential(&steps.credential_status(credential).await.map_err(|e| e.cause)?);
+        print_credential(&steps.credential_status(credential).await.map_err(crate::cause)?);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-async fn print_queues(args: &Args) -> Result<(), String> {
+async fn print_queues(args: &Args) -> anyhow::Result<()> {
     let state = DevState::read(&DevState::path());
     let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
     let named = [&args.queue_url, &args.events_dlq_url, &args.flush_queue_url, &args.flush_dlq_url];
@@ -129,7 +121,7 @@ async fn print_queues(args: &Args) -> Result<(), String> {
         let Some(url) = url else { continue };
         // Any queue's counts read the same way (GetQueueAttributes).
         let queue = SqsQueue::new(client.clone(), &url);
-        let q = WorkQueue::attributes(&queue).await.map_err(|e| format!("{url}: {e}"))?;
+        let q = WorkQueue::attributes(&queue).await.with_context(|| url.clone())?;
         let alarm = if name.ends_with("dead-letter") && q.visible > 0 { "  <- see `sluice dlq show`" } else { "" };
         println!("  {name:<20} {:>9}  {:>9}  {:>7}{alarm}", q.visible, q.in_flight, q.delayed);
     }

@@ -5,6 +5,8 @@
 //! prints when they expire, never the tokens.
 
 use crate::redis_target::StateRedis;
+use crate::usage;
+use anyhow::Context;
 use sluice_cafe24::{TokenGrant, TokenResponse, check_mall_id};
 use sluice_pipeline::steps::ADMIN_API;
 use sluice_pipeline::stored_token;
@@ -27,50 +29,30 @@ pub(crate) enum TokensCommand {
     Show { mall: String },
 }
 
-pub(crate) async fn run(command: TokensCommand) -> Result<ExitCode, String> {
+pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<ExitCode> {
     match command {
         TokensCommand::Set { mall, token_json } => set(&mall, &token_json).await,
         TokensCommand::Show { mall } => show(&mall).await,
     }
 }
 
-fn bad_input(message: String) -> Result<ExitCode, String> {
-    eprintln!("sluice tokens: {message}");
-    Ok(ExitCode::from(2))
-}
+const WHO: &str = "sluice tokens";
 
-async fn set(mall: &str, source: &str) -> Result<ExitCode, String> {
-    if let Err(e) = check_mall_id(mall) {
-        return bad_input(e.to_string());
-    }
-    let text = match read_source(source) {
-        Ok(text) => text,
-        Err(e) => return bad_input(e),
-    };
-    let response: TokenResponse = match serde_json::from_str(&text) {
-        Ok(response) => response,
-        Err(e) => return bad_input(format!("not a Cafe24 token response: {e}")),
-    };
+async fn set(mall: &str, source: &str) -> anyhow::Result<ExitCode> {
+    check_mall_id(mall).map_err(|e| usage(WHO, e))?;
+    let text = read_source(source).map_err(|e| usage(WHO, e))?;
+    let response: TokenResponse =
+        serde_json::from_str(&text).map_err(|e| usage(WHO, format!("not a Cafe24 token response: {e}")))?;
     if response.mall_id.as_deref().is_some_and(|m| m != mall) {
-        return bad_input(format!(
-            "the token response is for mall {:?}, not {mall}",
-            response.mall_id.unwrap_or_default()
-        ));
+        let other = response.mall_id.unwrap_or_default();
+        return Err(usage(WHO, format!("the token response is for mall {other:?}, not {mall}")));
     }
-    let grant = match TokenGrant::from_response(response) {
-        Ok(grant) => grant,
-        Err(e) => return bad_input(e),
-    };
-    let redis = match StateRedis::locate_or_usage_error() {
-        Ok(redis) => redis,
-        Err(code) => return Ok(code),
-    };
+    let grant = TokenGrant::from_response(response).map_err(|e| usage(WHO, e))?;
+    let redis = StateRedis::locate("sluice")?;
     let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
     let now = now_ms();
     let token = stored_token(&grant, now);
-    if let Err(e) = store.put(&Tag::for_mall(mall), ADMIN_API, &token, now).await {
-        return bad_input(e.to_string());
-    }
+    store.put(&Tag::for_mall(mall), ADMIN_API, &token, now).await.map_err(|e| usage(WHO, e))?;
     println!(
         "Stored mall {mall}'s tokens: access token expires {}, refresh token {}.",
         when(token.access_expires_ms),
@@ -79,13 +61,10 @@ async fn set(mall: &str, source: &str) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn show(mall: &str) -> Result<ExitCode, String> {
-    let redis = match StateRedis::locate_or_usage_error() {
-        Ok(redis) => redis,
-        Err(code) => return Ok(code),
-    };
+async fn show(mall: &str) -> anyhow::Result<ExitCode> {
+    let redis = StateRedis::locate("sluice")?;
     let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
-    match store.get(&Tag::for_mall(mall), ADMIN_API).await.map_err(|e| e.to_string())? {
+    match store.get(&Tag::for_mall(mall), ADMIN_API).await? {
         Some(token) => {
             println!(
                 "mall {mall}: access token expires {}, refresh token {}",
@@ -103,13 +82,13 @@ async fn show(mall: &str) -> Result<ExitCode, String> {
 
 /// A file's text, or standard input's for `-` (so no secret need be an
 /// argument, visible in `ps` and the shell history).
-pub(crate) fn read_source(source: &str) -> Result<String, String> {
+pub(crate) fn read_source(source: &str) -> anyhow::Result<String> {
     if source == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).map_err(|e| format!("cannot read standard input: {e}"))?;
+        std::io::stdin().read_to_string(&mut text).context("cannot read standard input")?;
         return Ok(text);
     }
-    std::fs::read_to_string(source).map_err(|e| format!("cannot read {source}: {e}"))
+    std::fs::read_to_string(source).with_context(|| format!("cannot read {source}"))
 }
 
 fn now_ms() -> u64 {

@@ -23,22 +23,17 @@ pub(crate) struct Args {
 /// the event joined; more than a few means a loop).
 const MAX_HOPS: usize = 5;
 
-pub(crate) async fn run(args: Args) -> Result<ExitCode, String> {
-    let redis = match StateRedis::locate_or_usage_error() {
-        Ok(redis) => redis,
-        Err(code) => return Ok(code),
-    };
+pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let redis = StateRedis::locate("sluice")?;
     let traces = Traces::new(redis.connection().await?, redis.keyspace.clone(), Default::default());
     let mut event = args.event_id.clone();
     // A row id names a row's transaction log.
     let row_log = sluice_domain::row_trace_id(&event);
-    if traces.read(&event).await.map_err(|e| e.to_string())?.is_empty()
-        && !traces.read(&row_log).await.map_err(|e| e.to_string())?.is_empty()
-    {
+    if traces.read(&event).await?.is_empty() && !traces.read(&row_log).await?.is_empty() {
         event = row_log;
     }
     for hop in 0..MAX_HOPS {
-        let trace = traces.read(&event).await.map_err(|e| e.to_string())?;
+        let trace = traces.read(&event).await?;
         if trace.is_empty() {
             if hop == 0 {
                 println!("no trace for {event}: unknown, or older than the trace retention (7 days by default)");
