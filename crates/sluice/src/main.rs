@@ -2,7 +2,7 @@
 //!
 //! # Layout
 //!
-//! - `main.rs`: argument parsing and dispatch, nothing else.
+//! - `main.rs`: argument parsing, dispatch, and how an error is printed.
 //! - [`redis_target`]: connect to `SLUICE_REDIS_URL`, or start a private
 //!   `redis-server` when it is unset.
 //! - [`demo_primitives`]: `sluice demo primitives`, a live run of the Redis
