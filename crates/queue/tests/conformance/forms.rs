@@ -154,12 +154,14 @@ impl Sqs {
         Self { client, test: test.to_owned(), external: false, _server: Some((redis, server)) }
     }
 
-    async fn create(&self, name: &str, redrive: Option<(&str, u32)>) -> String {
+    /// CreateQueue with a 30 s visibility timeout and `kind`'s attribute
+    /// (FifoQueue for a FIFO queue, DelaySeconds for a standard one).
+    async fn create(&self, name: &str, kind: (QueueAttributeName, String), redrive: Option<(&str, u32)>) -> String {
         let mut request = self
             .client
             .create_queue()
             .queue_name(name)
-            .attributes(QueueAttributeName::FifoQueue, "true")
+            .attributes(kind.0, kind.1)
             .attributes(QueueAttributeName::VisibilityTimeout, "30");
         if let Some((dlq_arn, max)) = redrive {
             let policy = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": max });
@@ -187,6 +189,10 @@ impl Sqs {
     }
 }
 
+fn fifo() -> (QueueAttributeName, String) {
+    (QueueAttributeName::FifoQueue, "true".into())
+}
+
 impl Form for Sqs {
     type Queue = SqsQueue;
 
@@ -198,12 +204,12 @@ impl Form for Sqs {
         let (name, dlq_name) = names(&self.test);
         let (redrive, dlq) = match spec.max_receive_count {
             Some(max) => {
-                let dlq_url = self.create(&dlq_name, None).await;
+                let dlq_url = self.create(&dlq_name, fifo(), None).await;
                 (Some((self.arn(&dlq_url).await, max)), Some(SqsQueue::new(self.client.clone(), dlq_url)))
             }
             None => (None, None),
         };
-        let url = self.create(&name, redrive.as_ref().map(|(arn, max)| (arn.as_str(), *max))).await;
+        let url = self.create(&name, fifo(), redrive.as_ref().map(|(arn, max)| (arn.as_str(), *max))).await;
         Fixture { queue: SqsQueue::new(self.client.clone(), url), dlq }
     }
 

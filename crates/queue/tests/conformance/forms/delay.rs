@@ -91,23 +91,7 @@ impl DelayForm for Redis {
 impl Sqs {
     /// CreateQueue for a standard queue: no FifoQueue attribute.
     async fn create_standard(&self, name: &str, delay: Duration, redrive: Option<(&str, u32)>) -> String {
-        let mut request = self
-            .client
-            .create_queue()
-            .queue_name(name)
-            .attributes(QueueAttributeName::VisibilityTimeout, "30")
-            .attributes(QueueAttributeName::DelaySeconds, delay.as_secs().to_string());
-        if let Some((dlq_arn, max)) = redrive {
-            let policy = serde_json::json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": max });
-            request = request.attributes(QueueAttributeName::RedrivePolicy, policy.to_string());
-        }
-        request
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("CreateQueue {name}: {e:?}"))
-            .queue_url()
-            .expect("url")
-            .to_owned()
+        self.create(name, (QueueAttributeName::DelaySeconds, delay.as_secs().to_string()), redrive).await
     }
 }
 
