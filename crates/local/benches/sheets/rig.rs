@@ -7,8 +7,8 @@ use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
-use sluice_sheets::SheetsConfig;
 use sluice_testkit::TestRedis;
+use sluice_testkit::sandbox::sheets_config;
 use std::time::{Duration, Instant};
 
 pub(crate) const KEY: &str = "bench-key";
@@ -31,10 +31,7 @@ impl Rig {
         let refresh = sandbox.add_user("client", USER);
         sandbox.create_spreadsheet(DOC, &[(0, "Sheet1")]);
         let conn = redis::Client::open(redis.url()).unwrap().get_connection_manager().await.unwrap();
-        let sheets = SheetsConfig::new("client", Secret::new("secret"))
-            .with_api_base_url(sandbox.base_url())
-            .and_then(|c| c.with_token_url(sandbox.token_url()))
-            .expect("sheets config");
+        let sheets = sheets_config(&sandbox, "client", "secret");
         let ingest = IngestConfig {
             keyspace: redis.keyspace(),
             ..IngestConfig::new(ApiKeys::from_list(&Secret::new(KEY)).unwrap())
