@@ -11,6 +11,11 @@
 //! Answers write a title bare when it is a plain ASCII identifier that
 //! cannot be read as a cell (`Sheet1`) and quoted otherwise
 //! (`'Form responses'`), as Google does.
+//!
+//! This is the sandbox's own reading of Google's rules, written apart from
+//! `sluice-sheets`' `a1` module on purpose: the client is tested against
+//! the sandbox, and one shared parser would let a misreading pass on both
+//! sides (hence the few lines, such as `unquote`, that read alike).
 
 /// `ZZZ`: the last column A1 notation can name.
 const MAX_COLUMN: u32 = 18_278;
