@@ -3,8 +3,9 @@
 use crate::rig::{DOC, Rig, USER};
 use sluice_pipeline::SheetConfig;
 use sluice_sandbox::{SheetsOp, SheetsSandboxConfig};
+use sluice_sheets::SheetsClient;
 use sluice_sheets::values::ValueInputOption;
-use sluice_sheets::{SheetsClient, SheetsConfig};
+use sluice_testkit::sandbox::sheets_config;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -36,11 +37,7 @@ pub(crate) async fn run() {
     // The baseline (`seeds 000/001` in the table): each submission appends
     // its own row, straight away.
     let baseline = Rig::start("bench_calls_seed", SheetsSandboxConfig::default(), SheetConfig::default()).await;
-    let sheets = SheetsConfig::new("client", sluice_cafe24::Secret::new("secret"))
-        .with_api_base_url(baseline.sandbox.base_url())
-        .and_then(|c| c.with_token_url(baseline.sandbox.token_url()))
-        .expect("config");
-    let client = SheetsClient::new(sheets).expect("client");
+    let client = SheetsClient::new(sheets_config(&baseline.sandbox, "client", "secret")).expect("client");
     let refresh = baseline.sandbox.add_user("client", "seed-user");
     let token = client.refresh(&sluice_cafe24::Secret::new(refresh)).await.expect("token").access_token;
     let mut calls = tokio::task::JoinSet::new();
