@@ -2,16 +2,17 @@
 //! timeouts) built once and shared; cloning a [`Cafe24Client`] is cheap.
 
 use crate::config::{Cafe24Config, ConfigError};
-use crate::error_body::{Cafe24Error, OAuthError};
+use crate::error_body::Cafe24Error;
 use crate::fetch::{FetchOutcome, Found, Unavailable};
 use crate::resource::{SANDBOX_VERSION_FIELD, UPDATED_DATE_FIELD, admin_resource};
-use crate::secret::Secret;
 use crate::token::{RefreshError, TokenGrant, TokenResponse};
 use crate::usage::CallUsage;
 use base64::Engine;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
+use sluice_domain::OAuthError;
 use sluice_domain::ResourceKind;
+use sluice_domain::Secret;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! What the client needs to know: where each mall's API lives, which API
 //! version to ask for, the app's credentials, and how long to wait.
 
-use crate::secret::Secret;
+use sluice_domain::Secret;
 use std::time::Duration;
 
 /// The placeholder a base URL template must contain once.

@@ -20,18 +20,16 @@
 //! - [`fetch`]: [`FetchOutcome`] and its error-kind mapping.
 //! - [`token`]: the token endpoint's response, [`TokenGrant`], [`RefreshError`].
 //! - [`usage`]: the rate-limit headers, [`CallUsage`].
-//! - [`error_body`]: Cafe24's `{"error":{…}}` and OAuth error bodies.
+//! - [`error_body`]: Cafe24's `{"error":{…}}` body.
 //! - [`resource`]: each resource kind's endpoint, body key and id field.
 //! - [`topics`]: the webhook `event_no` table.
 //! - [`webhook`]: the webhook body and its headers.
-//! - [`secret`]: the [`Secret`] wrapper.
 
 pub mod client;
 pub mod config;
 pub mod error_body;
 pub mod fetch;
 pub mod resource;
-pub mod secret;
 pub mod token;
 pub mod topics;
 pub mod usage;
@@ -39,10 +37,11 @@ pub mod webhook;
 
 pub use client::{API_VERSION_HEADER, Cafe24Client, ClientError};
 pub use config::{BaseUrlTemplate, Cafe24Config, ConfigError, DEFAULT_API_VERSION, check_mall_id};
-pub use error_body::{Cafe24Error, OAuthError};
+pub use error_body::Cafe24Error;
 pub use fetch::{FetchOutcome, Found, Unavailable};
 pub use resource::{AdminResource, SANDBOX_VERSION_FIELD, UPDATED_DATE_FIELD, admin_resource, admin_resource_by_path};
-pub use secret::Secret;
+// Shared with the Sheets client: defined in the domain crate.
+pub use sluice_domain::{OAuthError, Secret};
 pub use token::{RefreshError, TokenGrant, TokenResponse};
 pub use topics::{Change, WEBHOOK_TOPICS, WebhookTopic, topic, topic_for};
 pub use usage::{CallLimit, CallUsage};

@@ -20,12 +20,12 @@
 //! The times carry no UTC offset; Cafe24 documents its dates as Korea time
 //! (`+09:00`), so an offset-less time is read as KST.
 
-use crate::error_body::OAuthError;
 use crate::fetch::Unavailable;
-use crate::secret::Secret;
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 use serde::{Deserialize, Serialize};
 use sluice_domain::ErrorKind;
+use sluice_domain::OAuthError;
+use sluice_domain::Secret;
 use std::time::Duration;
 
 /// Korea Standard Time, the offset of Cafe24's dates.

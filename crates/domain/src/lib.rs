@@ -13,13 +13,17 @@
 //! - [`error_kind`]: the error names Step Functions `Retry`/`Catch` match, defined once.
 //! - [`queue`]: the [`WorkQueue`] and [`DelayQueue`] ports, their messages and SQS's limits.
 //! - [`work_item`]: the message body: one work item, tagged by kind.
+//! - [`secret`]: [`Secret`], a string redacted in `Debug` (tokens, client secrets, keys).
+//! - [`oauth_error`]: [`OAuthError`], the RFC 6749 error body both token endpoints answer.
 
 pub mod dedup;
 pub mod emf;
 pub mod error_kind;
 pub mod event;
 pub mod group;
+pub mod oauth_error;
 pub mod queue;
+pub mod secret;
 pub mod sqs_token;
 pub mod work_item;
 
@@ -27,5 +31,7 @@ pub use dedup::DedupId;
 pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
 pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic, check_resource_id};
 pub use group::{GroupAbout, GroupKey};
+pub use oauth_error::OAuthError;
 pub use queue::{DelayQueue, WorkQueue};
+pub use secret::Secret;
 pub use work_item::{SheetWork, ShopWork, WorkItem, row_trace_id};

@@ -26,7 +26,7 @@ use reqwest::{RequestBuilder, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use sluice_cafe24::{OAuthError, Secret};
+use sluice_domain::{OAuthError, Secret};
 use std::sync::Arc;
 use std::time::SystemTime;
 

@@ -2,7 +2,7 @@
 //! endpoint live (configuration, so the sandbox can stand in for both), the
 //! OAuth client's credentials, and how long to wait.
 
-use sluice_cafe24::Secret;
+use sluice_domain::Secret;
 use std::time::Duration;
 
 /// The Sheets API host; every path starts with `/v4/spreadsheets/`.

@@ -34,7 +34,7 @@ pub use client::SheetsClient;
 pub use config::{ConfigError, PRODUCTION_API_BASE_URL, PRODUCTION_TOKEN_URL, SheetsConfig};
 pub use error_body::{GoogleError, Quota, QuotaViolation};
 pub use outcome::{Missing, Outcome, Unavailable};
-pub use sluice_cafe24::Secret;
+pub use sluice_domain::Secret;
 pub use token::{AccessGrant, RefreshError, TokenResponse};
 pub use values::{
     AppendValuesResponse, InsertDataOption, Sheet, SheetProperties, Spreadsheet, UpdateValuesResponse,

@@ -20,8 +20,8 @@
 
 use crate::outcome::Unavailable;
 use serde::{Deserialize, Serialize};
-use sluice_cafe24::{OAuthError, Secret};
 use sluice_domain::ErrorKind;
+use sluice_domain::{OAuthError, Secret};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The token endpoint's success JSON, field for field. Tokens are
