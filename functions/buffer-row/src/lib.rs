@@ -4,24 +4,21 @@
 //! `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${BufferRowFunction}`.
 //!
-//! `main` reads the environment and connects once per execution
-//! environment (the variables are listed in `functions/README.md`, plus
-//! `SLUICE_FLUSH_QUEUE_URL`), then answers every invocation with
-//! [`handler`].
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! once from the environment with the flush queue (`SLUICE_FLUSH_QUEUE_URL`
+//! and the variables in `functions/README.md`).
 
-use lambda_runtime::{Diagnostic, LambdaEvent};
+use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
+use sluice_lambda::StepFailure;
 use sluice_pipeline::{Steps, call_json};
 
 /// One invocation: the payload is a [`BufferInput`], the answer a
-/// [`BufferOutput`]; a failure's error type is its kind's name, which the
-/// state's Retry matches.
+/// [`BufferOutput`]; a failure, a [`StepFailure`], is named by its kind.
 ///
 /// [`BufferInput`]: sluice_pipeline::sheet_io::BufferInput
 /// [`BufferOutput`]: sluice_pipeline::sheet_io::BufferOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, Diagnostic> {
-    call_json(event.payload, |input| steps.buffer_row(input))
-        .await
-        .map_err(|e| Diagnostic { error_type: e.kind.name().to_owned(), error_message: e.cause })
+pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| steps.buffer_row(input)).await.map_err(StepFailure)
 }

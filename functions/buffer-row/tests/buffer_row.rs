@@ -1,8 +1,7 @@
 //! The buffer Lambda's handler, called as the runtime calls it, against a
 //! real Redis.
 
-#[path = "../../step_harness.rs"]
-mod harness;
+use sluice_lambda_harness as harness;
 
 use harness::{Harness, diagnostic, event};
 use serde_json::json;

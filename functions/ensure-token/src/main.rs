@@ -2,11 +2,9 @@
 //! connect once, then answer invocations until Lambda discards the
 //! execution environment.
 
-#[macro_use]
-#[path = "../../step_main.rs"]
-mod step_main;
+use sluice_pipeline::PipelineEnv;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    serve_step!("ensure-token", sluice_pipeline::PipelineEnv::steps_from_env(), sluice_fn_ensure_token::handler)
+    sluice_lambda::serve_step("ensure-token", PipelineEnv::steps_from_env(), sluice_fn_ensure_token::handler).await
 }

@@ -2,8 +2,7 @@
 //! real Redis and the sandbox Cafe24's token endpoint; and its `bootstrap`
 //! through the Runtime API.
 
-#[path = "../../step_harness.rs"]
-mod harness;
+use sluice_lambda_harness as harness;
 
 use harness::{Harness, Reply, diagnostic, event, item};
 use serde_json::json;

@@ -3,30 +3,21 @@
 //! state of `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${FetchFunction}`.
 //!
-//! `main` reads the environment and connects once per execution
-//! environment ([`PipelineEnv::steps_from_env`]; the variables are listed
-//! in `functions/README.md`), then answers every invocation with
-//! [`handler`].
-//!
-//! [`PipelineEnv::steps_from_env`]: sluice_pipeline::PipelineEnv::steps_from_env
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! once from the environment (its variables are in `functions/README.md`).
 
-use lambda_runtime::{Diagnostic, LambdaEvent};
+use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
+use sluice_lambda::StepFailure;
 use sluice_pipeline::{Steps, call_json};
 
 /// One invocation: the payload is a [`FetchInput`], the answer a [`FetchOutput`].
-///
-/// The payload arrives as JSON and is parsed here rather than by the
-/// runtime, so a bad one is reported as `Sluice.InvalidRequest`. Every
-/// failure is reported with its kind's name as the error type: Step
-/// Functions makes a function's `errorType` the task's `Error`, the name
-/// the state's Retry and Catch match.
+/// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
+/// like any other (`Sluice.InvalidRequest`).
 ///
 /// [`FetchInput`]: sluice_pipeline::step_io::FetchInput
 /// [`FetchOutput`]: sluice_pipeline::step_io::FetchOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, Diagnostic> {
-    call_json(event.payload, |input| steps.fetch(input))
-        .await
-        .map_err(|e| Diagnostic { error_type: e.kind.name().to_owned(), error_message: e.cause })
+pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| steps.fetch(input)).await.map_err(StepFailure)
 }

@@ -2,8 +2,7 @@
 //! real Redis and the sandbox Cafe24; and its `bootstrap` through the
 //! Runtime API.
 
-#[path = "../../step_harness.rs"]
-mod harness;
+use sluice_lambda_harness as harness;
 
 use harness::{Harness, Reply, diagnostic, event, event_id, item};
 use serde_json::{Value, json};

@@ -1,13 +1,8 @@
 //! `bootstrap` of the flush-sheet Lambda: read the environment and connect once,
 //! then answer invocations until Lambda discards the execution environment.
 
-#[path = "../../flush_queue_env.rs"]
-mod flush_queue_env;
-#[macro_use]
-#[path = "../../step_main.rs"]
-mod step_main;
-
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    serve_step!("flush-sheet", flush_queue_env::steps_with_flush_queue(), sluice_fn_flush_sheet::handler)
+    sluice_lambda::serve_step("flush-sheet", sluice_lambda::steps_with_flush_queue(), sluice_fn_flush_sheet::handler)
+        .await
 }

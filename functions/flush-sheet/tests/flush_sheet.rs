@@ -1,8 +1,7 @@
 //! The flush Lambda's handler, called as the runtime calls it with an SQS
 //! event, against a real Redis.
 
-#[path = "../../step_harness.rs"]
-mod harness;
+use sluice_lambda_harness as harness;
 
 use aws_lambda_events::sqs::SqsEvent;
 use harness::Harness;

@@ -2,11 +2,9 @@
 //! connect once, then answer invocations until Lambda discards the
 //! execution environment.
 
-#[macro_use]
-#[path = "../../step_main.rs"]
-mod step_main;
+use sluice_pipeline::PipelineEnv;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    serve_step!("record-failure", sluice_pipeline::PipelineEnv::steps_from_env(), sluice_fn_record_failure::handler)
+    sluice_lambda::serve_step("record-failure", PipelineEnv::steps_from_env(), sluice_fn_record_failure::handler).await
 }

@@ -2,11 +2,7 @@
 //! connect once, then answer invocations until Lambda discards the
 //! execution environment.
 
-#[macro_use]
-#[path = "../../step_main.rs"]
-mod step_main;
-
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    serve_step!("store", sluice_pipeline::PipelineEnv::steps_from_env(), sluice_fn_store::handler)
+    sluice_lambda::serve_step("store", sluice_pipeline::PipelineEnv::steps_from_env(), sluice_fn_store::handler).await
 }

@@ -1,8 +1,7 @@
 //! The store Lambda's handler, called as the runtime calls it, against a
 //! real Redis; and its `bootstrap` through the Runtime API.
 
-#[path = "../../step_harness.rs"]
-mod harness;
+use sluice_lambda_harness as harness;
 
 use harness::{Harness, Reply, diagnostic, event, event_id, item};
 use serde_json::{Value, json};

@@ -1,5 +1,5 @@
-//! Test support shared by the five step Lambdas' tests, included by path
-//! (`#[path = "../../step_harness.rs"] mod harness;`) so there is one copy.
+//! Test support shared by the step Lambdas' tests (a dev-dependency of
+//! each crate in `functions/` that serves a step).
 //!
 //! - [`Harness`]: the steps built the way every `main` builds them, from
 //!   environment variables ([`PipelineEnv`]), over a real Redis
@@ -12,8 +12,6 @@
 //!   format: what the function sends back there is what Step Functions
 //!   reads as the task's result or `Error`.
 
-#![allow(dead_code, unreachable_pub)]
-
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -23,29 +21,26 @@ use axum::routing::{get, post};
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use redis::aio::ConnectionManager;
 use serde_json::Value;
-use sluice_cafe24::TokenGrant;
-use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, Topic, WorkItem};
+use sluice_domain::ResourceKind;
 use sluice_pipeline::env_config::{CAFE24_BASE_URL, CAFE24_CLIENT_ID, CAFE24_CLIENT_SECRET, KEY_PREFIX, REDIS_URL};
 use sluice_pipeline::step_io::ItemPlan;
-use sluice_pipeline::{PipelineEnv, Steps, stored_token};
+use sluice_pipeline::{PipelineEnv, Steps};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
-use sluice_testkit::TestRedis;
+use sluice_testkit::pipeline::sandbox_token;
+use sluice_testkit::{TestRedis, now_ms};
 use std::collections::{HashMap, VecDeque};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// Longest a test waits for a bootstrap to answer (a cold debug build
 /// connecting to Redis takes well under a second).
 pub const BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
-}
-
 /// A test's Redis, sandbox Cafe24, the function's environment and the
 /// steps built from it.
+#[derive(Debug)]
 pub struct Harness {
     pub redis: TestRedis,
     pub sandbox: Cafe24Sandbox,
@@ -75,9 +70,9 @@ impl Harness {
     /// Stores a token pair the sandbox issued for `mall`; returns its
     /// access token.
     pub async fn seed_token(&self, mall: &str) -> String {
-        let grant = TokenGrant::from_response(self.sandbox.issue_tokens(mall).unwrap()).unwrap();
-        self.steps.set_token(mall, &stored_token(&grant, now_ms())).await.unwrap();
-        grant.access_token.expose().to_owned()
+        let token = sandbox_token(&self.sandbox, mall);
+        self.steps.set_token(mall, &token).await.unwrap();
+        token.access_token
     }
 
     /// A new product in `mall`'s sandbox store: its id and version.
@@ -108,19 +103,8 @@ impl Harness {
     }
 }
 
-/// A work item of `mall`'s product `id`, as `PlanBatch` puts it in its
-/// plan and the state machine passes it to each step.
-pub fn item_plan(mall: &str, id: &str, delivery: &str, receive_count: u32) -> ItemPlan {
-    let resource = ResourceRef { kind: ResourceKind::Product, id: id.into() };
-    let event = ShopEvent::new(mall, Topic(90002), resource, delivery).unwrap();
-    ItemPlan {
-        item_id: format!("msg-{delivery}"),
-        receive_count,
-        kind: "shop".into(),
-        work: Some(WorkItem::Shop(ShopWork::new(event, now_ms()))),
-        invalid: None,
-    }
-}
+/// The work item every step test passes, shared with the pipeline's tests.
+pub use sluice_testkit::pipeline::item_plan;
 
 /// [`item_plan`] as JSON.
 pub fn item(mall: &str, id: &str, delivery: &str) -> Value {
@@ -138,9 +122,10 @@ pub fn event(payload: Value) -> LambdaEvent<Value> {
     LambdaEvent::new(payload, Context::default())
 }
 
-/// The report of a failed invocation, checked to carry `error_type`.
-pub fn diagnostic(answer: Result<Value, Diagnostic>, error_type: &str) -> Diagnostic {
-    let report = answer.expect_err("the invocation should have failed");
+/// The report of a failed invocation, as the runtime sends it, checked to
+/// carry `error_type`.
+pub fn diagnostic<E: Into<Diagnostic>>(answer: Result<Value, E>, error_type: &str) -> Diagnostic {
+    let report: Diagnostic = answer.expect_err("the invocation should have failed").into();
     assert_eq!(report.error_type, error_type, "{report:?}");
     report
 }
@@ -160,6 +145,7 @@ pub enum Reply {
 /// 127.0.0.1: `GET …/invocation/next` hands out the queued payloads with
 /// the headers Lambda sends (and, like Lambda, blocks when there are
 /// none); responses and errors are recorded.
+#[derive(Debug)]
 pub struct RuntimeApi {
     addr: std::net::SocketAddr,
     pub replies: mpsc::UnboundedReceiver<Reply>,
@@ -242,6 +228,7 @@ async fn error(State(state): State<ApiState>, Path(id): Path<String>, body: Byte
 
 /// A running bootstrap, killed when dropped (Lambda freezes and later
 /// discards an environment; it never asks the process to exit).
+#[derive(Debug)]
 pub struct Bootstrap(Child);
 
 impl Bootstrap {
