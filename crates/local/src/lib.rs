@@ -9,14 +9,11 @@
 //!
 //! # Layout
 //!
-//! - [`step_functions`]: the steps as task handlers, the definition and its
-//!   local substitutions.
+//! - [`step_functions`]: the steps as task handlers, the definition and its local substitutions.
 //! - [`pipe`]: the queue → state machine pipe.
-//! - [`flush_worker`]: the flush queue → flush step worker (the flush
-//!   function's event source in AWS).
+//! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`metrics_endpoint`]: `GET /metrics` (Prometheus text) of `sluice dev`.
-//! - [`dev_stack`]: all of it assembled with ingest and the SQS endpoint,
-//!   as `sluice dev` runs it.
+//! - [`dev_stack`]: all of it assembled with ingest and the SQS endpoint, as `sluice dev` runs it.
 
 pub mod dev_stack;
 pub mod flush_worker;

@@ -2,8 +2,10 @@
 //! worker receives a batch from the FIFO queue, runs the state machine on
 //! it synchronously (StartSyncExecution), deletes the messages the
 //! execution did not report in `batchItemFailures`, and leaves the others
-//! to come back. Several workers run side by side (seed 003 needed twelve
-//! pipes); the queue's group locking keeps each group in order.
+//! to come back. Several workers run side by side, as several pipes
+//! read the one queue in AWS: a pipe waits for each execution before it
+//! receives again, so one alone falls behind a burst over many malls; the
+//! queue's group locking keeps each group in order.
 //!
 //! One deliberate difference: AWS leaves a failed message invisible until
 //! its visibility timeout (sized above the state machine's five minutes);

@@ -3,49 +3,19 @@
 //! # Layout
 //!
 //! - `main.rs`: argument parsing, dispatch, and how an error is printed.
-//! - [`redis_target`]: connect to `SLUICE_REDIS_URL`, or start a private
-//!   `redis-server` when it is unset.
-//! - [`demo_primitives`]: `sluice demo primitives`, a live run of the Redis
-//!   primitives under contention.
-//! - [`asl_command`]: `sluice asl validate|run`, the Amazon States Language
-//!   interpreter on one definition.
-//! - [`dev_command`]: `sluice dev`, both paths on one machine.
-//! - [`sandbox_command`]: `sluice sandbox cafe24|sheets`, the Cafe24 and
-//!   Google Sheets stand-ins.
-//! - [`tokens_command`]: `sluice tokens set|show`, a mall's OAuth tokens.
-//! - [`credentials_command`]: `sluice credentials set|show`, a Google
-//!   credential's tokens, and the redrive of the rows held for it.
-//! - [`trace_command`]: `sluice trace EVENT_ID`, an event's journey.
-//! - [`demo_shops`], [`shop_report`]: `sluice demo shops`, the shop
-//!   pipeline end to end with its invariants checked (`make run`).
-//! - [`demo_sheets`], [`sheet_report`]: `sluice demo sheets`, the sheet
-//!   path end to end, exactly once within Google's quotas (`make run`).
-//! - [`dlq_command`]: `sluice dlq list|show|redrive`, the dead-letter
-//!   queues over the SQS API.
-//! - [`status_command`]: `sluice status`, queue depths, the lagging groups,
-//!   and each mall's bucket and each credential's quotas.
+//! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `status`, …).
+//! - [`demo`]: `sluice demo primitives|shops|sheets` and the reports they check.
+//! - [`redis_target`]: the Redis a command uses (`SLUICE_REDIS_URL`, a private one, or `sluice dev`'s).
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
-//! - [`closed_stdout`]: every command exits quietly, with status 0, when
-//!   its stdout is closed early (`sluice status | head`).
+//! - [`closed_stdout`]: a closed stdout (`sluice status | head`) ends any command quietly, with status 0.
 
-mod asl_command;
 mod closed_stdout;
-mod credentials_command;
-mod demo_primitives;
-mod demo_sheets;
-mod demo_shops;
-mod dev_command;
+mod commands;
+mod demo;
 mod dev_state;
-mod dlq_command;
 mod redis_target;
-mod sandbox_command;
-mod sheet_report;
-mod shop_report;
-mod status_command;
 mod stop_signal;
-mod tokens_command;
-mod trace_command;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -62,56 +32,42 @@ enum Command {
     /// Live demonstrations against a real Redis.
     Demo {
         #[command(subcommand)]
-        demo: Demo,
+        demo: demo::Demo,
     },
     /// Amazon States Language: validate or run a state machine definition locally.
     Asl {
         #[command(subcommand)]
-        command: asl_command::AslCommand,
+        command: commands::asl::AslCommand,
     },
     /// Run both paths locally, until Ctrl-C: ingest, the queues in Redis
     /// behind an SQS-compatible endpoint, the state machine and the flush worker.
-    Dev(dev_command::Args),
+    Dev(commands::dev::Args),
     /// A mall's Cafe24 OAuth tokens: seed them, or see when they expire.
     Tokens {
         #[command(subcommand)]
-        command: tokens_command::TokensCommand,
+        command: commands::tokens::TokensCommand,
     },
     /// A Google credential's OAuth tokens: set them (redriving the rows held
     /// for it), or see whether it is usable.
     Credentials {
         #[command(subcommand)]
-        command: credentials_command::CredentialsCommand,
+        command: commands::credentials::CredentialsCommand,
     },
     /// The dead-letter queues: count, peek, redrive (local `sluice dev` or AWS).
     Dlq {
         #[command(subcommand)]
-        command: dlq_command::DlqCommand,
+        command: commands::dlq::DlqCommand,
     },
     /// How far behind sluice is: queue depths, the groups waiting longest,
     /// each mall's bucket and each Google credential's quotas.
-    Status(status_command::Args),
+    Status(commands::status::Args),
     /// Where an event (or a sheet row, by row id) is, and everything that happened to it.
-    Trace(trace_command::Args),
+    Trace(commands::trace::Args),
     /// Stand-ins for the upstream APIs (Cafe24, Google Sheets), until Ctrl-C.
     Sandbox {
         #[command(subcommand)]
-        command: sandbox_command::SandboxCommand,
+        command: commands::sandbox::SandboxCommand,
     },
-}
-
-#[derive(Debug, Subcommand)]
-enum Demo {
-    /// Many concurrent callers share one sliding-window limit, one lock and
-    /// one gate; prints what each got and checks the limit held exactly.
-    Primitives(demo_primitives::Args),
-    /// The shop pipeline end to end: 20 sandbox malls, 2,000 webhooks from
-    /// 100 clients, then a report that checks every invariant.
-    Shops(demo_shops::Args),
-    /// The sheet path end to end: 1,000 submissions from 100 clients to one
-    /// sandbox Google Sheet, 1,000 more over five sheets; checks every row
-    /// landed exactly once within Google's quotas.
-    Sheets(demo_sheets::Args),
 }
 
 fn main() -> ExitCode {
@@ -126,17 +82,15 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Demo { demo: Demo::Primitives(args) } => demo_primitives::run(args).await,
-            Command::Demo { demo: Demo::Shops(args) } => demo_shops::run(args).await,
-            Command::Demo { demo: Demo::Sheets(args) } => demo_sheets::run(args).await,
-            Command::Asl { command } => asl_command::run(command).await,
-            Command::Dev(args) => dev_command::run(args).await,
-            Command::Tokens { command } => tokens_command::run(command).await,
-            Command::Credentials { command } => credentials_command::run(command).await,
-            Command::Dlq { command } => dlq_command::run(command).await,
-            Command::Status(args) => status_command::run(args).await,
-            Command::Trace(args) => trace_command::run(args).await,
-            Command::Sandbox { command } => sandbox_command::run(command).await,
+            Command::Demo { demo } => demo::run(demo).await,
+            Command::Asl { command } => commands::asl::run(command).await,
+            Command::Dev(args) => commands::dev::run(args).await,
+            Command::Tokens { command } => commands::tokens::run(command).await,
+            Command::Credentials { command } => commands::credentials::run(command).await,
+            Command::Dlq { command } => commands::dlq::run(command).await,
+            Command::Status(args) => commands::status::run(args).await,
+            Command::Trace(args) => commands::trace::run(args).await,
+            Command::Sandbox { command } => commands::sandbox::run(command).await,
         }
     });
     match result {

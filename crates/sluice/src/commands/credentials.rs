@@ -9,9 +9,9 @@
 //! person fixed a sheet that was gone). `sluice credentials show
 //! CREDENTIAL` says whether it is usable, never the tokens.
 
+use super::tokens::{read_source, when};
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
-use crate::tokens_command::{read_source, when};
 use crate::usage;
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};

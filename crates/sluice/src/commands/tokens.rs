@@ -91,7 +91,7 @@ pub(crate) fn read_source(source: &str) -> anyhow::Result<String> {
     std::fs::read_to_string(source).with_context(|| format!("cannot read {source}"))
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 

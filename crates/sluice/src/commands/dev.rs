@@ -1,9 +1,11 @@
-//! `sluice dev`: the whole shop pipeline on one machine. Ingest on
-//! 127.0.0.1 takes Cafe24 webhooks, the embedded FIFO queue (in Redis)
-//! holds them behind its SQS endpoint, and the pipe runs the deployed
+//! `sluice dev`: both paths on one machine. Ingest on 127.0.0.1 takes
+//! Cafe24 webhooks and sheet rows, the embedded FIFO queue (in Redis)
+//! holds them behind its SQS endpoint, the pipe runs the deployed
 //! `statemachine/pipeline.asl.json` with the real steps against Cafe24 (or,
 //! with `--sandbox-mall`, an embedded sandbox Cafe24 whose changes send
-//! their webhooks here). Each URL served is printed on its own line.
+//! their webhooks here), and the flush worker appends the buffered rows to
+//! Google Sheets (`--sheets-api-url`). Each URL served is printed on its
+//! own line.
 //!
 //! The queue lives in Redis (`SLUICE_REDIS_URL`, or a private
 //! `redis-server` keeping an append-only file in `--redis-dir`), so a
@@ -20,6 +22,7 @@
 //! waits out the 330 s visibility timeout. Started while another run of
 //! the same Redis and prefix lives, it exits with code 2 and one line.
 
+use super::tokens::now_ms;
 use crate::dev_state::DevState;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
@@ -35,7 +38,7 @@ use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_sheets::SheetsConfig;
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// The SQS endpoint's default port: the one local SQS stand-ins
 /// (ElasticMQ) made customary, so existing `--endpoint-url`s work.
@@ -234,15 +237,22 @@ async fn start_sandbox(args: &Args) -> anyhow::Result<Cafe24Sandbox> {
     Cafe24Sandbox::start(config).await.context("Cafe24 sandbox")
 }
 
-/// Seeds each sandbox mall's tokens and points the sandbox's webhooks at
-/// our ingest, so changing sandbox data runs the whole pipeline.
-async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args) -> anyhow::Result<()> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    for mall in &args.sandbox_malls {
-        let response = sandbox.issue_tokens(mall)?;
-        let grant = TokenGrant::from_response(response).map_err(|e| anyhow!("sandbox token: {e}"))?;
+/// Stores the tokens the sandbox issues for each of `malls`, as
+/// `sluice tokens set` would store Cafe24's.
+pub(crate) async fn store_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, malls: &[String]) -> anyhow::Result<()> {
+    let now = now_ms();
+    for mall in malls {
+        let grant =
+            TokenGrant::from_response(sandbox.issue_tokens(mall)?).map_err(|e| anyhow!("sandbox token: {e}"))?;
         stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
     }
+    Ok(())
+}
+
+/// Stores each sandbox mall's tokens and points the sandbox's webhooks at
+/// our ingest, so changing sandbox data runs the whole pipeline.
+async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args) -> anyhow::Result<()> {
+    store_tokens(sandbox, stack, &args.sandbox_malls).await?;
     let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone()).unwrap_or_default();
     let key = std::env::var("SLUICE_API_KEYS")
         .ok()

@@ -9,9 +9,9 @@
 //! `SLUICE_*` variables the functions read (defaults otherwise), so the
 //! numbers mean what the steps see.
 
+use super::tokens::when;
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
-use crate::tokens_command::when;
 use anyhow::Context;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};

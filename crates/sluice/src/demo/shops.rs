@@ -1,29 +1,30 @@
-//! `sluice demo shops` (what `make run` runs): seed 003's problem, live. A
-//! sandbox Cafe24 with 20 malls whose buckets are small enough that most
-//! malls must wait for budget; 2,000 product edits (many of the same
+//! `sluice demo shops` (what `make run` runs): bursts of webhooks against
+//! buckets too small for them, live. A sandbox Cafe24 with 20 malls whose
+//! buckets are small enough that most malls must wait for budget; 2,000 product edits (many of the same
 //! products) whose webhooks 100 concurrent clients send over real HTTP to
 //! the ingest of a full local stack; then, once everything has drained, a
 //! report that checks every invariant and exits non-zero if one fails.
 
+use super::shop_report::{Report, Sent};
+use crate::commands::dev::store_tokens;
 use crate::redis_target::RedisTarget;
-use crate::shop_report::{Report, Sent};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value};
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
+use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret};
 use sluice_domain::ResourceKind;
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack};
-use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_pipeline::PipelineConfig;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -88,7 +89,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             products.push((mall.clone(), report.id));
         }
     }
-    seed_tokens(&sandbox, &stack, &malls).await?;
+    store_tokens(&sandbox, &stack, &malls).await?;
     let ingest = stack.urls.iter().find(|(w, _)| *w == "Ingest").map(|(_, u)| u.clone()).unwrap_or_default();
     sandbox.set_webhook_target(Some(WebhookTarget { url: ingest, api_key: Secret::new(api_key) }));
 
@@ -136,15 +137,6 @@ async fn start_stack(
         ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
     };
     DevStack::start(conn, config).await
-}
-
-async fn seed_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, malls: &[String]) -> anyhow::Result<()> {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    for mall in malls {
-        let grant = TokenGrant::from_response(sandbox.issue_tokens(mall)?).map_err(anyhow::Error::msg)?;
-        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
-    }
-    Ok(())
 }
 
 fn fields(name: &str, price: u32) -> Map<String, Value> {

@@ -1,14 +1,15 @@
-//! `sluice demo sheets` (run by `make run` after the shop demo): seeds
-//! 000/001's own test, live. 1,000 form submissions from 100 concurrent
-//! clients over HTTP to one Google Sheet, then 1,000 more spread over five
-//! sheets of the same credential, through the whole local stack (ingest →
-//! FIFO queue → state machine → buffer → flush) against the sandbox Google
-//! Sheets, which enforces Google's 60 writes/min per user and 300 per
-//! project. Then it checks every sheet: the header once, every row exactly
-//! once, and prints the calls used and the most in any 60 s window.
+//! `sluice demo sheets` (run by `make run` after the shop demo): a burst of
+//! form submissions against Google's write quotas, live. 1,000 submissions
+//! from 100 concurrent clients over HTTP to one Google Sheet, then 1,000
+//! more spread over five sheets of the same credential, through the whole
+//! local stack (ingest → FIFO queue → state machine → buffer → flush)
+//! against the sandbox Google Sheets, which enforces Google's 60 writes/min
+//! per user and 300 per project. Then it checks every sheet: the header
+//! once, every row exactly once, and prints the calls used and the most in
+//! any 60 s window.
 
+use super::sheet_report::{SheetCheck, print_calls};
 use crate::redis_target::RedisTarget;
-use crate::sheet_report::{SheetCheck, print_calls};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! once and every row exactly once (from the sandbox's contents), and the
 //! calls used against Google's quotas (from the sandbox's record).
 
-use crate::demo_sheets::SPREADSHEET;
+use super::sheets::SPREADSHEET;
 use serde_json::Value;
 use sluice_sandbox::{SheetsOp, SheetsSandbox};
 use std::collections::{BTreeMap, HashMap};
