@@ -84,7 +84,7 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
 
     /// Runs the workers until `stop` is cancelled; each finishes the batch
     /// it holds before returning, so nothing is left half done.
-    pub async fn run(self, stop: impl Stop) {
+    pub async fn run(self, stop: CancellationToken) {
         let request =
             match ReceiveRequest::new(self.config.batch_size, self.config.visibility_timeout, self.config.wait) {
                 Ok(request) => request,
@@ -108,24 +108,6 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
     }
 }
 
-/// What stops the pipe: the stack's token, or a channel turning true (what
-/// the end-to-end tests' own pipe still uses).
-pub trait Stop: Clone + Send + 'static {
-    fn stopped(&self) -> bool;
-}
-
-impl Stop for CancellationToken {
-    fn stopped(&self) -> bool {
-        self.is_cancelled()
-    }
-}
-
-impl Stop for tokio::sync::watch::Receiver<bool> {
-    fn stopped(&self) -> bool {
-        *self.borrow()
-    }
-}
-
 struct Worker<Q> {
     queue: Arc<Q>,
     executor: Executor,
@@ -134,8 +116,8 @@ struct Worker<Q> {
 }
 
 impl<Q: WorkQueue> Worker<Q> {
-    async fn run(self, request: ReceiveRequest, stop: impl Stop) {
-        while !stop.stopped() {
+    async fn run(self, request: ReceiveRequest, stop: CancellationToken) {
+        while !stop.is_cancelled() {
             let batch = match self.queue.receive(request).await {
                 Ok(batch) => batch,
                 Err(e) => {

@@ -22,7 +22,7 @@ use sluice_testkit::{TestRedis, now_ms};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 pub type Queue = EmbeddedQueue<RedisBackend<MultiplexedConnection>>;
 
@@ -61,7 +61,7 @@ pub struct Stack {
     pub dlq: Queue,
     pub steps: Steps<MultiplexedConnection>,
     pub stats: Arc<PipeStats>,
-    stop: watch::Sender<bool>,
+    stop: CancellationToken,
     pipe: tokio::task::JoinHandle<()>,
     sent: Vec<ShopWork>,
 }
@@ -109,8 +109,8 @@ impl Stack {
         };
         let pipe = Pipe::new(queue.clone(), executor, pipe_config);
         let stats = pipe.stats();
-        let (stop, stopped) = watch::channel(false);
-        let pipe = tokio::spawn(pipe.run(stopped));
+        let stop = CancellationToken::new();
+        let pipe = tokio::spawn(pipe.run(stop.clone()));
         Self { redis, sandbox, queue, dlq, steps, stats, stop, pipe, sent: Vec::new() }
     }
 
@@ -202,7 +202,7 @@ impl Stack {
     }
 
     pub async fn stop(self) {
-        let _ = self.stop.send(true);
+        self.stop.cancel();
         let _ = tokio::time::timeout(Duration::from_secs(10), self.pipe).await;
         self.sandbox.stop().await;
     }
