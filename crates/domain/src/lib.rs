@@ -9,7 +9,7 @@
 //! - [`sqs_token`]: the injective encoding of an identity into an SQS group or deduplication id.
 //! - [`group`]: the FIFO group key of an event.
 //! - [`dedup`]: the deduplication id of an event.
-//! - [`emf`]: CloudWatch Embedded Metric Format lines (built here, printed by the functions).
+//! - [`emf`]: CloudWatch Embedded Metric Format lines, and the `Counter` rows they and `/metrics` render from.
 //! - [`error_kind`]: the error names Step Functions `Retry`/`Catch` match, defined once.
 //! - [`queue`]: the [`WorkQueue`] and [`DelayQueue`] ports, their messages and SQS's limits.
 //! - [`work_item`]: the message body: one work item, tagged by kind.

@@ -1,6 +1,7 @@
 //! What ingest has done since it started, as plain atomics: cheap enough
 //! for the hot path, readable at any time as a [`CounterSnapshot`]
-//! (`sluice dev` prints them; the metrics exporter publishes them).
+//! (`sluice dev` prints them), and listed once in [`COUNTERS`], which the
+//! ingest Lambda's EMF lines and `sluice dev`'s `GET /metrics` render.
 //!
 //! Every webhook request is counted once in `received` and, when it is
 //! answered, once in exactly one of `enqueued`, `coalesced`, `duplicates` or
@@ -8,7 +9,8 @@
 //! `received == enqueued + coalesced + duplicates + rejected.total()`.
 
 use crate::rejection::ErrorCode;
-use serde::Serialize;
+use sluice_domain::emf::Counter;
+use sluice_domain::emf::Unit::Count;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Live counters of one [`Ingest`](crate::Ingest).
@@ -18,6 +20,7 @@ pub struct Counters {
     enqueued: AtomicU64,
     coalesced: AtomicU64,
     duplicates: AtomicU64,
+    /// By `code as usize`: `ALL` lists every code, so each has its slot.
     rejected: [AtomicU64; ErrorCode::ALL.len()],
     batch_calls: AtomicU64,
     batched_entries: AtomicU64,
@@ -42,7 +45,7 @@ impl Counters {
     }
 
     pub(crate) fn rejected(&self, code: ErrorCode) {
-        self.rejected[index(code)].fetch_add(1, Ordering::Relaxed);
+        self.rejected[code as usize].fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn batch(&self, entries: usize) {
@@ -58,7 +61,7 @@ impl Counters {
     /// requests run may be mid-way through one.
     pub fn snapshot(&self) -> CounterSnapshot {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let rejected = |code| get(&self.rejected[index(code)]);
+        let rejected = |code: ErrorCode| get(&self.rejected[code as usize]);
         CounterSnapshot {
             received: get(&self.received),
             enqueued: get(&self.enqueued),
@@ -82,12 +85,43 @@ impl Counters {
     }
 }
 
-fn index(code: ErrorCode) -> usize {
-    ErrorCode::ALL.iter().position(|c| *c == code).unwrap_or_else(|| unreachable!("ALL lists every code"))
+/// One refusal reason: `sluice_ingest_rejected_total{reason="…"}`, and in
+/// EMF both `Rejected_<reason>` and the sum of all, `EventsRejected`.
+macro_rules! rejected {
+    ($code:ident, $reason:ident) => {
+        Counter::new(
+            "rejected",
+            concat!("{reason=\"", stringify!($reason), "\"}"),
+            &[(concat!("Rejected_", stringify!($reason)), Count), ("EventsRejected", Count)],
+            |c| &c.rejected[ErrorCode::$code as usize],
+        )
+    };
 }
 
+/// Every count, under its `/metrics` name (`sluice_ingest_<name>_total`)
+/// and the EMF metrics it adds to.
+pub const COUNTERS: &[Counter<Counters>] = &[
+    Counter::new("received", "", &[("EventsReceived", Count)], |c| &c.received),
+    Counter::new("enqueued", "", &[("EventsEnqueued", Count)], |c| &c.enqueued),
+    Counter::new("coalesced", "", &[("EventsCoalesced", Count)], |c| &c.coalesced),
+    Counter::new("duplicates", "", &[("EventsDuplicate", Count)], |c| &c.duplicates),
+    rejected!(Unauthorized, unauthorized),
+    rejected!(PayloadTooLarge, payload_too_large),
+    rejected!(InvalidJson, invalid_json),
+    rejected!(InvalidField, invalid_field),
+    rejected!(UnknownTopic, unknown_topic),
+    rejected!(QueueRefused, queue_refused),
+    rejected!(QueueUnavailable, queue_unavailable),
+    rejected!(StoreUnavailable, store_unavailable),
+    rejected!(DeliveryInProgress, delivery_in_progress),
+    Counter::new("batch_calls", "", &[("QueueBatchCalls", Count)], |c| &c.batch_calls),
+    Counter::new("batched_entries", "", &[("QueueBatchedEntries", Count)], |c| &c.batched_entries),
+    // Only in `/metrics`; each failed write is also logged as a warning.
+    Counter::new("trace_failures", "", &[], |c| &c.trace_failures),
+];
+
 /// The counters at one moment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CounterSnapshot {
     /// Webhook requests (`POST /webhooks/cafe24`), good or bad.
     pub received: u64,
@@ -108,7 +142,7 @@ pub struct CounterSnapshot {
 }
 
 /// Refused webhook requests, by [`ErrorCode`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RejectedCounts {
     pub unauthorized: u64,
     pub payload_too_large: u64,
@@ -151,5 +185,23 @@ mod tests {
         assert_eq!(snapshot.rejected.unknown_topic, 1);
         // not_found and method_not_allowed are not webhook outcomes.
         assert_eq!(snapshot.rejected.total(), 10);
+    }
+
+    #[test]
+    fn emf_reports_what_grew_per_reason_and_in_all() {
+        let counters = Counters::default();
+        let reported = sluice_domain::emf::Reported::default();
+        (0..3).for_each(|_| counters.received());
+        (0..2).for_each(|_| counters.enqueued());
+        counters.coalesced();
+        counters.rejected(ErrorCode::InvalidField);
+        let line = reported.take(COUNTERS, &counters, &[]).unwrap().render(1);
+        let line: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(line["EventsReceived"], 3.0);
+        assert_eq!(line["EventsEnqueued"], 2.0);
+        assert_eq!(line["EventsCoalesced"], 1.0);
+        assert_eq!(line["Rejected_invalid_field"], 1.0);
+        assert_eq!(line["EventsRejected"], 1.0);
+        assert!(line.get("EventsDuplicate").is_none());
     }
 }

@@ -1,11 +1,7 @@
 //! `GET /metrics` of `sluice dev`: the counters a deployed stack sends to
 //! CloudWatch, in Prometheus' text format, for a local scrape or a glance
-//! with curl. Counters: ingest (received, enqueued, coalesced, duplicates,
-//! rejected by reason, batch sends), the pipe (batches, items done and
-//! failed, failed executions), the flush worker (flushes, failures, rows
-//! appended, upstream calls), the steps (`sluice_steps_*`: upstream calls
-//! and 429s per upstream, limiter waits, rows buffered and appended, flush
-//! time, pipe batch sizes, redeliveries: what the functions send as EMF);
+//! with curl. Counters: ingest's and the steps' (`sluice_steps_*`), from the
+//! same tables as their EMF lines, and the local pipe's and flush worker's;
 //! gauges: each queue's waiting, in-flight and delayed messages, read when
 //! scraped.
 
@@ -16,15 +12,14 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use serde_json::Value;
 use sluice_aws::{SqsDelayQueue, SqsQueue};
+use sluice_domain::emf::Counter;
 use sluice_domain::queue::QueueAttributes;
 use sluice_domain::{DelayQueue, WorkQueue};
 use sluice_ingest::Counters;
-use sluice_pipeline::step_metrics::StepMetrics;
+use sluice_pipeline::step_metrics::{self, StepMetrics};
 use std::fmt::Write;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The route.
 pub const METRICS_PATH: &str = "/metrics";
@@ -64,38 +59,25 @@ async fn metrics(State(sources): State<Arc<MetricSources>>) -> impl IntoResponse
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text)
 }
 
+/// The counts of the local pipe and flush worker (`sluice_<name>_total`),
+/// which only `sluice dev` has.
+const LOCAL: &[Counter<MetricSources>] = &[
+    Counter::new("pipe_batches", "", &[], |s| &s.pipe.batches),
+    Counter::new("pipe_items_done", "", &[], |s| &s.pipe.items_done),
+    Counter::new("pipe_items_failed", "", &[], |s| &s.pipe.items_failed),
+    Counter::new("pipe_executions_failed", "", &[], |s| &s.pipe.executions_failed),
+    Counter::new("flushes", "", &[], |s| &s.flush.flushes),
+    Counter::new("flushes_failed", "", &[], |s| &s.flush.failed),
+    Counter::new("sheet_rows_appended", "", &[], |s| &s.flush.rows_appended),
+    Counter::new("sheets_calls", "", &[], |s| &s.flush.calls),
+];
+
 /// The exposition text.
 pub fn render(sources: &MetricSources, queues: &[(&str, QueueAttributes)]) -> String {
     let mut out = String::new();
-    let ingest = serde_json::to_value(sources.ingest.snapshot()).unwrap_or(Value::Null);
-    for (field, value) in ingest.as_object().into_iter().flatten() {
-        match value {
-            Value::Number(n) => counter(&mut out, &format!("sluice_ingest_{field}_total"), "", n),
-            Value::Object(reasons) => {
-                for (reason, n) in reasons {
-                    if let Value::Number(n) = n {
-                        counter(&mut out, "sluice_ingest_rejected_total", &format!("{{reason=\"{reason}\"}}"), n);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    let load = |a: &AtomicU64| serde_json::Number::from(a.load(Ordering::Relaxed));
-    let pipe = &sources.pipe;
-    counter(&mut out, "sluice_pipe_batches_total", "", &load(&pipe.batches));
-    counter(&mut out, "sluice_pipe_items_done_total", "", &load(&pipe.items_done));
-    counter(&mut out, "sluice_pipe_items_failed_total", "", &load(&pipe.items_failed));
-    counter(&mut out, "sluice_pipe_executions_failed_total", "", &load(&pipe.executions_failed));
-    let flush = &sources.flush;
-    counter(&mut out, "sluice_flushes_total", "", &load(&flush.flushes));
-    counter(&mut out, "sluice_flushes_failed_total", "", &load(&flush.failed));
-    counter(&mut out, "sluice_sheet_rows_appended_total", "", &load(&flush.rows_appended));
-    counter(&mut out, "sluice_sheets_calls_total", "", &load(&flush.calls));
-    for total in sources.steps.totals() {
-        let name = format!("sluice_steps_{}_total", total.name);
-        counter(&mut out, &name, total.labels, &serde_json::Number::from(total.value));
-    }
+    counters(&mut out, "sluice_ingest_", sluice_ingest::counters::COUNTERS, &sources.ingest);
+    counters(&mut out, "sluice_", LOCAL, sources);
+    counters(&mut out, "sluice_steps_", step_metrics::COUNTERS, &sources.steps);
     let _ = writeln!(out, "# TYPE sluice_queue_messages gauge");
     for (name, q) in queues {
         for (state, n) in [("waiting", q.visible), ("in_flight", q.in_flight), ("delayed", q.delayed)] {
@@ -105,9 +87,13 @@ pub fn render(sources: &MetricSources, queues: &[(&str, QueueAttributes)]) -> St
     out
 }
 
-fn counter(out: &mut String, name: &str, labels: &str, value: &serde_json::Number) {
-    if labels.is_empty() || !out.contains(&format!("# TYPE {name} ")) {
-        let _ = writeln!(out, "# TYPE {name} counter");
+/// One `# TYPE` line per family, then its lines: the tables list a family's
+/// counts together, as the text format requires.
+fn counters<S>(out: &mut String, prefix: &str, counters: &[Counter<S>], set: &S) {
+    for (i, c) in counters.iter().enumerate() {
+        if i == 0 || counters[i - 1].name != c.name {
+            let _ = writeln!(out, "# TYPE {prefix}{}_total counter", c.name);
+        }
+        let _ = writeln!(out, "{prefix}{}_total{} {}", c.name, c.labels, c.get(set));
     }
-    let _ = writeln!(out, "{name}{labels} {value}");
 }

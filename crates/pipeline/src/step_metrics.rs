@@ -2,12 +2,12 @@
 //! upstream, quota and budget waits, sheet rows buffered and appended, how
 //! long flushes take, and the pipe batches planned. Counted in process as
 //! running totals: `sluice dev` serves them at `GET /metrics`
-//! ([`StepMetrics::totals`]); a function prints what each invocation added
+//! (from [`COUNTERS`]); a function prints what each invocation added
 //! as one EMF line ([`StepMetrics::take_emf`]), so each count reaches
 //! CloudWatch once.
 
-use sluice_domain::emf::{EmfLine, Unit};
-use std::sync::Mutex;
+use sluice_domain::emf::Unit::{Count, Milliseconds};
+use sluice_domain::emf::{Counter, EmfLine, Reported};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
@@ -27,62 +27,33 @@ pub struct StepMetrics {
     pub(crate) batch_messages: AtomicU64,
     pub(crate) batch_groups: AtomicU64,
     pub(crate) redelivered: AtomicU64,
-    /// The totals the last EMF line reported.
-    reported: Mutex<[u64; COUNTERS]>,
+    reported: Reported,
 }
 
-const COUNTERS: usize = 12;
+const CAFE24: &str = r#"{upstream="cafe24"}"#;
+const SHEETS: &str = r#"{upstream="sheets"}"#;
 
-/// One counter's running total, under its Prometheus name (without a
-/// prefix or the `_total` suffix) and labels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Total {
-    pub name: &'static str,
-    pub labels: &'static str,
-    pub value: u64,
-}
+/// Every count, under its `/metrics` name (`sluice_steps_<name>_total`) and
+/// the EMF metrics it adds to. A family's lines are listed together, as the
+/// Prometheus text format wants them.
+pub const COUNTERS: &[Counter<StepMetrics>] = &[
+    Counter::new("upstream_calls", CAFE24, &[("UpstreamCalls", Count)], |m| &m.cafe24_calls),
+    Counter::new("upstream_calls", SHEETS, &[("UpstreamCalls", Count)], |m| &m.sheets_calls),
+    Counter::new("upstream_429", CAFE24, &[("Upstream429", Count), ("Cafe24Throttled", Count)], |m| &m.cafe24_429),
+    Counter::new("upstream_429", SHEETS, &[("Upstream429", Count), ("SheetsThrottled", Count)], |m| &m.sheets_429),
+    Counter::new("limiter_waits", "", &[("LimiterWaits", Count)], |m| &m.limiter_waits),
+    Counter::new("limiter_wait_ms", "", &[("LimiterWaitTime", Milliseconds)], |m| &m.limiter_wait_ms),
+    Counter::new("sheet_rows_buffered", "", &[("SheetRowsBuffered", Count)], |m| &m.rows_buffered),
+    Counter::new("sheet_rows_appended", "", &[("SheetRowsAppended", Count)], |m| &m.rows_appended),
+    Counter::new("flush_ms", "", &[("FlushTime", Milliseconds)], |m| &m.flush_ms),
+    Counter::new("pipe_batch_messages", "", &[("PipeBatchSize", Count)], |m| &m.batch_messages),
+    Counter::new("pipe_batch_groups", "", &[("PipeBatchGroups", Count)], |m| &m.batch_groups),
+    Counter::new("redelivered", "", &[("Redelivered", Count)], |m| &m.redelivered),
+];
 
 impl StepMetrics {
     pub(crate) fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
-    }
-
-    fn values(&self) -> [u64; COUNTERS] {
-        [
-            &self.cafe24_calls,
-            &self.cafe24_429,
-            &self.sheets_calls,
-            &self.sheets_429,
-            &self.limiter_waits,
-            &self.limiter_wait_ms,
-            &self.rows_buffered,
-            &self.rows_appended,
-            &self.flush_ms,
-            &self.batch_messages,
-            &self.batch_groups,
-            &self.redelivered,
-        ]
-        .map(|c| c.load(Ordering::Relaxed))
-    }
-
-    /// The running totals since the process started.
-    pub fn totals(&self) -> [Total; COUNTERS] {
-        let v = self.values();
-        let total = |name, labels, value| Total { name, labels, value };
-        [
-            total("upstream_calls", "{upstream=\"cafe24\"}", v[0]),
-            total("upstream_429", "{upstream=\"cafe24\"}", v[1]),
-            total("upstream_calls", "{upstream=\"sheets\"}", v[2]),
-            total("upstream_429", "{upstream=\"sheets\"}", v[3]),
-            total("limiter_waits", "", v[4]),
-            total("limiter_wait_ms", "", v[5]),
-            total("sheet_rows_buffered", "", v[6]),
-            total("sheet_rows_appended", "", v[7]),
-            total("flush_ms", "", v[8]),
-            total("pipe_batch_messages", "", v[9]),
-            total("pipe_batch_groups", "", v[10]),
-            total("redelivered", "", v[11]),
-        ]
     }
 
     /// Prints what was counted since the last call as one EMF line on
@@ -100,27 +71,7 @@ impl StepMetrics {
     /// What was counted since the last take, as an EMF line for `function`
     /// in `stage`; `None` when nothing was.
     pub fn take_emf(&self, stage: &str, function: &str) -> Option<EmfLine> {
-        let now = self.values();
-        let d: [f64; COUNTERS] = {
-            let mut reported = self.reported.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let delta = std::array::from_fn(|i| now[i].saturating_sub(reported[i]) as f64);
-            *reported = now;
-            delta
-        };
-        let mut line = EmfLine::new(&[("Stage", stage), ("Function", function)]);
-        line.add("UpstreamCalls", Unit::Count, d[0] + d[2])
-            .add("Upstream429", Unit::Count, d[1] + d[3])
-            .add("Cafe24Throttled", Unit::Count, d[1])
-            .add("SheetsThrottled", Unit::Count, d[3])
-            .add("LimiterWaits", Unit::Count, d[4])
-            .add("LimiterWaitTime", Unit::Milliseconds, d[5])
-            .add("SheetRowsBuffered", Unit::Count, d[6])
-            .add("SheetRowsAppended", Unit::Count, d[7])
-            .add("FlushTime", Unit::Milliseconds, d[8])
-            .add("PipeBatchSize", Unit::Count, d[9])
-            .add("PipeBatchGroups", Unit::Count, d[10])
-            .add("Redelivered", Unit::Count, d[11]);
-        (!line.is_empty()).then_some(line)
+        self.reported.take(COUNTERS, self, &[("Stage", stage), ("Function", function)])
     }
 }
 
@@ -140,8 +91,7 @@ mod tests {
         assert!(metrics.take_emf("prod", "fetch").is_none(), "taken once");
         // The running totals keep counting for /metrics.
         StepMetrics::add(&metrics.cafe24_calls, 2);
-        let cafe24 = metrics.totals()[0];
-        assert_eq!((cafe24.name, cafe24.value), ("upstream_calls", 5));
+        assert_eq!((COUNTERS[0].labels, COUNTERS[0].get(&metrics)), (CAFE24, 5));
         let line = metrics.take_emf("prod", "fetch").unwrap().render(1);
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(value["UpstreamCalls"].as_f64(), Some(2.0), "only what was added since: {line}");
