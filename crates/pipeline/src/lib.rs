@@ -23,7 +23,7 @@
 //! - [`steps`]: [`Steps`], the services every step shares.
 //! - [`step_io`]: the steps' inputs and outputs (the contract with the definition).
 //! - [`json_task`]: [`call_json`], a step called with JSON, as Lambda and the local interpreter call it.
-//! - `plan`, `token_step`, `fetch_step`, `store_step`, `failure_step`: the shop path, one step each.
+//! - `plan_step`, `token_step`, `fetch_step`, `store_step`, `failure_step`: the shop path, one step each.
 //! - [`sheet_io`]: the sheet path's inputs and outputs.
 //! - `buffer_step`: a row into its sheet's buffer.
 //! - `flush_request`: asking for a sheet's flush at most once at a time.
@@ -48,7 +48,7 @@ mod flush_step;
 pub mod flush_trigger;
 pub mod google_token;
 pub mod json_task;
-mod plan;
+mod plan_step;
 mod sheet_append;
 pub mod sheet_env;
 pub mod sheet_io;
