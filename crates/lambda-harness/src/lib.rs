@@ -1,8 +1,8 @@
 //! Test support shared by the step Lambdas' tests (a dev-dependency of
 //! each crate in `functions/` that serves a step).
 //!
-//! - [`Harness`]: the steps built the way every `main` builds them, from
-//!   environment variables ([`PipelineEnv`]), over a real Redis
+//! - [`Harness`]: the services built the way every `main` builds them,
+//!   from environment variables ([`PipelineEnv`]), over a real Redis
 //!   (`sluice-testkit`) and the sandbox Cafe24 (`sluice-sandbox`).
 //! - [`item`], [`event`], [`diagnostic`]: a work item as the state machine
 //!   passes it, a `LambdaEvent` around a payload, a failed answer's report.
@@ -24,9 +24,9 @@ use serde_json::Value;
 use sluice_domain::ResourceKind;
 use sluice_pipeline::env_config::{CAFE24_BASE_URL, CAFE24_CLIENT_ID, CAFE24_CLIENT_SECRET, KEY_PREFIX, REDIS_URL};
 use sluice_pipeline::step_io::ItemPlan;
-use sluice_pipeline::{PipelineEnv, Steps};
+use sluice_pipeline::{PipelineEnv, ServiceCore, SheetService, ShopService};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
-use sluice_testkit::pipeline::sandbox_token;
+use sluice_testkit::pipeline::{NoFlushQueue, sandbox_token};
 use sluice_testkit::{TestRedis, now_ms};
 use std::collections::{HashMap, VecDeque};
 use std::process::{Child, Command, Stdio};
@@ -39,14 +39,16 @@ use tokio::sync::mpsc;
 pub const BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A test's Redis, sandbox Cafe24, the function's environment and the
-/// steps built from it.
+/// services built from it (the sheet service without a flush queue).
 #[derive(Debug)]
 pub struct Harness {
     pub redis: TestRedis,
     pub sandbox: Cafe24Sandbox,
-    /// The `SLUICE_*` variables the steps were built from.
+    /// The `SLUICE_*` variables the services were built from.
     pub vars: HashMap<&'static str, String>,
-    pub steps: Steps<ConnectionManager>,
+    pub core: ServiceCore<ConnectionManager>,
+    pub shop: ShopService<ConnectionManager>,
+    pub sheet: SheetService<ConnectionManager>,
 }
 
 impl Harness {
@@ -63,15 +65,17 @@ impl Harness {
             (CAFE24_BASE_URL, sandbox.base_url_template()),
         ]);
         let env = PipelineEnv::from_lookup(|name| vars.get(name).cloned()).unwrap();
-        let steps = env.steps().await.unwrap();
-        Self { redis, sandbox, vars, steps }
+        let core = env.core().await.unwrap();
+        let shop = env.shop(core.clone()).unwrap();
+        let sheet = env.sheet(core.clone(), Arc::new(NoFlushQueue)).unwrap();
+        Self { redis, sandbox, vars, core, shop, sheet }
     }
 
     /// Stores a token pair the sandbox issued for `mall`; returns its
     /// access token.
     pub async fn seed_token(&self, mall: &str) -> String {
         let token = sandbox_token(&self.sandbox, mall);
-        self.steps.set_token(mall, &token).await.unwrap();
+        self.shop.set_token(mall, &token).await.unwrap();
         token.access_token
     }
 
@@ -83,7 +87,7 @@ impl Harness {
 
     /// The stages recorded in an event's trace, in order.
     pub async fn stages(&self, event_id: &str) -> Vec<String> {
-        self.steps.traces().read(event_id).await.unwrap().into_iter().map(|e| e.stage).collect()
+        self.core.traces().read(event_id).await.unwrap().into_iter().map(|e| e.stage).collect()
     }
 
     /// Runs the function's `bootstrap` (`bin`, from `env!("CARGO_BIN_EXE_…")`)

@@ -35,7 +35,7 @@ use sluice_domain::WorkQueue;
 use sluice_domain::queue::QueueAttributes;
 use sluice_ingest::{Counters, Ingest, IngestConfig};
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
-use sluice_pipeline::{PipelineConfig, Steps};
+use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{
     ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, QueueBackend, QueueConfig, QueueError, RedisBackend,
@@ -110,7 +110,9 @@ pub struct DevStack {
     pub ingest: Arc<Counters>,
     pub pipe: Arc<PipeStats>,
     pub flush: Arc<FlushStats>,
-    pub steps: Steps<ConnectionManager>,
+    /// The two paths' services, over one core (one set of counts).
+    pub shop: ShopService<ConnectionManager>,
+    pub sheet: SheetService<ConnectionManager>,
     /// Messages a dead predecessor held in flight, returned at the start.
     pub released: u64,
     lease: ConsumerLease<ConnectionManager>,
@@ -185,14 +187,13 @@ impl DevStack {
 
         let cafe24 = Cafe24Client::new(config.cafe24).context("Cafe24 client")?;
         let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
-        let steps = Steps::new(conn.clone(), config.keyspace.clone(), config.pipeline, cafe24)
-            .map_err(|e| anyhow!("pipeline: {}", e.cause))?
-            .with_sheets(sheets)
-            .with_alert_url(config.alert_url)
-            .with_flush_trigger(Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue))));
+        let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
+        let shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
+        let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
+        let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url);
         let machine =
             StateMachine::load(PIPELINE_DEFINITION, &substitutions()).context("statemachine/pipeline.asl.json")?;
-        let executor = Executor::new(machine, registry(steps.clone()), SystemClock);
+        let executor = Executor::new(machine, registry(shop.clone(), sheet.clone()), SystemClock);
         let missing = executor.missing_handlers();
         if !missing.is_empty() {
             bail!("the pipeline definition calls tasks with no step: {missing:?}");
@@ -206,7 +207,7 @@ impl DevStack {
         let flush_stop = shutdown.child_token();
         let flush_task = tokio::spawn(run_flush_worker(
             flush_queue.clone(),
-            steps.clone(),
+            sheet.clone(),
             config.flush,
             flush_stats.clone(),
             flush_stop.clone(),
@@ -226,7 +227,7 @@ impl DevStack {
             ingest: counters.clone(),
             pipe: pipe_stats.clone(),
             flush: flush_stats.clone(),
-            steps: steps.metrics_handle(),
+            steps: shop.metrics_handle(),
             events: events.clone(),
             events_dlq: dlq.clone(),
             flush_queue: SqsDelayQueue::clone(&flush_queue),
@@ -255,7 +256,8 @@ impl DevStack {
             ingest: counters,
             pipe: pipe_stats,
             flush: flush_stats,
-            steps,
+            shop,
+            sheet,
             released,
             lease,
             events,

@@ -2,7 +2,7 @@
 //! AWS, on one machine. It receives flush requests from the flush queue
 //! (a standard queue whose messages carry `DelaySeconds`, so a request
 //! arrives when it is due and nothing polls a sheet), runs
-//! [`Steps::flush_sheet`] for each, several sheets side by side, and
+//! [`SheetService::flush_sheet`] for each, several sheets side by side, and
 //! deletes a request once its flush returned. A flush that failed leaves
 //! its request to come back after `retry_after` (in AWS: the visibility
 //! timeout), and after the queue's maxReceiveCount to its dead-letter
@@ -11,7 +11,7 @@
 use redis::aio::ConnectionLike;
 use sluice_domain::DelayQueue;
 use sluice_domain::queue::{ReceiveRequest, ReceivedDelayedMessage};
-use sluice_pipeline::Steps;
+use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,7 +56,7 @@ pub struct FlushStats {
 /// running ones.
 pub async fn run_flush_worker<Q, C>(
     queue: Arc<Q>,
-    steps: Steps<C>,
+    sheet: SheetService<C>,
     config: FlushWorkerConfig,
     stats: Arc<FlushStats>,
     stop: CancellationToken,
@@ -93,9 +93,9 @@ pub async fn run_flush_worker<Q, C>(
         };
         for message in messages {
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
-            let (queue, steps, stats, retry_after) = (queue.clone(), steps.clone(), stats.clone(), config.retry_after);
+            let (queue, sheet, stats, retry_after) = (queue.clone(), sheet.clone(), stats.clone(), config.retry_after);
             tokio::spawn(async move {
-                handle(&*queue, &steps, &stats, message, retry_after).await;
+                handle(&*queue, &sheet, &stats, message, retry_after).await;
                 drop(permit);
             });
         }
@@ -104,8 +104,13 @@ pub async fn run_flush_worker<Q, C>(
     let _ = slots.acquire_many(config.concurrency.max(1) as u32).await;
 }
 
-async fn handle<Q, C>(queue: &Q, steps: &Steps<C>, stats: &FlushStats, message: ReceivedDelayedMessage, retry: Duration)
-where
+async fn handle<Q, C>(
+    queue: &Q,
+    sheet: &SheetService<C>,
+    stats: &FlushStats,
+    message: ReceivedDelayedMessage,
+    retry: Duration,
+) where
     Q: DelayQueue,
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
@@ -118,7 +123,7 @@ where
         }
     };
     stats.flushes.fetch_add(1, Ordering::Relaxed);
-    match steps.flush_sheet(request).await {
+    match sheet.flush_sheet(request).await {
         Ok(output) => {
             stats.rows_appended.fetch_add(output.appended_rows, Ordering::Relaxed);
             stats.calls.fetch_add(output.calls, Ordering::Relaxed);

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
 use sluice_domain::StepError;
-use sluice_pipeline::Steps;
+use sluice_pipeline::{ServiceCore, SheetService, ShopService};
 use std::future::Future;
 
 /// The definition every local run executes: the deployed one.
@@ -30,48 +30,32 @@ pub fn substitutions() -> Substitutions {
     FUNCTIONS.iter().fold(Substitutions::new(), |subs, (placeholder, name)| subs.with(*placeholder, *name))
 }
 
-/// Every step, registered under its local function name.
-pub fn registry<C>(steps: Steps<C>) -> TaskRegistry
+/// `$service.$method` as a task handler; each call runs on its own clone
+/// of the service (a clone shares the connection and the counts).
+macro_rules! task {
+    ($service:expr, $method:ident) => {{
+        let service = $service.clone();
+        step(move |input| {
+            let service = service.clone();
+            async move { service.$method(input).await }
+        })
+    }};
+}
+
+/// Every step, registered under its local function name: the plan and
+/// the failure step on the shared core, the others on their path's service.
+pub fn registry<C>(shop: ShopService<C>, sheet: SheetService<C>) -> TaskRegistry
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    let s = steps.clone();
-    let plan = step(move |input| {
-        let s = s.clone();
-        async move { s.plan_batch(input).await }
-    });
-    let s = steps.clone();
-    let token = step(move |input| {
-        let s = s.clone();
-        async move { s.ensure_token(input).await }
-    });
-    let s = steps.clone();
-    let fetch = step(move |input| {
-        let s = s.clone();
-        async move { s.fetch(input).await }
-    });
-    let s = steps.clone();
-    let store = step(move |input| {
-        let s = s.clone();
-        async move { s.store(input).await }
-    });
-    let s = steps.clone();
-    let failure = step(move |input| {
-        let s = s.clone();
-        async move { s.record_failure(input).await }
-    });
-    let s = steps;
-    let buffer = step(move |input| {
-        let s = s.clone();
-        async move { s.buffer_row(input).await }
-    });
+    let core = ServiceCore::clone(&shop);
     TaskRegistry::new()
-        .with("PlanBatch", plan)
-        .with("EnsureToken", token)
-        .with("Fetch", fetch)
-        .with("Store", store)
-        .with("RecordFailure", failure)
-        .with("BufferRow", buffer)
+        .with("PlanBatch", task!(core, plan_batch))
+        .with("EnsureToken", task!(shop, ensure_token))
+        .with("Fetch", task!(shop, fetch))
+        .with("Store", task!(shop, store))
+        .with("RecordFailure", task!(core, record_failure))
+        .with("BufferRow", task!(sheet, buffer_row))
 }
 
 /// A typed step as a JSON task handler, wrapped exactly as the Lambda

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack};
+use sluice_pipeline::{ServiceCore, StatusReader};
 use sluice_sandbox::{SheetsOp, SheetsSandbox, SheetsSandboxConfig};
 use sluice_testkit::TestRedis;
 use sluice_testkit::sandbox::sheets_config;
@@ -45,7 +46,7 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
     let refresh = sandbox.add_user("client", "cred");
     sandbox.create_spreadsheet(DOC, &[(0, "Burst"), (1, "Ordered")]);
     let stack = stack(&redis, &sandbox).await;
-    stack.steps.set_google_credential("cred", &Secret::new(refresh), None).await.unwrap();
+    stack.sheet.set_google_credential("cred", &Secret::new(refresh), None).await.unwrap();
     let url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").unwrap().1.clone();
     let http = reqwest::Client::new();
 
@@ -124,18 +125,18 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
     assert!(value("sluice_steps_upstream_calls_total{upstream=\"sheets\"} ") >= appends as u64);
     // Traced by row id all the way.
     let stages: Vec<String> =
-        stack.steps.traces().read("row:o000").await.unwrap().into_iter().map(|e| e.stage).collect();
+        stack.sheet.traces().read("row:o000").await.unwrap().into_iter().map(|e| e.stage).collect();
     assert_eq!(stages.first().map(String::as_str), Some("INIT"));
     assert_eq!(stages.last().map(String::as_str), Some("COMPLETED"), "{stages:?}");
 
     // What `sluice status` reads: nothing waits in the queue's groups any
     // more, both sheets were active, the credential is usable, its write
     // window holds its appends and its sheets hold no rows.
-    let ledger = stack.steps.group_ledger();
+    let ledger = stack.sheet.group_ledger();
     let (lagging, waiting) = ledger.lagging(10).await.unwrap();
     assert_eq!(waiting, 0, "{lagging:?}");
     assert_eq!(ledger.seen(10).await.unwrap().len(), 2);
-    let status = stack.steps.credential_status("cred").await.unwrap();
+    let status = StatusReader::new(ServiceCore::clone(&stack.sheet)).credential_status("cred").await.unwrap();
     assert!(status.rejected.is_none() && status.token.is_some(), "{status:?}");
     let [credential, project] = status.writes;
     assert!((1..=60).contains(&credential.used) && credential.max == 60, "{credential:?}");

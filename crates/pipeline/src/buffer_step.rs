@@ -11,15 +11,15 @@
 
 use crate::flush_request::Why;
 use crate::sheet_io::{BufferInput, BufferOutput, BufferedRow, FlushRequest};
+use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::{ErrorKind, StepError};
 use sluice_redis::Tag;
 use std::time::Duration;
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     pub async fn buffer_row(&self, input: BufferInput) -> Result<BufferOutput, StepError> {
         let work = input.item.sheet_work()?;
         let group = work.row.group_key();

@@ -1,7 +1,10 @@
 //! [`PipelineEnv`]: the step functions' configuration, read from
 //! environment variables once per execution environment, and
-//! [`PipelineEnv::steps`], which connects and builds the [`Steps`] every
-//! invocation of that environment shares. All five step Lambdas read the
+//! [`PipelineEnv::core`], which connects and builds the [`ServiceCore`]
+//! every invocation of that environment shares, and the services over it
+//! ([`PipelineEnv::shop`]; the sheet service's is in [`sheet_env`]).
+//!
+//! [`sheet_env`]: crate::sheet_env All step Lambdas read the
 //! same variables (one table in `functions/README.md`), so a deployment can
 //! give them one environment.
 //!
@@ -11,12 +14,13 @@
 //! a password) stay [`Secret`]s: redacted in `Debug`, never part of an error.
 
 use crate::config::PipelineConfig;
-use crate::steps::Steps;
+use crate::service_core::ServiceCore;
+use crate::shop_service::ShopService;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Client, Cafe24Config, ClientError, Secret};
 use sluice_domain::StepError;
 use sluice_redis::{BucketSpec, Keyspace};
-use sluice_sheets::{SheetsClient, SheetsConfig};
+use sluice_sheets::SheetsConfig;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -131,30 +135,35 @@ impl PipelineEnv {
         Ok(Self { redis_url, keyspace, cafe24, config, sheets: sheet_env.sheets, alert_url: sheet_env.alert_url })
     }
 
-    /// Connects to Redis and builds the steps. Runs once per execution
-    /// environment (cold start); every invocation after it shares the
-    /// connection, which reconnects by itself.
-    pub async fn steps(&self) -> Result<Steps<ConnectionManager>, StartError> {
+    /// Connects to Redis and builds the core the services share. Runs once
+    /// per execution environment (cold start); every invocation after it
+    /// shares the connection, which reconnects by itself.
+    pub async fn core(&self) -> Result<ServiceCore<ConnectionManager>, StartError> {
         let client = redis::Client::open(self.redis_url.expose()).map_err(StartError::Redis)?;
         let redis = ConnectionManagerConfig::new()
             .set_number_of_retries(REDIS_RECONNECT_RETRIES)
             .set_connection_timeout(Some(REDIS_TIMEOUT))
             .set_response_timeout(Some(REDIS_TIMEOUT));
         let conn = client.get_connection_manager_with_config(redis).await.map_err(StartError::Redis)?;
-        let cafe24 = Cafe24Client::new(self.cafe24.clone()).map_err(StartError::Cafe24)?;
-        let mut steps = Steps::new(conn, self.keyspace.clone(), self.config.clone(), cafe24)
-            .map_err(StartError::Steps)?
-            .with_alert_url(self.alert_url.clone());
-        if let Some(sheets) = &self.sheets {
-            steps = steps.with_sheets(SheetsClient::new(sheets.clone()).map_err(StartError::Sheets)?);
-        }
-        Ok(steps)
+        Ok(ServiceCore::new(conn, self.keyspace.clone(), self.config.clone()))
     }
 
-    /// [`from_env`](Self::from_env), then [`steps`](Self::steps): what a
-    /// step function's `main` does before serving.
-    pub async fn steps_from_env() -> Result<Steps<ConnectionManager>, StartError> {
-        Self::from_env()?.steps().await
+    /// The shop service over `core`, with the Cafe24 client.
+    pub fn shop(&self, core: ServiceCore<ConnectionManager>) -> Result<ShopService<ConnectionManager>, StartError> {
+        let cafe24 = Cafe24Client::new(self.cafe24.clone()).map_err(StartError::Cafe24)?;
+        ShopService::new(core, cafe24).map_err(StartError::Steps)
+    }
+
+    /// [`from_env`](Self::from_env), then [`core`](Self::core): the plan and
+    /// failure functions' start.
+    pub async fn core_from_env() -> Result<ServiceCore<ConnectionManager>, StartError> {
+        Self::from_env()?.core().await
+    }
+
+    /// The same, then [`shop`](Self::shop): the shop functions' start.
+    pub async fn shop_from_env() -> Result<ShopService<ConnectionManager>, StartError> {
+        let env = Self::from_env()?;
+        env.shop(env.core().await?)
     }
 }
 
@@ -377,7 +386,7 @@ mod tests {
     async fn an_unreachable_redis_fails_the_start_without_its_password() {
         // Port 1 on loopback: nothing listens, the connection is refused.
         let env = env(&with(&[(REDIS_URL, "redis://:hunter2@127.0.0.1:1")])).unwrap();
-        let err = env.steps().await.unwrap_err();
+        let err = env.core().await.unwrap_err();
         assert!(matches!(err, StartError::Redis(_)), "{err}");
         let shown = format!("{err} {err:?}");
         assert!(shown.contains(REDIS_URL) && !shown.contains("hunter2"), "{shown}");

@@ -3,13 +3,13 @@
 //! allowed receive, parks it in the dead-letter queue), so `sluice trace`
 //! can tell where it is. Alerts come with the operations work.
 
+use crate::service_core::ServiceCore;
 use crate::step_io::FailureInput;
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::{ErrorKind, StepError};
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     pub async fn record_failure(&self, input: FailureInput) -> Result<(), StepError> {
         let item = &input.item;
         let last = item.receive_count >= self.config.max_receive_count;

@@ -15,9 +15,10 @@
 //! and timeouts are `Sluice.UpstreamUnavailable`, retried with backoff by
 //! the state machine.
 
+use crate::service_core::{now_ms, wait_seconds};
+use crate::shop_service::{ADMIN_API, ShopService};
 use crate::step_io::{FetchInput, FetchOutput, Snapshot};
 use crate::step_metrics::StepMetrics;
-use crate::steps::{ADMIN_API, Steps, now_ms, wait_seconds};
 use crate::token_step::fingerprint;
 use redis::aio::ConnectionLike;
 use serde_json::{Value, json};
@@ -26,7 +27,7 @@ use sluice_domain::{ErrorKind, ShopWork, StepError};
 use sluice_redis::{Admission, Bucket, Tag, Taken};
 use std::time::{Duration, Instant};
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn fetch(&self, input: FetchInput) -> Result<FetchOutput, StepError> {
         let work = input.item.shop_work()?;
         let mall = &work.event.mall_id;

@@ -11,10 +11,11 @@
 //! request goes out beside it, so a full buffer never sits out the delay;
 //! whichever flush runs second finds little or nothing to do.
 
+use crate::service_core::now_ms;
 use crate::sheet_io::FlushRequest;
-use crate::steps::{Steps, now_ms};
+use crate::sheet_service::SheetService;
 use redis::aio::ConnectionLike;
-use sluice_domain::{ErrorKind, StepError};
+use sluice_domain::StepError;
 use sluice_redis::{Entry, Tag};
 use std::time::Duration;
 
@@ -79,7 +80,7 @@ impl std::fmt::Display for FlushToken {
     }
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// Asks for `request`'s sheet to be flushed after `delay`, unless a
     /// request is already pending.
     pub(crate) async fn request_flush(
@@ -95,7 +96,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         let timeout = self.config.sheets.request_timeout.max(delay + Duration::from_secs(60));
         match self.gates.mark_pending(&sheet, FLUSH_GATE, &token, timeout).await? {
             Entry::Passed => {
-                if let Err(e) = self.trigger()?.request(&request, delay).await {
+                if let Err(e) = self.trigger.request(&request, delay).await {
                     // Undo, so the next row asks again.
                     let _ = self.gates.clear(&sheet, FLUSH_GATE, &token).await;
                     return Err(e);
@@ -104,17 +105,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
             Entry::Closed { holder, .. } => {
                 let overtakes = |pending: FlushToken| pending.why == Why::MaxDelay && pending.due_ms > due_ms;
                 if why == Why::Rows && FlushToken::parse(&holder).is_some_and(overtakes) {
-                    self.trigger()?.request(&request, Duration::ZERO).await?;
+                    self.trigger.request(&request, Duration::ZERO).await?;
                 }
             }
         }
         Ok(())
-    }
-
-    pub(crate) fn trigger(&self) -> Result<&dyn crate::flush_trigger::FlushTrigger, StepError> {
-        self.flush_trigger
-            .as_deref()
-            .ok_or_else(|| StepError::new(ErrorKind::Internal, "no flush trigger configured for the sheet path"))
     }
 }
 

@@ -22,14 +22,15 @@
 //! - **Longer waits** (the quota is spent, a backoff) end the run with a
 //!   delayed flush request: nothing polls.
 
+use crate::config::SheetConfig;
 use crate::flush_request::{FLUSH_GATE, Why};
 use crate::sheet_io::{FlushNext, FlushOutput, FlushRequest};
+use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::StepError;
-use sluice_redis::{Acquire, Admission, Lease, Limit, LimitSet, Tag};
+use sluice_redis::{Acquire, Admission, Lease, Limit, LimitSet, SlidingWindowLimiter, Tag};
 use std::time::{Duration, Instant};
 
 /// The sheet's flush lock, under the sheet's tag.
@@ -70,7 +71,7 @@ pub(crate) enum Spend {
     Read,
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     pub async fn flush_sheet(&self, request: FlushRequest) -> Result<FlushOutput, StepError> {
         let sheet = Tag::for_sheet(&request.sheet);
         if let Some(reason) = self.credentials.rejected(&request.credential_id).await? {
@@ -166,7 +167,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
         started: Instant,
     ) -> Result<Option<Next>, StepError> {
         let settings = &self.config.sheets;
-        let set = self.quota_set(&request.credential_id, spend)?;
+        let set = quota_set(&self.limiter, settings, &request.credential_id, spend)?;
         loop {
             match self.limiter.acquire(&set, 1).await? {
                 Admission::Admitted { .. } => return Ok(None),
@@ -231,19 +232,21 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
     }
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
-    /// The limits a call with `credential_id` spends, under the project's
-    /// tag (the credential's and the project's are checked together).
-    pub(crate) fn quota_set(&self, credential_id: &str, spend: Spend) -> Result<LimitSet, StepError> {
-        let settings = &self.config.sheets;
-        let limits = quota(credential_id, spend, settings);
-        Ok(self.limiter.limits(&Tag::for_google_project(&settings.google_project), &limits)?)
-    }
+/// The limits a call with `credential_id` spends, under the project's tag
+/// (the credential's and the project's are checked together).
+pub(crate) fn quota_set<C: ConnectionLike + Clone + Send + Sync>(
+    limiter: &SlidingWindowLimiter<C>,
+    settings: &SheetConfig,
+    credential_id: &str,
+    spend: Spend,
+) -> Result<LimitSet, StepError> {
+    let limits = quota(credential_id, spend, settings);
+    Ok(limiter.limits(&Tag::for_google_project(&settings.google_project), &limits)?)
 }
 
 /// The limits one call spends: the credential's (spread evenly over its
 /// window) and the project's, for writes or for reads.
-fn quota(credential_id: &str, spend: Spend, settings: &crate::config::SheetConfig) -> Vec<Limit> {
+fn quota(credential_id: &str, spend: Spend, settings: &SheetConfig) -> Vec<Limit> {
     let (kind, (per_user, user_window), (per_project, project_window)) = match spend {
         Spend::Write => ("w", settings.per_credential, settings.per_project),
         Spend::Read => ("r", settings.read_per_credential, settings.read_per_project),

@@ -4,19 +4,21 @@
 //! so two workers refreshing at once both get good tokens: no lock needed
 //! (unlike Cafe24's, see `token_step`).
 //!
-//! [`Steps::set_google_credential`] is what `sluice credentials set` calls:
-//! it stores a new refresh token, clears the credential's rejection, puts
-//! every row parked for it back at the head of its sheet's buffer and asks
-//! for those sheets' flushes: the redrive is immediate, not a blind retry
-//! on a timer that may come days after the user fixed the credential.
+//! [`SheetService::set_google_credential`] is what `sluice credentials
+//! set` calls: it stores a new refresh token, clears the credential's
+//! rejection, puts every row parked for it back at the head of its sheet's
+//! buffer and asks for those sheets' flushes: the redrive is immediate, not
+//! a blind retry on a timer that may come days after the user fixed the
+//! credential.
 
+use crate::service_core::now_ms;
 use crate::sheet_io::FlushRequest;
-use crate::steps::{Steps, now_ms};
+use crate::sheet_service::SheetService;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Secret;
 use sluice_domain::{ErrorKind, StepError};
 use sluice_redis::{StoredToken, Tag};
-use sluice_sheets::{RefreshError, SheetsClient};
+use sluice_sheets::RefreshError;
 use std::time::Duration;
 
 /// The token's name under the credential's tag.
@@ -37,13 +39,7 @@ pub(crate) enum TokenProblem {
     Unavailable(StepError),
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
-    pub(crate) fn sheets_client(&self) -> Result<&SheetsClient, StepError> {
-        self.sheets
-            .as_ref()
-            .ok_or_else(|| StepError::new(ErrorKind::Internal, "no Google Sheets client configured for the sheet path"))
-    }
-
+impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// A usable access token for `credential`, refreshed first when `force`
     /// (Google just answered 401 to the stored one) or close to expiry.
     pub(crate) async fn google_token(&self, credential: &str, force: bool) -> Result<Secret, TokenProblem> {

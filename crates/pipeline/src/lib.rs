@@ -1,29 +1,32 @@
-//! sluice's pipeline steps: plain typed async functions over shared
-//! [`Steps`], called by the state machine `statemachine/pipeline.asl.json`
-//! through Lambda in AWS (`functions/*`) and through the local interpreter
-//! in `sluice dev`. Their JSON is [`step_io`].
+//! sluice's pipeline steps: plain typed async functions, called by the
+//! state machine `statemachine/pipeline.asl.json` through Lambda in AWS
+//! (`functions/*`) and through the local interpreter in `sluice dev`.
+//! Their JSON is [`step_io`] and [`sheet_io`].
 //!
-//! The shop path, per pipe batch: [`Steps::plan_batch`] splits the batch
-//! into FIFO groups; for each item of a group, in order,
-//! [`Steps::ensure_token`] makes sure the mall has a usable token,
-//! [`Steps::fetch`] calls the Admin API within the mall's bucket, and
-//! [`Steps::store`] appends the snapshot; a failing item goes through
-//! [`Steps::record_failure`], and it and every later item of its group are
-//! reported in `batchItemFailures`.
-//!
-//! The sheet path: [`Steps::buffer_row`] puts a sheet row in its sheet's
-//! Redis buffer and asks for the sheet's flush (a delayed message on the
-//! flush queue); [`Steps::flush_sheet`] appends the buffered rows to
-//! Google Sheets, many per call, exactly once, within the quotas.
+//! Per pipe batch, [`ServiceCore::plan_batch`] splits the batch into FIFO
+//! groups (one pipe reads the whole queue, so shop and sheet items mix);
+//! a failing item of either kind goes through
+//! [`ServiceCore::record_failure`], and it and every later item of its
+//! group are reported in `batchItemFailures`. The shop path
+//! ([`ShopService`]), for each item of a group, in order:
+//! [`ShopService::ensure_token`], [`ShopService::fetch`] within the mall's
+//! bucket, [`ShopService::store`]. The sheet path ([`SheetService`]):
+//! [`SheetService::buffer_row`] puts a row in its sheet's Redis buffer and
+//! asks for the sheet's flush (a delayed message on the flush queue);
+//! [`SheetService::flush_sheet`] appends the buffered rows to Google
+//! Sheets, many per call, exactly once, within the quotas.
 //!
 //! # Layout
 //!
 //! - [`config`]: the settings.
 //! - [`env_config`]: [`PipelineEnv`], a step Lambda's settings and connections, from its environment.
-//! - [`steps`]: [`Steps`], the services every step shares.
+//! - [`service_core`]: [`ServiceCore`], the settings, Redis primitives, traces and counts both services share.
+//! - `plan_step`, `failure_step`: the core's steps, which serve both paths.
+//! - [`shop_service`]: [`ShopService`], the shop path's service.
+//! - `token_step`, `fetch_step`, `store_step`: the shop path, one step each.
 //! - [`step_io`]: the steps' inputs and outputs (the contract with the definition).
 //! - [`json_task`]: [`call_json`], a step called with JSON, as Lambda and the local interpreter call it.
-//! - `plan_step`, `token_step`, `fetch_step`, `store_step`, `failure_step`: the shop path, one step each.
+//! - [`sheet_service`]: [`SheetService`], the sheet path's service (it cannot be built without a flush trigger).
 //! - [`sheet_io`]: the sheet path's inputs and outputs.
 //! - `buffer_step`: a row into its sheet's buffer.
 //! - `flush_request`: asking for a sheet's flush at most once at a time.
@@ -35,7 +38,7 @@
 //! - [`sheet_env`]: the sheet path's environment variables.
 //! - [`step_metrics`]: the counts the functions report as EMF.
 //! - [`alerts`]: Slack-compatible alerts, one per key per window.
-//! - [`status_report`]: what `sluice status` reads about a mall or a credential.
+//! - [`status_report`]: [`StatusReader`], what `sluice status` reads about a mall or a credential.
 
 pub mod alerts;
 mod buffer_step;
@@ -49,19 +52,24 @@ pub mod flush_trigger;
 pub mod google_token;
 pub mod json_task;
 mod plan_step;
+pub mod service_core;
 mod sheet_append;
 pub mod sheet_env;
 pub mod sheet_io;
+pub mod sheet_service;
 mod sheet_settle;
+pub mod shop_service;
 pub mod status_report;
 pub mod step_io;
 pub mod step_metrics;
-pub mod steps;
 mod store_step;
 mod token_step;
 
 pub use config::{PipelineConfig, SheetConfig};
 pub use env_config::{EnvError, PipelineEnv, StartError};
 pub use json_task::call_json;
-pub use steps::Steps;
+pub use service_core::ServiceCore;
+pub use sheet_service::SheetService;
+pub use shop_service::ShopService;
+pub use status_report::StatusReader;
 pub use token_step::{fingerprint, stored_token};

@@ -5,14 +5,14 @@
 //! a body that is not a work item becomes an `invalid` item, which fails,
 //! is retried, and ends in the dead-letter queue with its reason traced.
 
+use crate::service_core::ServiceCore;
 use crate::step_io::{GroupPlan, ItemFailure, ItemPlan, PlanInput, PlanOutput};
 use crate::step_metrics::StepMetrics;
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::{StepError, WorkItem};
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     pub async fn plan_batch(&self, input: PlanInput) -> Result<PlanOutput, StepError> {
         let mut groups: Vec<GroupPlan> = Vec::new();
         for message in input.messages {

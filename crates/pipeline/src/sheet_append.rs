@@ -17,8 +17,8 @@
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::google_token::TokenProblem;
 use crate::sheet_io::{BufferedRow, FlushRequest};
+use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::Value;
 use sluice_cafe24::Secret;
@@ -44,7 +44,7 @@ pub(crate) enum Failure {
     ParkSheet(String),
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// Claims and settles one batch. `Some(next)` ends the run.
     pub(crate) async fn flush_once(
         &self,

@@ -1,15 +1,20 @@
 //! The sheet path's environment variables (part of [`PipelineEnv`]): the
 //! Google OAuth client and endpoints, the quotas, the batching settings
-//! and the alert webhook. Without `SLUICE_GOOGLE_CLIENT_ID` the sheet path
-//! is off: a function that needs it fails its cold start saying so.
+//! and the alert webhook; and [`PipelineEnv::sheet`], the sheet service
+//! built from them. Without `SLUICE_GOOGLE_CLIENT_ID` the sheet path is
+//! off: the service has no Google client, and a flush fails saying so.
 //!
 //! [`PipelineEnv`]: crate::PipelineEnv
 
 use crate::config::SheetConfig;
-use crate::env_config::{EnvError, Vars, invalid};
+use crate::env_config::{EnvError, StartError, Vars, invalid};
+use crate::flush_trigger::FlushTrigger;
+use crate::{PipelineEnv, ServiceCore, SheetService};
+use redis::aio::ConnectionManager;
 use sluice_cafe24::Secret;
-use sluice_sheets::SheetsConfig;
 use sluice_sheets::values::ValueInputOption;
+use sluice_sheets::{SheetsClient, SheetsConfig};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub const GOOGLE_CLIENT_ID: &str = "SLUICE_GOOGLE_CLIENT_ID";
@@ -25,6 +30,22 @@ pub const FLUSH_THRESHOLD: &str = "SLUICE_SHEETS_FLUSH_THRESHOLD";
 pub const MAX_DELAY_SECS: &str = "SLUICE_SHEETS_MAX_DELAY_SECS";
 pub const VALUE_INPUT: &str = "SLUICE_SHEETS_VALUE_INPUT";
 pub const ALERT_URL: &str = "SLUICE_ALERT_URL";
+
+impl PipelineEnv {
+    /// The sheet service over `core`, asking for flushes through `trigger`,
+    /// with the Google Sheets client if one is configured.
+    pub fn sheet(
+        &self,
+        core: ServiceCore<ConnectionManager>,
+        trigger: Arc<dyn FlushTrigger>,
+    ) -> Result<SheetService<ConnectionManager>, StartError> {
+        let service = SheetService::new(core, trigger).with_alert_url(self.alert_url.clone());
+        Ok(match &self.sheets {
+            Some(sheets) => service.with_sheets(SheetsClient::new(sheets.clone()).map_err(StartError::Sheets)?),
+            None => service,
+        })
+    }
+}
 
 /// The sheet path's settings from the environment.
 pub(crate) struct SheetEnv {

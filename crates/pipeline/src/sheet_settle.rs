@@ -13,8 +13,8 @@
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::sheet_append::{Failure, classify, missing_rows, read_id, trace_ids};
 use crate::sheet_io::{BufferedRow, FlushRequest};
+use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::StepError;
@@ -24,7 +24,7 @@ use sluice_sheets::a1::{CellRange, CellRef};
 use std::collections::HashSet;
 use std::time::Instant;
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// The in-flight rows are in the sheet: drop them and say so.
     pub(crate) async fn settle(
         &self,

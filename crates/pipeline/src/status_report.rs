@@ -1,14 +1,21 @@
 //! What `sluice status` reads about a mall or a Google credential: the
 //! state the steps keep in Redis, read through the same names the steps
-//! use, so the command never rebuilds a key by hand. Reads only.
+//! use, so the command never rebuilds a key by hand. Reads only:
+//! [`StatusReader`] holds the read parts of both services, built from the
+//! core alone, so the command needs neither a Cafe24 client nor a flush
+//! queue.
 
-use crate::flush_step::Spend;
+use crate::flush_step::{Spend, quota_set};
 use crate::google_token::GOOGLE;
+use crate::service_core::ServiceCore;
 use crate::sheet_io::FlushRequest;
-use crate::steps::{ADMIN_API, Steps};
+use crate::sheet_service::google_limiter;
+use crate::shop_service::{ADMIN_API, mall_bucket, shop_buckets};
 use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
-use sluice_redis::{GroupLedger, SheetBacklog, StoredToken, Tag, WindowUsage};
+use sluice_redis::{
+    Buckets, CredentialState, SheetBacklog, SheetBuffers, SlidingWindowLimiter, StoredToken, Tag, WindowUsage,
+};
 use std::time::Duration;
 
 /// A mall's Admin API bucket and token.
@@ -58,14 +65,33 @@ pub struct SheetStatus {
     pub backlog: SheetBacklog,
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
-    /// Which groups have events waiting in the queue.
-    pub fn group_ledger(&self) -> &GroupLedger<C> {
-        &self.groups
+/// Reads a mall's or a credential's state (and, through the core, the
+/// group ledger and the traces).
+#[derive(Debug, Clone)]
+pub struct StatusReader<C> {
+    core: ServiceCore<C>,
+    buckets: Buckets<C>,
+    limiter: SlidingWindowLimiter<C>,
+    credentials: CredentialState<C>,
+    buffers: SheetBuffers<C>,
+}
+
+crate::service_core::over_core!(StatusReader);
+
+impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
+    pub fn new(core: ServiceCore<C>) -> Self {
+        let (conn, keyspace) = (core.conn.clone(), core.keyspace.clone());
+        Self {
+            buckets: shop_buckets(&core),
+            limiter: google_limiter(&core),
+            credentials: CredentialState::new(conn.clone(), keyspace.clone()),
+            buffers: SheetBuffers::new(conn, keyspace),
+            core,
+        }
     }
 
     pub async fn mall_status(&self, mall_id: &str) -> Result<MallStatus, StepError> {
-        let bucket = self.bucket(mall_id)?;
+        let bucket = mall_bucket(&self.buckets, &self.config, mall_id)?;
         let level = self.buckets.level(&bucket).await?;
         let token = self.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
         Ok(MallStatus {
@@ -83,8 +109,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
                 StepError::new(sluice_domain::ErrorKind::Internal, format!("{} quota readings, not 2", u.len()))
             })
         };
-        let writes = pair(self.limiter.usage(&self.quota_set(credential_id, Spend::Write)?).await?)?;
-        let reads = pair(self.limiter.usage(&self.quota_set(credential_id, Spend::Read)?).await?)?;
+        let set = |spend| quota_set(&self.limiter, &self.config.sheets, credential_id, spend);
+        let writes = pair(self.limiter.usage(&set(Spend::Write)?).await?)?;
+        let reads = pair(self.limiter.usage(&set(Spend::Read)?).await?)?;
         let mut sheets = Vec::new();
         for member in self.credentials.sheets(credential_id).await? {
             let Some(request) = FlushRequest::from_member(&member) else { continue };

@@ -2,13 +2,13 @@
 //! per event however often the item is redelivered, and marks every event
 //! it answers as stored in their traces.
 
+use crate::shop_service::ShopService;
 use crate::step_io::{StoreInput, StoreOutput};
-use crate::steps::Steps;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::StepError;
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn store(&self, input: StoreInput) -> Result<StoreOutput, StepError> {
         let work = input.item.shop_work()?;
         let snapshot = &input.snapshot;

@@ -8,8 +8,9 @@
 //! lease, which fails if the lease ran out, so a slow holder can never
 //! overwrite a newer token.
 
+use crate::service_core::{now_ms, wait_seconds};
+use crate::shop_service::{ADMIN_API, ShopService};
 use crate::step_io::{TokenInput, TokenOutput};
-use crate::steps::{ADMIN_API, Steps, now_ms, wait_seconds};
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -44,7 +45,7 @@ pub fn stored_token(grant: &TokenGrant, now_ms: u64) -> StoredToken {
     }
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> Steps<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn ensure_token(&self, input: TokenInput) -> Result<TokenOutput, StepError> {
         let work = input.item.shop_work()?;
         let mall = &work.event.mall_id;

@@ -4,7 +4,7 @@ use redis::aio::MultiplexedConnection;
 use serde_json::json;
 use sluice_domain::{ErrorKind, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput};
-use sluice_pipeline::{PipelineConfig, Steps};
+use sluice_pipeline::{PipelineConfig, ServiceCore, ShopService};
 use sluice_redis::{BucketSpec, Coalescing, Gates, MarkTimes, Tag};
 use sluice_sandbox::cafe24::BucketConfig;
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
@@ -13,8 +13,13 @@ use sluice_testkit::pipeline::{item_plan, sandbox_token};
 use sluice_testkit::sandbox::cafe24_client;
 use std::time::Duration;
 
-async fn steps(redis: &TestRedis, sandbox: &Cafe24Sandbox, config: PipelineConfig) -> Steps<MultiplexedConnection> {
-    Steps::new(redis.conn().await, redis.keyspace(), config, cafe24_client(sandbox)).unwrap()
+async fn steps(
+    redis: &TestRedis,
+    sandbox: &Cafe24Sandbox,
+    config: PipelineConfig,
+) -> ShopService<MultiplexedConnection> {
+    let core = ServiceCore::new(redis.conn().await, redis.keyspace(), config);
+    ShopService::new(core, cafe24_client(sandbox)).unwrap()
 }
 
 async fn sandbox(malls: &[&str], bucket: BucketConfig) -> Cafe24Sandbox {

@@ -1,10 +1,10 @@
-//! The buffer step's Lambda: [`Steps::buffer_row`] behind `lambda_runtime`.
+//! The buffer step's Lambda: [`SheetService::buffer_row`] behind `lambda_runtime`.
 //! A sheet row joins its sheet's Redis buffer and the sheet's flush is
 //! asked for on the flush queue. The `BufferRow` state of
 //! `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${BufferRowFunction}`.
 //!
-//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the sheet service built
 //! once from the environment with the flush queue (`SLUICE_FLUSH_QUEUE_URL`
 //! and the variables in `functions/README.md`).
 
@@ -12,13 +12,13 @@ use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
-use sluice_pipeline::{Steps, call_json};
+use sluice_pipeline::{SheetService, call_json};
 
 /// One invocation: the payload is a [`BufferInput`], the answer a
 /// [`BufferOutput`]; a failure, a [`StepFailure`], is named by its kind.
 ///
 /// [`BufferInput`]: sluice_pipeline::sheet_io::BufferInput
 /// [`BufferOutput`]: sluice_pipeline::sheet_io::BufferOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
-    call_json(event.payload, |input| steps.buffer_row(input)).await.map_err(StepFailure)
+pub async fn handler(sheet: &SheetService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| sheet.buffer_row(input)).await.map_err(StepFailure)
 }

@@ -3,6 +3,6 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("buffer-row", sluice_lambda::steps_with_flush_queue(), sluice_fn_buffer_row::handler)
+    sluice_lambda::serve_step("buffer-row", sluice_lambda::sheet_service_from_env(), sluice_fn_buffer_row::handler)
         .await
 }

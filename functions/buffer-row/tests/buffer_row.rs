@@ -11,8 +11,8 @@ use sluice_fn_buffer_row::handler;
 async fn a_payload_that_is_not_a_sheet_row_is_an_invalid_request() {
     let h = Harness::start("fn_buffer_bad", &[]).await;
     let shop = harness::item("a", "1", "p1");
-    let report = diagnostic(handler(&h.steps, event(json!({ "item": shop }))).await, "Sluice.InvalidRequest");
+    let report = diagnostic(handler(&h.sheet, event(json!({ "item": shop }))).await, "Sluice.InvalidRequest");
     assert!(report.error_message.contains("sheet row"), "{report:?}");
-    diagnostic(handler(&h.steps, event(json!({"nope": 1}))).await, "Sluice.InvalidRequest");
+    diagnostic(handler(&h.sheet, event(json!({"nope": 1}))).await, "Sluice.InvalidRequest");
     h.stop().await;
 }

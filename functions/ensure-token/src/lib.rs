@@ -1,17 +1,17 @@
-//! The token step's Lambda: [`Steps::ensure_token`] behind `lambda_runtime`. It
+//! The token step's Lambda: [`ShopService::ensure_token`] behind `lambda_runtime`. It
 //! makes sure the item's mall has a usable Cafe24 token, refreshing it under
 //! the mall's lock. The `EnsureToken` state of `statemachine/pipeline.asl.json`
 //! invokes it through `arn:aws:states:::lambda:invoke` as
 //! `${EnsureTokenFunction}`.
 //!
-//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the shop service built
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
-use sluice_pipeline::{Steps, call_json};
+use sluice_pipeline::{ShopService, call_json};
 
 /// One invocation: the payload is a [`TokenInput`], the answer a [`TokenOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
@@ -19,6 +19,6 @@ use sluice_pipeline::{Steps, call_json};
 ///
 /// [`TokenInput`]: sluice_pipeline::step_io::TokenInput
 /// [`TokenOutput`]: sluice_pipeline::step_io::TokenOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
-    call_json(event.payload, |input| steps.ensure_token(input)).await.map_err(StepFailure)
+pub async fn handler(shop: &ShopService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| shop.ensure_token(input)).await.map_err(StepFailure)
 }

@@ -6,5 +6,5 @@ use sluice_pipeline::PipelineEnv;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("ensure-token", PipelineEnv::steps_from_env(), sluice_fn_ensure_token::handler).await
+    sluice_lambda::serve_step("ensure-token", PipelineEnv::shop_from_env(), sluice_fn_ensure_token::handler).await
 }

@@ -15,7 +15,7 @@ const BOOTSTRAP: &str = env!("CARGO_BIN_EXE_sluice-fn-ensure-token");
 async fn a_usable_token_lets_the_item_go_on_without_a_refresh() {
     let h = Harness::start("fn_token_usable", &["acme"]).await;
     h.seed_token("acme").await;
-    let answer = handler(&h.steps, event(json!({"item": item("acme", "1", "t1"), "stale_token": null}))).await;
+    let answer = handler(&h.shop, event(json!({"item": item("acme", "1", "t1"), "stale_token": null}))).await;
     assert_eq!(answer.unwrap(), json!({"wait_seconds": 0}));
     assert_eq!(h.sandbox.refresh_count("acme").unwrap(), 0);
     h.stop().await;
@@ -26,13 +26,13 @@ async fn a_rejected_token_is_refreshed_with_the_apps_credentials_from_the_enviro
     let h = Harness::start("fn_token_refresh", &["acme"]).await;
     let rejected = h.seed_token("acme").await;
     let payload = json!({"item": item("acme", "1", "t2"), "stale_token": fingerprint(&rejected)});
-    assert_eq!(handler(&h.steps, event(payload.clone())).await.unwrap(), json!({"wait_seconds": 0}));
+    assert_eq!(handler(&h.shop, event(payload.clone())).await.unwrap(), json!({"wait_seconds": 0}));
     // The sandbox only refreshes for its app's client id and secret, which
     // reached the client through SLUICE_CAFE24_CLIENT_ID / _SECRET.
     assert_eq!(h.sandbox.refresh_count("acme").unwrap(), 1);
     // The stored token is no longer the rejected one: asking again with the
     // same stale fingerprint does not refresh twice.
-    assert_eq!(handler(&h.steps, event(payload)).await.unwrap(), json!({"wait_seconds": 0}));
+    assert_eq!(handler(&h.shop, event(payload)).await.unwrap(), json!({"wait_seconds": 0}));
     assert_eq!(h.sandbox.refresh_count("acme").unwrap(), 1);
     h.stop().await;
 }
@@ -40,7 +40,7 @@ async fn a_rejected_token_is_refreshed_with_the_apps_credentials_from_the_enviro
 #[tokio::test]
 async fn an_input_that_is_not_an_item_is_an_invalid_request() {
     let h = Harness::start("fn_token_bad_input", &["acme"]).await;
-    let report = diagnostic(handler(&h.steps, event(json!({"item": "acme"}))).await, "Sluice.InvalidRequest");
+    let report = diagnostic(handler(&h.shop, event(json!({"item": "acme"}))).await, "Sluice.InvalidRequest");
     assert!(report.error_message.starts_with("TokenInput: invalid type: string \"acme\""), "{report:?}");
     h.stop().await;
 }
@@ -48,7 +48,7 @@ async fn an_input_that_is_not_an_item_is_an_invalid_request() {
 #[tokio::test]
 async fn a_mall_without_a_token_is_reported_as_a_credential_problem() {
     let h = Harness::start("fn_token_missing", &["new-mall"]).await;
-    let answer = handler(&h.steps, event(json!({"item": item("new-mall", "1", "t3")}))).await;
+    let answer = handler(&h.shop, event(json!({"item": item("new-mall", "1", "t3")}))).await;
     let report = diagnostic(answer, "Sluice.CredentialRejected");
     assert!(report.error_message.contains("sluice tokens set new-mall"), "{report:?}");
     h.stop().await;

@@ -1,16 +1,16 @@
-//! The fetch step's Lambda: [`Steps::fetch`] behind `lambda_runtime`. It reads
+//! The fetch step's Lambda: [`ShopService::fetch`] behind `lambda_runtime`. It reads
 //! the item's resource from the Admin API within the mall's bucket. The `Fetch`
 //! state of `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${FetchFunction}`.
 //!
-//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the shop service built
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
-use sluice_pipeline::{Steps, call_json};
+use sluice_pipeline::{ShopService, call_json};
 
 /// One invocation: the payload is a [`FetchInput`], the answer a [`FetchOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
@@ -18,6 +18,6 @@ use sluice_pipeline::{Steps, call_json};
 ///
 /// [`FetchInput`]: sluice_pipeline::step_io::FetchInput
 /// [`FetchOutput`]: sluice_pipeline::step_io::FetchOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
-    call_json(event.payload, |input| steps.fetch(input)).await.map_err(StepFailure)
+pub async fn handler(shop: &ShopService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| shop.fetch(input)).await.map_err(StepFailure)
 }

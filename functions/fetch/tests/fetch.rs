@@ -18,7 +18,7 @@ async fn a_fetch_answers_the_resource_as_a_snapshot() {
     let (id, version) = h.product("acme").await;
     let item = item("acme", &id, "f1");
 
-    let answer = handler(&h.steps, event(json!({ "item": item }))).await.unwrap();
+    let answer = handler(&h.shop, event(json!({ "item": item }))).await.unwrap();
     assert_eq!(answer["outcome"], "fetched", "{answer}");
     assert_eq!(answer["wait_seconds"], 0);
     assert_eq!(answer["token"], Value::Null, "every field is present, null when empty");
@@ -33,7 +33,7 @@ async fn a_fetch_answers_the_resource_as_a_snapshot() {
 #[tokio::test]
 async fn an_input_without_an_item_is_an_invalid_request() {
     let h = Harness::start("fn_fetch_bad_input", &["acme"]).await;
-    let report = diagnostic(handler(&h.steps, event(json!({"itme": {}}))).await, "Sluice.InvalidRequest");
+    let report = diagnostic(handler(&h.shop, event(json!({"itme": {}}))).await, "Sluice.InvalidRequest");
     assert_eq!(report.error_message, "FetchInput: missing field `item`");
     assert_eq!(h.sandbox.counters().calls, 0);
     h.stop().await;
@@ -47,7 +47,7 @@ async fn an_upstream_5xx_is_reported_as_upstream_unavailable() {
     h.sandbox.set_faults(FaultConfig { server_error_rate: 1.0, ..FaultConfig::default() }).unwrap();
 
     let report = diagnostic(
-        handler(&h.steps, event(json!({ "item": item("acme", &id, "f2") }))).await,
+        handler(&h.shop, event(json!({ "item": item("acme", &id, "f2") }))).await,
         "Sluice.UpstreamUnavailable",
     );
     assert!(report.error_message.contains("500"), "the cause says what the upstream answered: {report:?}");

@@ -1,4 +1,4 @@
-//! The flush Lambda: [`Steps::flush_sheet`] behind `lambda_runtime`, with
+//! The flush Lambda: [`SheetService::flush_sheet`] behind `lambda_runtime`, with
 //! the SQS standard flush queue as its event source (batch size 1 is
 //! enough: each request flushes a whole sheet; `ReportBatchItemFailures`
 //! on). A request arrives when its `DelaySeconds` are over, so no sheet is
@@ -11,12 +11,12 @@
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
-use sluice_pipeline::Steps;
+use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
 
 /// One invocation: every record's flush, its failures reported by message id.
 pub async fn handler(
-    steps: &Steps<ConnectionManager>,
+    sheet: &SheetService<ConnectionManager>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<SqsBatchResponse, lambda_runtime::Error> {
     let mut response = SqsBatchResponse::default();
@@ -24,7 +24,7 @@ pub async fn handler(
         let id = record.message_id.clone().unwrap_or_default();
         let request = record.body.as_deref().map(serde_json::from_str::<FlushRequest>);
         let failed = match request {
-            Some(Ok(request)) => match steps.flush_sheet(request).await {
+            Some(Ok(request)) => match sheet.flush_sheet(request).await {
                 Ok(output) => {
                     lambda_runtime::tracing::info!(
                         message_id = id,

@@ -1,16 +1,16 @@
-//! The plan step's Lambda: [`Steps::plan_batch`] behind `lambda_runtime`. It
+//! The plan step's Lambda: [`ServiceCore::plan_batch`] behind `lambda_runtime`. It
 //! splits the pipe's batch into its FIFO groups. The `PlanBatch` state of
 //! `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${PlanBatchFunction}`.
 //!
-//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the shared core built
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
-use sluice_pipeline::{Steps, call_json};
+use sluice_pipeline::{ServiceCore, call_json};
 
 /// One invocation: the payload is a [`PlanInput`], the answer a [`PlanOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
@@ -18,6 +18,6 @@ use sluice_pipeline::{Steps, call_json};
 ///
 /// [`PlanInput`]: sluice_pipeline::step_io::PlanInput
 /// [`PlanOutput`]: sluice_pipeline::step_io::PlanOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
-    call_json(event.payload, |input| steps.plan_batch(input)).await.map_err(StepFailure)
+pub async fn handler(core: &ServiceCore<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| core.plan_batch(input)).await.map_err(StepFailure)
 }

@@ -6,5 +6,5 @@ use sluice_pipeline::PipelineEnv;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("plan-batch", PipelineEnv::steps_from_env(), sluice_fn_plan_batch::handler).await
+    sluice_lambda::serve_step("plan-batch", PipelineEnv::core_from_env(), sluice_fn_plan_batch::handler).await
 }

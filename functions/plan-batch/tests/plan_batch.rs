@@ -43,7 +43,7 @@ fn batch() -> (Value, Value, Value) {
 async fn a_batch_is_planned_as_fifo_groups_and_each_item_is_traced() {
     let h = Harness::start("fn_plan", &[]).await;
     let (payload, a1, a2) = batch();
-    let plan = handler(&h.steps, event(payload)).await.unwrap();
+    let plan = handler(&h.core, event(payload)).await.unwrap();
 
     assert_eq!(plan["max_concurrency"], 10);
     let groups = plan["groups"].as_array().unwrap();
@@ -70,7 +70,7 @@ async fn a_batch_is_planned_as_fifo_groups_and_each_item_is_traced() {
 async fn a_batch_that_is_not_a_list_of_messages_is_an_invalid_request() {
     let h = Harness::start("fn_plan_bad_input", &[]).await;
     let report =
-        diagnostic(handler(&h.steps, event(json!({"messages": [{"messageId": "m1"}]}))).await, "Sluice.InvalidRequest");
+        diagnostic(handler(&h.core, event(json!({"messages": [{"messageId": "m1"}]}))).await, "Sluice.InvalidRequest");
     assert!(report.error_message.starts_with("PlanInput: missing field `body`"), "{report:?}");
     assert!(h.redis.keys().await.is_empty(), "nothing recorded for a batch that was not read");
     h.stop().await;
@@ -80,7 +80,7 @@ async fn a_batch_that_is_not_a_list_of_messages_is_an_invalid_request() {
 async fn the_bootstrap_answers_a_batch_through_the_runtime_api() {
     let h = Harness::start("fn_plan_bootstrap", &[]).await;
     let (payload, _, _) = batch();
-    let expected = handler(&h.steps, event(payload.clone())).await.unwrap();
+    let expected = handler(&h.core, event(payload.clone())).await.unwrap();
     let reply = h.invoke_bootstrap(BOOTSTRAP, payload).await;
     assert_eq!(reply, Reply::Response { request_id: "req-0".into(), body: expected });
     h.stop().await;

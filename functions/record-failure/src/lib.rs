@@ -1,23 +1,23 @@
-//! The failure step's Lambda: [`Steps::record_failure`] behind
+//! The failure step's Lambda: [`ServiceCore::record_failure`] behind
 //! `lambda_runtime`. It records why an item failed and whether it will be
 //! redelivered or parked in the dead-letter queue. The `RecordFailure` state of
 //! `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${RecordFailureFunction}`.
 //!
-//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the shared core built
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
-use sluice_pipeline::{Steps, call_json};
+use sluice_pipeline::{ServiceCore, call_json};
 
 /// One invocation: the payload is a [`FailureInput`], the answer `null`.
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
 /// like any other (`Sluice.InvalidRequest`).
 ///
 /// [`FailureInput`]: sluice_pipeline::step_io::FailureInput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
-    call_json(event.payload, |input| steps.record_failure(input)).await.map_err(StepFailure)
+pub async fn handler(core: &ServiceCore<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| core.record_failure(input)).await.map_err(StepFailure)
 }

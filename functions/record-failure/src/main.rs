@@ -6,5 +6,5 @@ use sluice_pipeline::PipelineEnv;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("record-failure", PipelineEnv::steps_from_env(), sluice_fn_record_failure::handler).await
+    sluice_lambda::serve_step("record-failure", PipelineEnv::core_from_env(), sluice_fn_record_failure::handler).await
 }

@@ -24,8 +24,8 @@ async fn a_failure_is_traced_with_what_happens_to_the_item_next() {
     let h = Harness::start("fn_failure", &[]).await;
     for (receive_count, delivery, next) in [(1, "r1", "redelivery"), (5, "r2", "dead-letter queue")] {
         let (payload, event_id) = failure(receive_count, delivery);
-        assert_eq!(handler(&h.steps, event(payload)).await.unwrap(), Value::Null);
-        let trace = h.steps.traces().read(&event_id).await.unwrap();
+        assert_eq!(handler(&h.core, event(payload)).await.unwrap(), Value::Null);
+        let trace = h.core.traces().read(&event_id).await.unwrap();
         assert_eq!(trace.len(), 1, "{trace:?}");
         assert_eq!(trace[0].stage, "failed");
         let detail = &trace[0].detail;
@@ -40,7 +40,7 @@ async fn an_input_without_the_failure_is_an_invalid_request() {
     let h = Harness::start("fn_failure_bad_input", &[]).await;
     let (mut payload, _) = failure(1, "r3");
     payload["failure"] = json!({"Cause": "no Error"});
-    let report = diagnostic(handler(&h.steps, event(payload)).await, "Sluice.InvalidRequest");
+    let report = diagnostic(handler(&h.core, event(payload)).await, "Sluice.InvalidRequest");
     assert!(report.error_message.starts_with("FailureInput: missing field `Error`"), "{report:?}");
     h.stop().await;
 }

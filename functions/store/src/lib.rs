@@ -1,16 +1,16 @@
-//! The store step's Lambda: [`Steps::store`] behind `lambda_runtime`. It
+//! The store step's Lambda: [`ShopService::store`] behind `lambda_runtime`. It
 //! appends the fetched snapshot to its mall's shard stream, once per event. The
 //! `Store` state of `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${StoreFunction}`.
 //!
-//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the steps built
+//! `main` serves [`handler`] with `sluice_lambda::serve_step`, the shop service built
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
 use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
-use sluice_pipeline::{Steps, call_json};
+use sluice_pipeline::{ShopService, call_json};
 
 /// One invocation: the payload is a [`StoreInput`], the answer a [`StoreOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
@@ -18,6 +18,6 @@ use sluice_pipeline::{Steps, call_json};
 ///
 /// [`StoreInput`]: sluice_pipeline::step_io::StoreInput
 /// [`StoreOutput`]: sluice_pipeline::step_io::StoreOutput
-pub async fn handler(steps: &Steps<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
-    call_json(event.payload, |input| steps.store(input)).await.map_err(StepFailure)
+pub async fn handler(shop: &ShopService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+    call_json(event.payload, |input| shop.store(input)).await.map_err(StepFailure)
 }

@@ -15,7 +15,7 @@ async fn fetched(h: &Harness, delivery: &str) -> Value {
     h.seed_token("acme").await;
     let (id, _) = h.product("acme").await;
     let item = item("acme", &id, delivery);
-    let fetch = h.steps.fetch(serde_json::from_value(json!({ "item": item })).unwrap()).await.unwrap();
+    let fetch = h.shop.fetch(serde_json::from_value(json!({ "item": item })).unwrap()).await.unwrap();
     json!({ "item": item, "snapshot": fetch.snapshot.unwrap() })
 }
 
@@ -23,10 +23,10 @@ async fn fetched(h: &Harness, delivery: &str) -> Value {
 async fn a_snapshot_is_stored_once_however_often_the_item_comes_back() {
     let h = Harness::start("fn_store", &["acme"]).await;
     let payload = fetched(&h, "s1").await;
-    let first = handler(&h.steps, event(payload.clone())).await.unwrap();
+    let first = handler(&h.shop, event(payload.clone())).await.unwrap();
     assert_eq!(first["duplicate"], false, "{first}");
     assert!(first["entry_id"].as_str().is_some_and(|id| id.contains('-')), "a stream entry id: {first}");
-    let again = handler(&h.steps, event(payload.clone())).await.unwrap();
+    let again = handler(&h.shop, event(payload.clone())).await.unwrap();
     assert_eq!((again["duplicate"].as_bool(), &again["entry_id"]), (Some(true), &first["entry_id"]));
     assert_eq!(h.stages(&event_id(&payload["item"])).await, ["fetch", "stored", "stored"]);
     h.stop().await;
@@ -36,7 +36,7 @@ async fn a_snapshot_is_stored_once_however_often_the_item_comes_back() {
 async fn an_input_without_a_snapshot_is_an_invalid_request() {
     let h = Harness::start("fn_store_bad_input", &["acme"]).await;
     let payload = json!({"item": item("acme", "1", "s2"), "snapshot": null});
-    let report = diagnostic(handler(&h.steps, event(payload)).await, "Sluice.InvalidRequest");
+    let report = diagnostic(handler(&h.shop, event(payload)).await, "Sluice.InvalidRequest");
     assert!(report.error_message.starts_with("StoreInput: invalid type: null"), "{report:?}");
     h.stop().await;
 }
@@ -49,7 +49,7 @@ async fn the_bootstrap_answers_a_store_through_the_runtime_api() {
     let Reply::Response { body, .. } = reply else { panic!("expected a response, got {reply:?}") };
     assert_eq!(body["duplicate"], false, "{body}");
     // The bootstrap wrote where this process reads: same Redis, same prefix.
-    let again = handler(&h.steps, event(payload)).await.unwrap();
+    let again = handler(&h.shop, event(payload)).await.unwrap();
     assert_eq!((again["duplicate"].as_bool(), &again["entry_id"]), (Some(true), &body["entry_id"]));
     h.stop().await;
 }

@@ -42,7 +42,7 @@ impl Rig {
             ..DevConfig::on_free_ports(ingest, cafe24, sheets)
         };
         let stack = DevStack::start(conn, config).await.expect("stack");
-        stack.steps.set_google_credential(USER, &Secret::new(refresh), None).await.expect("credential");
+        stack.sheet.set_google_credential(USER, &Secret::new(refresh), None).await.expect("credential");
         let rows_url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").unwrap().1.clone();
         Self { stack, sandbox, rows_url, http: reqwest::Client::new(), _redis: redis }
     }

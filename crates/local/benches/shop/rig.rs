@@ -46,7 +46,7 @@ impl Rig {
         };
         let stack = DevStack::start(conn, config).await.expect("stack");
         for mall in malls {
-            stack.steps.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("token");
+            stack.shop.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("token");
         }
         Self { stack, sandbox: Arc::new(sandbox), _redis: redis }
     }

@@ -1,7 +1,7 @@
 //! A whole shop pipeline on one machine for tests: a sandbox Cafe24, a
 //! private Redis, the Redis-backed embedded FIFO queue with its DLQ, the
-//! steps, the deployed state machine in the local interpreter, and the
-//! pipe feeding it.
+//! shop service (and a sheet service without a flush queue), the deployed
+//! state machine in the local interpreter, and the pipe feeding it.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -11,12 +11,12 @@ use sluice_cafe24::{Cafe24Client, Change, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_local::{PIPELINE_DEFINITION, Pipe, PipeConfig, PipeStats, registry, substitutions};
-use sluice_pipeline::{PipelineConfig, Steps};
+use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
-use sluice_testkit::pipeline::sandbox_token;
+use sluice_testkit::pipeline::{NoFlushQueue, sandbox_token};
 use sluice_testkit::sandbox::cafe24_config;
 use sluice_testkit::{TestRedis, now_ms};
 use std::collections::HashMap;
@@ -59,7 +59,7 @@ pub struct Stack {
     pub sandbox: Cafe24Sandbox,
     pub queue: Arc<Queue>,
     pub dlq: Queue,
-    pub steps: Steps<MultiplexedConnection>,
+    pub shop: ShopService<MultiplexedConnection>,
     pub stats: Arc<PipeStats>,
     stop: CancellationToken,
     pipe: tokio::task::JoinHandle<()>,
@@ -85,9 +85,11 @@ impl Stack {
             snapshot_shards: 4,
             ..PipelineConfig::default()
         };
-        let steps = Steps::new(redis.conn().await, redis.keyspace(), config, cafe24).expect("steps");
+        let core = ServiceCore::new(redis.conn().await, redis.keyspace(), config);
+        let shop = ShopService::new(core.clone(), cafe24).expect("shop service");
+        let sheet = SheetService::new(core, Arc::new(NoFlushQueue));
         for mall in &setup.malls {
-            steps.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("seed token");
+            shop.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("seed token");
         }
         let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
         backend.create_queue(DLQ, &QueueConfig::default()).await.expect("dlq");
@@ -100,7 +102,7 @@ impl Stack {
         let queue = Arc::new(EmbeddedQueue::new(backend.clone(), EVENTS));
         let dlq = EmbeddedQueue::new(backend, DLQ);
         let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions()).expect("definition");
-        let executor = Executor::new(machine, registry(steps.clone()), FastClock);
+        let executor = Executor::new(machine, registry(shop.clone(), sheet), FastClock);
         let pipe_config = PipeConfig {
             wait: Duration::from_secs(1),
             workers: setup.workers,
@@ -111,7 +113,7 @@ impl Stack {
         let stats = pipe.stats();
         let stop = CancellationToken::new();
         let pipe = tokio::spawn(pipe.run(stop.clone()));
-        Self { redis, sandbox, queue, dlq, steps, stats, stop, pipe, sent: Vec::new() }
+        Self { redis, sandbox, queue, dlq, shop, stats, stop, pipe, sent: Vec::new() }
     }
 
     /// Enqueues the event of each change, as ingest would (without

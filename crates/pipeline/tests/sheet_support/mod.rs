@@ -11,12 +11,12 @@ use axum::routing::post;
 use futures::future::BoxFuture;
 use redis::aio::MultiplexedConnection;
 use serde_json::{Value, json};
-use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
+use sluice_cafe24::Secret;
 use sluice_domain::{SheetRow, SheetWork, StepError, WorkItem};
 use sluice_pipeline::flush_trigger::FlushTrigger;
 use sluice_pipeline::sheet_io::{BufferInput, FlushNext, FlushOutput, FlushRequest};
 use sluice_pipeline::step_io::ItemPlan;
-use sluice_pipeline::{PipelineConfig, SheetConfig, Steps};
+use sluice_pipeline::{PipelineConfig, ServiceCore, SheetConfig, SheetService};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
 use sluice_sheets::SheetsClient;
 use sluice_testkit::sandbox::sheets_config;
@@ -45,7 +45,7 @@ impl FlushTrigger for RecordingTrigger {
 pub struct SheetTest {
     pub redis: TestRedis,
     pub sandbox: SheetsSandbox,
-    pub steps: Steps<MultiplexedConnection>,
+    pub steps: SheetService<MultiplexedConnection>,
     pub trigger: Arc<RecordingTrigger>,
     pub alerts: Arc<Mutex<Vec<String>>>,
     pub refresh_token: String,
@@ -67,12 +67,9 @@ impl SheetTest {
         let trigger = Arc::new(RecordingTrigger::default());
         let conn = redis.conn().await;
         let config = PipelineConfig { sheets: settings, ..PipelineConfig::default() };
-        let cafe24 = Cafe24Client::new(Cafe24Config::new("unused", Secret::new("unused"))).unwrap();
-        let steps = Steps::new(conn, redis.keyspace(), config, cafe24)
-            .unwrap()
+        let steps = SheetService::new(ServiceCore::new(conn, redis.keyspace(), config), trigger.clone())
             .with_sheets(SheetsClient::new(sheets).unwrap())
-            .with_alert_url(Some(alert_url))
-            .with_flush_trigger(trigger.clone());
+            .with_alert_url(Some(alert_url));
         steps.set_google_credential(USER, &Secret::new(refresh_token.clone()), None).await.unwrap();
         Self { redis, sandbox, steps, trigger, alerts, refresh_token }
     }

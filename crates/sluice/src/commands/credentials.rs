@@ -14,10 +14,9 @@ use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use crate::usage;
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
-use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::google_token::GOOGLE;
-use sluice_pipeline::{PipelineConfig, Steps};
+use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService};
 use sluice_redis::{CredentialState, Tag, TokenStore};
 use sluice_sheets::token::TokenResponse;
 use std::process::ExitCode;
@@ -72,32 +71,29 @@ async fn set(credential: &str, source: &str, flush_queue_url: Option<String>) ->
     let Some(refresh_token) = response.refresh_token.clone() else {
         return Err(usage(WHO, "the token response has no refresh_token (exchange the code with access_type=offline)"));
     };
-    let steps = steps(flush_queue_url).await?;
+    let sheet = sheet_service(flush_queue_url).await?;
     let access = Some((&response.access_token, Duration::from_secs(response.expires_in)));
-    let redriven = steps.set_google_credential(credential, &refresh_token, access).await.map_err(crate::cause)?;
+    let redriven = sheet.set_google_credential(credential, &refresh_token, access).await.map_err(crate::cause)?;
     println!("Stored credential {credential}'s tokens; {redriven} held rows redriven, its sheets' flushes asked for.");
     Ok(ExitCode::SUCCESS)
 }
 
 async fn redrive(credential: &str, flush_queue_url: Option<String>) -> anyhow::Result<ExitCode> {
-    let steps = steps(flush_queue_url).await?;
-    let redriven = steps.redrive_credential(credential).await.map_err(crate::cause)?;
+    let sheet = sheet_service(flush_queue_url).await?;
+    let redriven = sheet.redrive_credential(credential).await.map_err(crate::cause)?;
     println!("{redriven} held rows of credential {credential}'s sheets redriven, their flushes asked for.");
     Ok(ExitCode::SUCCESS)
 }
 
-/// The steps over the state Redis, asking for flushes on the flush queue;
-/// no flush queue or Redis to be found is a usage error.
-async fn steps(flag: Option<String>) -> anyhow::Result<Steps<redis::aio::MultiplexedConnection>> {
+/// The sheet service over the state Redis, asking for flushes on the flush
+/// queue; no flush queue or Redis to be found is a usage error.
+async fn sheet_service(flag: Option<String>) -> anyhow::Result<SheetService<redis::aio::MultiplexedConnection>> {
     let (endpoint, queue_url) = flush_queue(flag).map_err(|e| usage(WHO, e))?;
     let redis = StateRedis::locate(WHO)?;
     let conn = redis.connection().await?;
-    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new("")))?;
     let queue = SqsDelayQueue::new(sqs_client(&endpoint).await, queue_url);
-    let steps = Steps::new(conn, redis.keyspace.clone(), PipelineConfig::default(), cafe24)
-        .map_err(crate::cause)?
-        .with_flush_trigger(Arc::new(QueueFlushTrigger::new(queue)));
-    Ok(steps)
+    let core = ServiceCore::new(conn, redis.keyspace.clone(), PipelineConfig::default());
+    Ok(SheetService::new(core, Arc::new(QueueFlushTrigger::new(queue))))
 }
 
 /// The flush queue's endpoint and URL: the flag, or the running `sluice dev`'s.

@@ -244,7 +244,7 @@ pub(crate) async fn store_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, mall
     for mall in malls {
         let grant =
             TokenGrant::from_response(sandbox.issue_tokens(mall)?).map_err(|e| anyhow!("sandbox token: {e}"))?;
-        stack.steps.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
+        stack.shop.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
     }
     Ok(())
 }

@@ -14,10 +14,9 @@ use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use anyhow::Context;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
-use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret};
 use sluice_domain::{GroupAbout, WorkQueue};
 use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
-use sluice_pipeline::{PipelineEnv, Steps};
+use sluice_pipeline::{PipelineEnv, ServiceCore, StatusReader};
 use sluice_redis::{LaggingGroup, WindowUsage};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -57,12 +56,11 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = PipelineEnv::config_from_env().map_err(|e| crate::usage("sluice status", e))?;
     let redis = StateRedis::locate("sluice")?;
     let conn = redis.connection().await?;
-    let cafe24 = Cafe24Client::new(Cafe24Config::new("", Secret::new("")))?;
-    let steps = Steps::new(conn, redis.keyspace.clone(), config, cafe24).map_err(crate::cause)?;
+    let status = StatusReader::new(ServiceCore::new(conn, redis.keyspace.clone(), config));
 
     print_queues(&args).await?;
 
-    let ledger = steps.group_ledger();
+    let ledger = status.group_ledger();
     let top = usize::try_from(args.top).unwrap_or(usize::MAX);
     let (lagging, waiting) = ledger.lagging(top).await?;
     print_lagging(&lagging, waiting);
@@ -87,14 +85,14 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("  none active lately (name one with --mall)");
     }
     for mall in &malls {
-        print_mall(&steps.mall_status(mall).await.map_err(crate::cause)?);
+        print_mall(&status.mall_status(mall).await.map_err(crate::cause)?);
     }
     println!("\nGoogle credentials (quotas: calls in the window / limit; token; sheets)");
     if credentials.is_empty() {
         println!("  none active lately (name one with --credential)");
     }
     for credential in &credentials {
-        print_credential(&steps.credential_status(credential).await.map_err(crate::cause)?);
+        print_credential(&status.credential_status(credential).await.map_err(crate::cause)?);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -8,7 +8,7 @@ use crate::redis_target::StateRedis;
 use crate::usage;
 use anyhow::Context;
 use sluice_cafe24::{TokenGrant, TokenResponse, check_mall_id};
-use sluice_pipeline::steps::ADMIN_API;
+use sluice_pipeline::shop_service::ADMIN_API;
 use sluice_pipeline::stored_token;
 use sluice_redis::{Tag, TokenStore};
 use std::io::Read;

@@ -62,7 +62,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
     let stack = start_stack(conn, &sandbox, &client_secret, &api_key).await?;
-    stack.steps.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(crate::cause)?;
+    stack.sheet.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(crate::cause)?;
     println!("Redis: {}", redis.description);
     println!("Google Sheets sandbox: {} (60 writes/min per user, 300 per project)", sandbox.base_url());
     for (what, url) in &stack.urls {
@@ -85,7 +85,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let ok = checks.iter().all(SheetCheck::ok) && print_calls(&sandbox, CREDENTIAL);
     // Every row was buffered, so `sluice status` sees nothing waiting.
-    let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await?;
+    let (groups, _) = stack.shop.group_ledger().lagging(usize::MAX).await?;
     let waiting: u64 = groups.iter().map(|g| g.pending).sum();
     println!("   rows `sluice status` still sees waiting in the queue: {waiting}");
     let ok = ok && waiting == 0;

@@ -79,7 +79,7 @@ impl Report {
     ) -> anyhow::Result<Self> {
         let ingest = stack.ingest.snapshot();
         let counters = sandbox.counters();
-        let store = stack.steps.snapshots();
+        let store = stack.shop.snapshots();
         // Every stored entry: which events it answers, and each resource's
         // newest stored version.
         let mut answered: HashMap<String, usize> = HashMap::new();
@@ -110,7 +110,7 @@ impl Report {
             }
         }
         let (_, dlq) = stack.queues().await?;
-        let (groups, _) = stack.steps.group_ledger().lagging(usize::MAX).await?;
+        let (groups, _) = stack.shop.group_ledger().lagging(usize::MAX).await?;
         let ledger_waiting = groups.iter().map(|g| g.pending).sum();
         let mut lost = Vec::new();
         for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
@@ -228,7 +228,7 @@ impl Report {
 /// Whether an event's trace says it is parked in the dead-letter queue
 /// (itself, or the fetch it was coalesced into).
 async fn parked(stack: &DevStack, event: &str) -> bool {
-    let traces = stack.steps.traces();
+    let traces = stack.shop.traces();
     let mut current = event.to_owned();
     for _ in 0..5 {
         let Ok(trace) = traces.read(&current).await else { return false };

@@ -1,0 +1,64 @@
+//! [`ShopService`]: the shop path's steps (`token_step`, `fetch_step`,
+//! `store_step`) over the [`ServiceCore`], with the parts only that path
+//! uses: each mall's Admin API bucket, the snapshot streams and the Cafe24
+//! client.
+
+use crate::service_core::{ServiceCore, now_ms, over_core};
+use redis::aio::ConnectionLike;
+use sluice_cafe24::Cafe24Client;
+use sluice_domain::StepError;
+use sluice_redis::{Bucket, Buckets, DenyCache, SnapshotStore, Tag};
+use std::sync::Arc;
+
+/// The name of a mall's Admin API bucket, lock and token under its tag.
+pub const ADMIN_API: &str = "cafe24";
+
+/// The shop path's service.
+#[derive(Debug, Clone)]
+pub struct ShopService<C> {
+    core: ServiceCore<C>,
+    pub(crate) buckets: Buckets<C>,
+    pub(crate) snapshots: SnapshotStore<C>,
+    pub(crate) cafe24: Cafe24Client,
+}
+
+over_core!(ShopService);
+
+impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
+    pub fn new(core: ServiceCore<C>, cafe24: Cafe24Client) -> Result<Self, StepError> {
+        let snapshots = SnapshotStore::new(core.conn.clone(), core.keyspace.clone(), core.config.snapshot_shards)
+            .map_err(StepError::from)?;
+        let buckets = shop_buckets(&core);
+        // A bucket setting that cannot work is refused now, not per item.
+        buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
+        Ok(Self { core, buckets, snapshots, cafe24 })
+    }
+
+    pub fn snapshots(&self) -> &SnapshotStore<C> {
+        &self.snapshots
+    }
+
+    /// Stores a mall's token pair (`sluice tokens set`, a sandbox's grant).
+    pub async fn set_token(&self, mall_id: &str, token: &sluice_redis::StoredToken) -> Result<(), StepError> {
+        self.tokens.put(&Tag::for_mall(mall_id), ADMIN_API, token, now_ms()).await.map_err(StepError::from)
+    }
+
+    pub(crate) fn bucket(&self, mall_id: &str) -> Result<Bucket, StepError> {
+        mall_bucket(&self.buckets, &self.config, mall_id)
+    }
+}
+
+/// The malls' buckets. One deny cache per process: a mall just denied is
+/// answered from memory for every item of it until its wait is over.
+pub(crate) fn shop_buckets<C: ConnectionLike + Clone + Send + Sync>(core: &ServiceCore<C>) -> Buckets<C> {
+    Buckets::new(core.conn.clone(), core.keyspace.clone(), Arc::new(DenyCache::new()))
+}
+
+/// `mall_id`'s Admin API bucket under the configured limits.
+pub(crate) fn mall_bucket<C: ConnectionLike + Clone + Send + Sync>(
+    buckets: &Buckets<C>,
+    config: &crate::PipelineConfig,
+    mall_id: &str,
+) -> Result<Bucket, StepError> {
+    buckets.bucket(&Tag::for_mall(mall_id), ADMIN_API, config.bucket).map_err(StepError::from)
+}
