@@ -169,8 +169,10 @@ async fn a_redelivery_while_the_first_is_undecided_is_told_to_retry() {
 #[tokio::test]
 async fn a_redelivery_after_the_window_but_before_the_fetch_is_still_a_duplicate() {
     let h = Harness::start_with("late_redelivery", |c| {
-        c.duplicate_window = Duration::from_millis(50);
-        c.accept_lease = Duration::from_millis(20);
+        // The lease must outlast the first acceptance (or its mark is never
+        // confirmed), however slow a loaded machine makes it.
+        c.duplicate_window = Duration::from_millis(2_000);
+        c.accept_lease = Duration::from_millis(1_000);
     })
     .await;
     let (_, first) = h.send(&product("acme", 7), Some("t-a")).await;

@@ -32,7 +32,7 @@ async fn no_crash_point_in_acceptance_loses_a_webhook() {
     let plan = CrashPlan::new();
     let conn = CrashingConnection::new(connection_manager(&redis.url()).await, plan.clone());
     // A short lease, so the killed delivery's retry waits little.
-    let harness = Harness::start_on(redis.clone(), conn, |c| c.accept_lease = Duration::from_millis(300)).await;
+    let harness = Harness::start_on(redis.clone(), conn, |c| c.accept_lease = Duration::from_millis(600)).await;
     let outcomes = every_crash_point(&HttpFront(&harness), &plan, &redis).await;
     println!("{}", table(&outcomes));
     assert!(outcomes.len() >= 10, "{} crash points", outcomes.len());

@@ -8,7 +8,7 @@
 //! way the fetch step starts (`Gates::take`: the message answers itself and
 //! every event that joined its mark), and each of them must be answered
 //! even if the killed delivery is never retried; the killed delivery is then retried with
-//! its X-Trace-ID until it is no longer `delivery_in_progress`; more
+//! its X-Trace-ID while it is answered 5xx (its lease holds it); more
 //! webhooks; a last drain. Every webhook answered 202 must have been
 //! answered by a fetch, and no event may be left waiting in a mark's
 //! joiners with no message to take them.
@@ -113,12 +113,12 @@ async fn one_point<F: Front>(
         );
     }
 
-    // The sender retries the killed delivery until it is no longer held.
+    // The sender retries the killed delivery while it is answered 5xx
+    // (held by the killed attempt's lease, or anything else).
     let deadline = Instant::now() + Duration::from_secs(10);
     let retry = loop {
         let answer = front.post(mall, product, "killed").await;
-        let held = answer.status == 503 && answer.body["error"]["code"] == "delivery_in_progress";
-        if !held {
+        if answer.status < 500 {
             break answer;
         }
         assert!(Instant::now() < deadline, "{place} ({what}): the killed delivery stays held: {answer:?}");

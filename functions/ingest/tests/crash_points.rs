@@ -62,7 +62,7 @@ async fn no_crash_point_in_the_lambdas_acceptance_loses_a_webhook() {
         ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),
         ("SLUICE_API_KEYS", KEY.to_owned()),
         ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
-        ("SLUICE_ACCEPT_LEASE_MS", "300".to_owned()),
+        ("SLUICE_ACCEPT_LEASE_MS", "600".to_owned()),
     ]);
     let env = EnvConfig::from_lookup(|name| vars.get(name).cloned()).unwrap();
     let backend = MemoryBackend::new();
