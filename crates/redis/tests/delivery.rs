@@ -21,7 +21,7 @@ async fn pttl(redis: &TestRedis, event: &str) -> i64 {
 #[tokio::test]
 async fn a_dead_attempt_holds_its_delivery_for_one_lease_and_its_successor_is_a_retry() {
     let redis = TestRedis::new("delivery_lease");
-    let lease = Duration::from_millis(300);
+    let lease = Duration::from_millis(1_000);
     let d = deliveries(&redis, lease).await;
     assert!(matches!(d.begin("ev-1").await.unwrap(), Begun::First(_)));
     let started = Instant::now();
