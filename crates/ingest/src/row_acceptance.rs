@@ -27,8 +27,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         })?;
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
-                self.enter_group(&work.row.group_key(), &work.row.group_about(), &work.event_id).await;
-                self.log(&log, stages::ENQUEUED, &json!({"message_id": accepted.message_id.as_str()})).await;
+                let logged = json!({"message_id": accepted.message_id.as_str()});
+                let (group, about) = (work.row.group_key(), work.row.group_about());
+                tokio::join!(
+                    self.enter_group(&group, &about, &work.event_id),
+                    self.log(&log, stages::ENQUEUED, &logged),
+                );
                 Ok(Receipt { event_ids: vec![work.event_id.clone()], status: Status::Enqueued, into: None })
             }
             SendOutcome::Failed(failure) => {

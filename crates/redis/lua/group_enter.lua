@@ -1,4 +1,4 @@
--- An event is about to be sent to the queue: count it as pending in its
+-- The queue just took an event: count it as pending in its
 -- FIFO group, unless the queue would drop it as a duplicate (SQS FIFO
 -- forgets a deduplication id five minutes after its send).
 --

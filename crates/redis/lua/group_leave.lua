@@ -1,5 +1,7 @@
--- An event left the queue (processed), or its send failed (forget): it is
--- no longer pending in its group. The group's oldest pending send moves on.
+-- An event left the queue, processed: it is no longer pending in its group,
+-- and it is remembered for the deduplication window, so a resend the queue
+-- will drop (or an enter later than this) is not counted. The group's
+-- oldest pending send moves on.
 --
 -- KEYS[1]   ZSET the group's pending events: event id -> µs of its send
 -- KEYS[2]   ZSET waiting groups: group -> µs of its oldest pending send
@@ -10,8 +12,6 @@
 -- ARGV[2]   event id
 -- ARGV[3]   retention µs
 -- ARGV[4]   the queue's deduplication window µs
--- ARGV[5]   "done" (remember it, so a redelivery the queue will drop is
---           not counted) or "forget" (it never reached the queue)
 --
 -- Returns 1 when the event was pending, 0 when it was not.
 
@@ -26,13 +26,11 @@ local sent = redis.call('ZSCORE', KEYS[1], id)
 if sent then
   redis.call('ZREM', KEYS[1], id)
 end
-if ARGV[5] == 'done' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', us(now - dedup))
-  local at = tonumber(sent or now)
-  if at > now - dedup then
-    redis.call('ZADD', KEYS[4], us(at), id)
-    redis.call('PEXPIRE', KEYS[4], math.ceil(dedup / 1000))
-  end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', us(now - dedup))
+local at = tonumber(sent or now)
+if at > now - dedup then
+  redis.call('ZADD', KEYS[4], us(at), id)
+  redis.call('PEXPIRE', KEYS[4], math.ceil(dedup / 1000))
 end
 
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')

@@ -3,9 +3,11 @@
 //! status` needs the groups that lag (one flooding mall holds the rest of
 //! its queue back, and the totals cannot say which).
 //!
-//! Ingest enters an event just before it sends it (so a fast pipeline can
-//! never leave before the enter), and forgets it when the send fails; the
-//! pipeline's last step of an item (store, buffer) marks it done.
+//! Ingest enters an event once the queue took it (entered before, a request
+//! killed before the send would leave an event waiting for ever); the
+//! pipeline's last step of an item (store, buffer) marks it done. A pipeline
+//! faster than the enter marks it done first, and `done` below keeps the
+//! late enter from counting it.
 //!
 //! Keys, all under the hash tag `{groups}` (one script touches several):
 //!
@@ -101,15 +103,6 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
 
     /// The event left the queue, processed. Returns whether it was pending.
     pub async fn done(&self, group: &str, event_id: &str) -> Result<bool, Error> {
-        self.leave(group, event_id, "done").await
-    }
-
-    /// The event's send failed: it never reached the queue.
-    pub async fn forget(&self, group: &str, event_id: &str) -> Result<bool, Error> {
-        self.leave(group, event_id, "forget").await
-    }
-
-    async fn leave(&self, group: &str, event_id: &str, how: &str) -> Result<bool, Error> {
         let was: i64 = scripts::GROUP_LEAVE
             .key(self.key("pending", group))
             .key(self.key("waiting", ""))
@@ -119,7 +112,6 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
             .arg(event_id)
             .arg(us(self.retention))
             .arg(us(DEDUP_WINDOW))
-            .arg(how)
             .invoke_async(&mut self.conn.clone())
             .await?;
         Ok(was == 1)

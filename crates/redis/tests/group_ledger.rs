@@ -62,18 +62,6 @@ async fn a_resend_the_queue_drops_as_a_duplicate_is_not_counted() {
 }
 
 #[tokio::test]
-async fn a_failed_send_is_forgotten_and_may_be_sent_again() {
-    let redis = TestRedis::new("ledger_forget");
-    let ledger = ledger(&redis).await;
-    assert!(ledger.enter("g", "{}", "e1").await.unwrap());
-    assert!(ledger.forget("g", "e1").await.unwrap());
-    assert_eq!(ledger.lagging(10).await.unwrap().1, 0);
-    // It never reached the queue, so the sender's retry counts.
-    assert!(ledger.enter("g", "{}", "e1").await.unwrap());
-    assert_eq!(ledger.lagging(10).await.unwrap().0[0].pending, 1);
-}
-
-#[tokio::test]
 async fn events_older_than_the_retention_are_dropped() {
     let redis = TestRedis::new("ledger_retention");
     let ledger = ledger(&redis).await.with_retention(Duration::from_millis(50));
