@@ -15,17 +15,20 @@
 //! - `batch_send`: one `SendMessageBatch` with its failed entries retried.
 //! - [`batch_retry`]: how a partly failed `SendMessageBatch` is retried.
 //! - [`error`]: the adapters' errors.
+//! - [`secrets`]: [`SecretsReader`], secrets read from Secrets Manager.
 
 pub mod batch_retry;
 mod batch_send;
 pub mod client;
 pub mod error;
 mod queue_calls;
+pub mod secrets;
 pub mod sqs_delay_queue;
 pub mod sqs_queue;
 
 pub use batch_retry::BatchRetry;
 pub use client::{SqsEndpoint, sqs_client};
 pub use error::SqsError;
+pub use secrets::{SecretsError, SecretsReader};
 pub use sqs_delay_queue::SqsDelayQueue;
 pub use sqs_queue::SqsQueue;

@@ -2,7 +2,7 @@
 //! each crate in `functions/` that serves a step).
 //!
 //! - [`Harness`]: the services built the way every `main` builds them,
-//!   from environment variables ([`PipelineEnv`]), over a real Redis
+//!   from environment variables (`sluice_config`), over a real Redis
 //!   (`sluice-testkit`) and the sandbox Cafe24 (`sluice-sandbox`).
 //! - [`item`], [`event`], [`diagnostic`]: a work item as the state machine
 //!   passes it, a `LambdaEvent` around a payload, a failed answer's report.
@@ -21,10 +21,10 @@ use axum::routing::{get, post};
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
 use redis::aio::ConnectionManager;
 use serde_json::Value;
+use sluice_config::{EnvSource, SheetSettings, ShopSettings};
 use sluice_domain::ResourceKind;
-use sluice_pipeline::env_config::{CAFE24_BASE_URL, CAFE24_CLIENT_ID, CAFE24_CLIENT_SECRET, KEY_PREFIX, REDIS_URL};
 use sluice_pipeline::step_io::ItemPlan;
-use sluice_pipeline::{PipelineEnv, ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{ServiceCore, SheetService, ShopService};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_testkit::pipeline::{NoFlushQueue, sandbox_token};
 use sluice_testkit::{TestRedis, now_ms};
@@ -58,16 +58,25 @@ impl Harness {
         let (client_id, client_secret) = (config.client_id.clone(), config.client_secret.expose().to_owned());
         let sandbox = Cafe24Sandbox::start(config).await.unwrap();
         let vars = HashMap::from([
-            (REDIS_URL, redis.url()),
-            (KEY_PREFIX, redis.keyspace().prefix().to_owned()),
-            (CAFE24_CLIENT_ID, client_id),
-            (CAFE24_CLIENT_SECRET, client_secret),
-            (CAFE24_BASE_URL, sandbox.base_url_template()),
+            ("SLUICE_REDIS_URL", redis.url()),
+            ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
+            ("SLUICE_CAFE24_CLIENT_ID", client_id),
+            ("SLUICE_CAFE24_CLIENT_SECRET", client_secret),
+            ("SLUICE_CAFE24_BASE_URL", sandbox.base_url_template()),
         ]);
-        let env = PipelineEnv::from_lookup(|name| vars.get(name).cloned()).unwrap();
-        let core = env.core().await.unwrap();
-        let shop = env.shop(core.clone()).unwrap();
-        let sheet = env.sheet(core.clone(), Arc::new(NoFlushQueue)).unwrap();
+        let source = EnvSource::from_pairs(vars.clone());
+        let shop_settings = ShopSettings::from_source(&source).unwrap();
+        let core = sluice_lambda::start::core(&shop_settings.step).await.unwrap();
+        let shop = sluice_lambda::start::shop(&shop_settings, core.clone()).await.unwrap();
+        // The sheet service as `main` builds it, but for the flush queue
+        // (a test stand-in that records nothing).
+        let with_queue = EnvSource::from_pairs(
+            vars.iter()
+                .map(|(k, v)| (*k, v.clone()))
+                .chain([("SLUICE_FLUSH_QUEUE_URL", "http://127.0.0.1:1/000000000000/flushes".to_owned())]),
+        );
+        let sheet_settings = SheetSettings::from_source(&with_queue).unwrap();
+        let sheet = sluice_lambda::start::sheet(&sheet_settings, core.clone(), Arc::new(NoFlushQueue)).await.unwrap();
         Self { redis, sandbox, vars, core, shop, sheet }
     }
 

@@ -6,12 +6,14 @@
 //!
 //! - `serve`: [`serve_step`], the cold start and the invocation loop.
 //! - `failure`: [`StepFailure`], a step's error as the report Step Functions matches.
-//! - `flush_queue`: [`sheet_service_from_env`], the sheet service, asking for flushes on the flush queue.
+//! - `start`: the services built from the environment (`sluice_config`), secrets resolved.
+//! - `secrets`: secrets read from Secrets Manager at cold start.
 
 mod failure;
-mod flush_queue;
+mod secrets;
 mod serve;
+pub mod start;
 
 pub use failure::StepFailure;
-pub use flush_queue::sheet_service_from_env;
 pub use serve::serve_step;
+pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env};

@@ -35,9 +35,10 @@ where
             return ExitCode::FAILURE;
         }
     };
+    let stage = sluice_config::stage(&sluice_config::EnvSource::from_process());
     let served = lambda_runtime::run(service_fn(|event| async {
         let answer = handler(&steps, event).await;
-        steps.as_ref().metrics().print_emf(function);
+        steps.as_ref().metrics().print_emf(&stage, function);
         answer
     }))
     .await;

@@ -19,7 +19,6 @@
 //! # Layout
 //!
 //! - [`config`]: the settings.
-//! - [`env_config`]: [`PipelineEnv`], a step Lambda's settings and connections, from its environment.
 //! - [`service_core`]: [`ServiceCore`], the settings, Redis primitives, traces and counts both services share.
 //! - `plan_step`, `failure_step`: the core's steps, which serve both paths.
 //! - [`shop_service`]: [`ShopService`], the shop path's service.
@@ -35,7 +34,6 @@
 //! - `sheet_append`: one batch's append.
 //! - `sheet_settle`: a batch's end (settle, fail, park) and the check of an uncertain append.
 //! - [`google_token`]: a credential's access token and `sluice credentials set`.
-//! - [`sheet_env`]: the sheet path's environment variables.
 //! - [`step_metrics`]: the counts the functions report as EMF.
 //! - [`alerts`]: Slack-compatible alerts, one per key per window.
 //! - [`status_report`]: [`StatusReader`], what `sluice status` reads about a mall or a credential.
@@ -43,7 +41,6 @@
 pub mod alerts;
 mod buffer_step;
 pub mod config;
-pub mod env_config;
 mod failure_step;
 mod fetch_step;
 mod flush_request;
@@ -54,7 +51,6 @@ pub mod json_task;
 mod plan_step;
 pub mod service_core;
 mod sheet_append;
-pub mod sheet_env;
 pub mod sheet_io;
 pub mod sheet_service;
 mod sheet_settle;
@@ -66,7 +62,6 @@ mod store_step;
 mod token_step;
 
 pub use config::{PipelineConfig, SheetConfig};
-pub use env_config::{EnvError, PipelineEnv, StartError};
 pub use json_task::call_json;
 pub use service_core::ServiceCore;
 pub use sheet_service::SheetService;

@@ -58,11 +58,9 @@ impl StepMetrics {
 
     /// Prints what was counted since the last call as one EMF line on
     /// standard output, where Lambda hands it to CloudWatch Logs (which
-    /// makes the metrics). The stage comes from `SLUICE_STAGE` (`local`
-    /// without it).
-    pub fn print_emf(&self, function: &str) {
-        let stage = std::env::var("SLUICE_STAGE").unwrap_or_else(|_| "local".into());
-        if let Some(line) = self.take_emf(&stage, function) {
+    /// makes the metrics).
+    pub fn print_emf(&self, stage: &str, function: &str) {
+        if let Some(line) = self.take_emf(stage, function) {
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
             println!("{}", line.render(now as u64));
         }

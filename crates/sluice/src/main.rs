@@ -123,6 +123,13 @@ pub(crate) fn cause(e: sluice_domain::StepError) -> anyhow::Error {
     anyhow::Error::msg(e.cause)
 }
 
+/// The queue URLs the operator commands fall back to, from `SLUICE_*`
+/// (`sluice_config::OperatorQueues`); a malformed one is a usage error of `who`.
+pub(crate) fn operator_queues(who: &'static str) -> anyhow::Result<sluice_config::OperatorQueues> {
+    let source = sluice_config::EnvSource::from_process();
+    sluice_config::OperatorQueues::from_source(&source).map_err(|e| usage(who, e))
+}
+
 pub(crate) fn usage(who: &'static str, message: impl std::fmt::Display) -> anyhow::Error {
     Usage { who, message: format!("{message:#}") }.into()
 }

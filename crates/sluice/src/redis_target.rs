@@ -30,12 +30,13 @@ impl RedisTarget {
     /// `SLUICE_REDIS_URL`, or a private server; with `data_dir`, the
     /// private server keeps its data there (append-only file) across runs.
     pub(crate) fn from_env_or_private(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Self> {
-        match std::env::var("SLUICE_REDIS_URL") {
-            Ok(url) if !url.is_empty() => {
+        match named_redis()? {
+            Some(common) => {
+                let url = common.redis_url.expose().to_owned();
                 let client = redis::Client::open(url.as_str()).context("SLUICE_REDIS_URL is not a valid Redis URL")?;
                 Ok(Self { client, url, description: "Redis from SLUICE_REDIS_URL".to_owned(), _private: None })
             }
-            _ => {
+            None => {
                 let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
                 let options = ServerOptions { data_dir, ..ServerOptions::default() };
                 let server = RedisProcess::start(options).map_err(|e| match e {
@@ -50,6 +51,11 @@ impl RedisTarget {
     }
 }
 
+/// The Redis `SLUICE_REDIS_URL` names, if set (checked as the functions check it).
+fn named_redis() -> anyhow::Result<Option<sluice_config::Common>> {
+    Ok(sluice_config::Common::read_optional(&sluice_config::EnvSource::from_process())?)
+}
+
 /// The Redis and key prefix of the state an inspecting command reads.
 #[derive(Debug)]
 pub(crate) struct StateRedis {
@@ -62,12 +68,11 @@ impl StateRedis {
     /// the Redis of the `sluice dev` running in this directory. With no Redis
     /// named the command cannot run: a usage error of `who`.
     pub(crate) fn locate(who: &'static str) -> anyhow::Result<Self> {
-        let (url, prefix) = match std::env::var("SLUICE_REDIS_URL") {
-            Ok(url) if !url.is_empty() => (
-                url,
-                std::env::var("SLUICE_KEY_PREFIX").unwrap_or_else(|_| sluice_redis::keyspace::DEFAULT_PREFIX.into()),
-            ),
-            _ => match DevState::read(&DevState::path()) {
+        let named = sluice_config::Common::read_optional(&sluice_config::EnvSource::from_process())
+            .map_err(|e| usage(who, e))?;
+        let (url, prefix) = match named {
+            Some(common) => (common.redis_url.expose().to_owned(), common.keyspace.prefix().to_owned()),
+            None => match DevState::read(&DevState::path()) {
                 Some(state) => (state.redis_url, state.key_prefix),
                 None => {
                     return Err(usage(

@@ -37,7 +37,7 @@ fn an_unusable_redis_url_is_a_one_line_error() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("SLUICE_REDIS_URL is not a valid Redis URL"), "{err}");
+    assert!(err.contains("SLUICE_REDIS_URL is invalid: expected redis://host:port"), "{err}");
 }
 
 #[test]

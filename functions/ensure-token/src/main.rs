@@ -2,9 +2,7 @@
 //! connect once, then answer invocations until Lambda discards the
 //! execution environment.
 
-use sluice_pipeline::PipelineEnv;
-
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("ensure-token", PipelineEnv::shop_from_env(), sluice_fn_ensure_token::handler).await
+    sluice_lambda::serve_step("ensure-token", sluice_lambda::shop_from_env(), sluice_fn_ensure_token::handler).await
 }

@@ -24,7 +24,7 @@ async fn main() -> ExitCode {
         }
     };
     // After each request, one EMF line with what it changed (CloudWatch metrics).
-    let stage = std::env::var("SLUICE_STAGE").unwrap_or_else(|_| "local".into());
+    let stage = sluice_config::stage(&sluice_config::EnvSource::from_process());
     let reporter = Arc::new(EmfReporter::new(ingest.counters(), stage));
     let router = ingest.router().layer(axum::middleware::map_response(move |response: axum::response::Response| {
         let reporter = reporter.clone();
@@ -44,6 +44,6 @@ async fn main() -> ExitCode {
 }
 
 async fn start() -> Result<sluice_ingest::Ingest, sluice_fn_ingest::StartError> {
-    let env = sluice_fn_ingest::EnvConfig::from_env()?;
+    let env = sluice_fn_ingest::IngestSettings::from_source(&sluice_config::EnvSource::from_process())?;
     sluice_fn_ingest::start(&env).await
 }

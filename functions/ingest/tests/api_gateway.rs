@@ -10,9 +10,10 @@ use lambda_http::tower::{Service, ServiceExt};
 use lambda_http::{Context, LambdaEvent};
 use serde_json::{Value, json};
 use sha2::Digest;
+use sluice_config::EnvSource;
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::ReceiveRequest;
-use sluice_fn_ingest::{EnvConfig, build};
+use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_ingest::Ingest;
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
@@ -40,11 +41,11 @@ impl Lambda {
             ("SLUICE_API_KEYS", format!("old-key-abcdef, {KEY}")),
             ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
         ]);
-        let env = EnvConfig::from_lookup(|name| vars.get(name).cloned()).unwrap();
+        let env = IngestSettings::from_source(&EnvSource::from_pairs(vars)).unwrap();
         let backend = MemoryBackend::new();
         backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
         let queue = EmbeddedQueue::new(backend, QUEUE);
-        let ingest = build(&env, queue.clone(), redis.conn().await).unwrap();
+        let ingest = build(ingest_config(&env).await.unwrap(), queue.clone(), redis.conn().await).unwrap();
         Self { redis, ingest, queue }
     }
 
@@ -150,7 +151,7 @@ async fn an_unreachable_redis_stops_the_start_naming_the_variable_not_the_passwo
         ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),
         ("SLUICE_API_KEYS", KEY.to_owned()),
     ]);
-    let env = EnvConfig::from_lookup(|name| vars.get(name).cloned()).unwrap();
+    let env = IngestSettings::from_source(&EnvSource::from_pairs(vars)).unwrap();
     let err = tokio::time::timeout(Duration::from_secs(10), sluice_fn_ingest::start(&env))
         .await
         .expect("gives up in time")

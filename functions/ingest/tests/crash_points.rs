@@ -7,9 +7,10 @@
 mod support;
 
 use lambda_http::tower::ServiceExt;
+use sluice_config::EnvSource;
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::ReceiveRequest;
-use sluice_fn_ingest::{EnvConfig, build};
+use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_ingest::Ingest;
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
@@ -64,13 +65,13 @@ async fn no_crash_point_in_the_lambdas_acceptance_loses_a_webhook() {
         ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
         ("SLUICE_ACCEPT_LEASE_MS", "600".to_owned()),
     ]);
-    let env = EnvConfig::from_lookup(|name| vars.get(name).cloned()).unwrap();
+    let env = IngestSettings::from_source(&EnvSource::from_pairs(vars)).unwrap();
     let backend = MemoryBackend::new();
     backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
     let queue = EmbeddedQueue::new(backend, QUEUE);
     let plan = CrashPlan::new();
     let conn = CrashingConnection::new(redis.conn().await, plan.clone());
-    let front = LambdaFront { ingest: build(&env, queue.clone(), conn).unwrap(), queue };
+    let front = LambdaFront { ingest: build(ingest_config(&env).await.unwrap(), queue.clone(), conn).unwrap(), queue };
     let outcomes = every_crash_point(&front, &plan, &redis).await;
     println!("{}", table(&outcomes));
     assert!(outcomes.len() >= 10, "{} crash points", outcomes.len());

@@ -2,9 +2,7 @@
 //! connect once, then answer invocations until Lambda discards the
 //! execution environment.
 
-use sluice_pipeline::PipelineEnv;
-
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("plan-batch", PipelineEnv::core_from_env(), sluice_fn_plan_batch::handler).await
+    sluice_lambda::serve_step("plan-batch", sluice_lambda::core_from_env(), sluice_fn_plan_batch::handler).await
 }

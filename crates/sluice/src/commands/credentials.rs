@@ -34,7 +34,7 @@ pub(crate) enum CredentialsCommand {
         token_json: String,
         /// The flush queue (SQS standard queue URL) to ask for flushes on;
         /// defaults to the `sluice dev` running in this directory.
-        #[arg(long, env = "SLUICE_FLUSH_QUEUE_URL")]
+        #[arg(long)]
         flush_queue_url: Option<String>,
     },
     /// Redrive the rows held for a credential's sheets (after fixing a sheet
@@ -42,7 +42,7 @@ pub(crate) enum CredentialsCommand {
     Redrive {
         credential: String,
         /// The flush queue; defaults to the `sluice dev` running in this directory.
-        #[arg(long, env = "SLUICE_FLUSH_QUEUE_URL")]
+        #[arg(long)]
         flush_queue_url: Option<String>,
     },
     /// Show whether a credential is usable and when its access token expires.
@@ -88,7 +88,7 @@ async fn redrive(credential: &str, flush_queue_url: Option<String>) -> anyhow::R
 /// The sheet service over the state Redis, asking for flushes on the flush
 /// queue; no flush queue or Redis to be found is a usage error.
 async fn sheet_service(flag: Option<String>) -> anyhow::Result<SheetService<redis::aio::MultiplexedConnection>> {
-    let (endpoint, queue_url) = flush_queue(flag).map_err(|e| usage(WHO, e))?;
+    let (endpoint, queue_url) = flush_queue(flag)?;
     let redis = StateRedis::locate(WHO)?;
     let conn = redis.connection().await?;
     let queue = SqsDelayQueue::new(sqs_client(&endpoint).await, queue_url);
@@ -97,20 +97,20 @@ async fn sheet_service(flag: Option<String>) -> anyhow::Result<SheetService<redi
 }
 
 /// The flush queue's endpoint and URL: the flag, or the running `sluice dev`'s.
-fn flush_queue(flag: Option<String>) -> Result<(SqsEndpoint, String), &'static str> {
-    if let Some(url) = flag.filter(|u| !u.is_empty()) {
-        let endpoint = match std::env::var("SLUICE_SQS_ENDPOINT") {
-            Ok(local) if !local.is_empty() => SqsEndpoint::Local(local),
-            _ => SqsEndpoint::Aws,
-        };
-        return Ok((endpoint, url));
+fn flush_queue(flag: Option<String>) -> anyhow::Result<(SqsEndpoint, String)> {
+    let env = crate::operator_queues(WHO)?;
+    if let Some(url) = flag.filter(|u| !u.is_empty()).or(env.flush_queue_url) {
+        return Ok((env.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local), url));
     }
-    let state = DevState::read(&DevState::path()).ok_or(
-        "no flush queue: pass --flush-queue-url (SLUICE_FLUSH_QUEUE_URL), or run `sluice dev` in this directory",
-    )?;
+    let state = DevState::read(&DevState::path()).ok_or_else(|| {
+        usage(
+            WHO,
+            "no flush queue: pass --flush-queue-url (SLUICE_FLUSH_QUEUE_URL), or run `sluice dev` in this directory",
+        )
+    })?;
     match (state.url("SQS endpoint"), state.url("Flush queue")) {
         (Some(endpoint), Some(queue)) => Ok((SqsEndpoint::Local(endpoint), queue)),
-        _ => Err("the running `sluice dev` has no flush queue; restart it, or pass --flush-queue-url"),
+        _ => Err(usage(WHO, "the running `sluice dev` has no flush queue; restart it, or pass --flush-queue-url")),
     }
 }
 

@@ -28,9 +28,10 @@ use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
+use sluice_config::{EnvSource, SecretSetting};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, PipeConfig, take_consumer_lease};
-use sluice_pipeline::{PipelineConfig, SheetConfig, stored_token};
+use sluice_pipeline::{PipelineConfig, stored_token};
 use sluice_queue::LeaseError;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
@@ -76,9 +77,10 @@ pub(crate) struct Args {
     /// Cafe24 base URL template; `{mall_id}` is replaced by the mall.
     #[arg(long, default_value = "https://{mall_id}.cafe24api.com")]
     cafe24_base_url: String,
-    /// Cafe24 app client id (the secret comes from SLUICE_CAFE24_CLIENT_SECRET).
-    #[arg(long, env = "SLUICE_CAFE24_CLIENT_ID", default_value = "")]
-    cafe24_client_id: String,
+    /// Cafe24 app client id (default: SLUICE_CAFE24_CLIENT_ID; the secret
+    /// comes from SLUICE_CAFE24_CLIENT_SECRET).
+    #[arg(long)]
+    cafe24_client_id: Option<String>,
     /// Run an embedded sandbox Cafe24 with these malls instead of Cafe24
     /// (repeat or separate with commas); its changes send webhooks here.
     #[arg(long = "sandbox-mall", value_delimiter = ',')]
@@ -95,22 +97,24 @@ pub(crate) struct Args {
     /// FIFO groups of one batch processed at once.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=40))]
     map_concurrency: u32,
-    /// Google OAuth client id for the sheet path (the secret comes from
-    /// SLUICE_GOOGLE_CLIENT_SECRET).
-    #[arg(long, env = "SLUICE_GOOGLE_CLIENT_ID", default_value = "")]
-    google_client_id: String,
-    /// The Google Sheets API base URL (a `sluice sandbox sheets` URL for local work).
-    #[arg(long, env = "SLUICE_SHEETS_API_URL", default_value = sluice_sheets::config::PRODUCTION_API_BASE_URL)]
-    sheets_api_url: String,
-    /// The Google OAuth token endpoint.
-    #[arg(long, env = "SLUICE_GOOGLE_TOKEN_URL", default_value = sluice_sheets::config::PRODUCTION_TOKEN_URL)]
-    google_token_url: String,
-    /// The Google Cloud project whose 300 writes/min all credentials share.
-    #[arg(long, env = "SLUICE_GOOGLE_PROJECT", default_value = "default")]
-    google_project: String,
-    /// A Slack-compatible incoming-webhook URL for alerts (a rejected
-    /// credential, a sheet that is gone).
-    #[arg(long, env = "SLUICE_ALERT_URL")]
+    /// Google OAuth client id for the sheet path (default:
+    /// SLUICE_GOOGLE_CLIENT_ID; the secret comes from SLUICE_GOOGLE_CLIENT_SECRET).
+    #[arg(long)]
+    google_client_id: Option<String>,
+    /// The Google Sheets API base URL, a `sluice sandbox sheets` URL for
+    /// local work (default: SLUICE_SHEETS_API_URL, else Google's).
+    #[arg(long)]
+    sheets_api_url: Option<String>,
+    /// The Google OAuth token endpoint (default: SLUICE_GOOGLE_TOKEN_URL, else Google's).
+    #[arg(long)]
+    google_token_url: Option<String>,
+    /// The Google Cloud project whose 300 writes/min all credentials share
+    /// (default: SLUICE_GOOGLE_PROJECT, else `default`).
+    #[arg(long)]
+    google_project: Option<String>,
+    /// A Slack-compatible incoming-webhook URL for alerts, a rejected
+    /// credential or a sheet that is gone (default: SLUICE_ALERT_URL).
+    #[arg(long)]
     alert_url: Option<String>,
 }
 
@@ -134,13 +138,15 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e).with_context(|| format!("cannot take the consumer lease in {}", redis.description)),
     };
-    let api_keys = std::env::var("SLUICE_API_KEYS").unwrap_or_else(|_| DEV_API_KEY.to_owned());
+    let env = settings(&args);
+    let api_keys = env.get("api_keys").unwrap_or(DEV_API_KEY).to_owned();
     let api_keys = ApiKeys::from_list(&Secret::new(api_keys)).context("SLUICE_API_KEYS")?;
     let sandbox = match args.sandbox_malls.is_empty() {
         true => None,
         false => Some(start_sandbox(&args).await?),
     };
-    let cafe24 = cafe24_config(&args, sandbox.as_ref())?;
+    let cafe24 = cafe24_config(&env, sandbox.as_ref())?;
+    let pipeline = sluice_config::pipeline_config(&env)?;
     let config = DevConfig {
         keyspace: keyspace.clone(),
         sqs_port: args.sqs_port,
@@ -153,8 +159,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
             max_receive_count: args.max_receive_count,
             map_max_concurrency: args.map_concurrency,
-            sheets: SheetConfig { google_project: args.google_project.clone(), ..SheetConfig::default() },
-            ..PipelineConfig::default()
+            ..pipeline
         },
         pipe: PipeConfig {
             workers: args.workers as usize,
@@ -162,9 +167,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..PipeConfig::default()
         },
         cafe24,
-        sheets: sheets_config(&args)?,
+        sheets: sheets_config(&env)?,
         flush: FlushWorkerConfig::default(),
-        alert_url: args.alert_url.clone(),
+        alert_url: env.get("alert_url").map(str::to_owned),
     };
     let stack = DevStack::start_with_lease(conn, config, lease).await?;
     if stack.released > 0 {
@@ -174,7 +179,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     urls.extend(stack.urls.iter().map(|(what, url)| (what.to_string(), url.clone())));
     if let Some(sandbox) = &sandbox {
         urls.push(("Cafe24 sandbox".into(), sandbox.base_url()));
-        connect_sandbox(sandbox, &stack, &args).await?;
+        connect_sandbox(sandbox, &stack, &args, &env).await?;
     }
     for (what, url) in &urls {
         println!("{what}: {url}");
@@ -208,24 +213,59 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn sheets_config(args: &Args) -> anyhow::Result<SheetsConfig> {
-    let secret = std::env::var("SLUICE_GOOGLE_CLIENT_SECRET").unwrap_or_default();
-    SheetsConfig::new(args.google_client_id.clone(), Secret::new(secret))
-        .with_api_base_url(args.sheets_api_url.clone())
+/// The `SLUICE_*` variables with the flags that override them laid over:
+/// the same settings the functions read (`sluice_config`).
+fn settings(args: &Args) -> EnvSource {
+    EnvSource::from_process()
+        .with("key_prefix", Some(args.key_prefix.clone()))
+        .with("cafe24_base_url", Some(args.cafe24_base_url.clone()))
+        .with("cafe24_client_id", args.cafe24_client_id.clone())
+        .with("google_client_id", args.google_client_id.clone())
+        .with("sheets_api_url", args.sheets_api_url.clone())
+        .with("google_token_url", args.google_token_url.clone())
+        .with("google_project", args.google_project.clone())
+        .with("alert_url", args.alert_url.clone())
+}
+
+/// A secret `sluice dev` can use: a value (it reads nothing from AWS).
+fn secret_value(setting: SecretSetting, name: &str) -> anyhow::Result<Secret> {
+    match setting {
+        SecretSetting::Value(value) => Ok(value),
+        SecretSetting::Arn(_) => bail!("{name}_SECRET_ARN: sluice dev reads no secrets from AWS; set {name} instead"),
+    }
+}
+
+/// The Google client from the settings; without a client id, one with
+/// none (the sheet path then waits for `sluice credentials set` to matter).
+fn sheets_config(env: &EnvSource) -> anyhow::Result<SheetsConfig> {
+    if let Some(google) = sluice_config::google_client(env)? {
+        let secret = secret_value(google.secret, "SLUICE_GOOGLE_CLIENT")?;
+        return Ok(SheetsConfig { client_secret: secret, ..google.config });
+    }
+    let api = env.get("sheets_api_url").unwrap_or(sluice_sheets::config::PRODUCTION_API_BASE_URL);
+    let token = env.get("google_token_url").unwrap_or(sluice_sheets::config::PRODUCTION_TOKEN_URL);
+    SheetsConfig::new("", Secret::new(String::new()))
+        .with_api_base_url(api)
         .context("--sheets-api-url")?
-        .with_token_url(args.google_token_url.clone())
+        .with_token_url(token)
         .context("--google-token-url")
 }
 
-fn cafe24_config(args: &Args, sandbox: Option<&Cafe24Sandbox>) -> anyhow::Result<Cafe24Config> {
+/// The sandbox's app with `--sandbox-mall`; else the Cafe24 app of the
+/// settings, or none without a client id.
+fn cafe24_config(env: &EnvSource, sandbox: Option<&Cafe24Sandbox>) -> anyhow::Result<Cafe24Config> {
     if sandbox.is_some() {
         let defaults = Cafe24SandboxConfig::default();
         let template = BaseUrlTemplate::new(sandbox.map(Cafe24Sandbox::base_url_template).unwrap_or_default())?;
         return Ok(Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template));
     }
-    let template = BaseUrlTemplate::new(args.cafe24_base_url.clone()).context("--cafe24-base-url")?;
-    let secret = std::env::var("SLUICE_CAFE24_CLIENT_SECRET").unwrap_or_default();
-    Ok(Cafe24Config::new(args.cafe24_client_id.clone(), Secret::new(secret)).with_base_url(template))
+    if env.get("cafe24_client_id").is_none() {
+        let template = env.get("cafe24_base_url").unwrap_or_default();
+        let template = BaseUrlTemplate::new(template).context("--cafe24-base-url")?;
+        return Ok(Cafe24Config::new("", Secret::new(String::new())).with_base_url(template));
+    }
+    let (config, secret) = sluice_config::cafe24_config(env)?;
+    Ok(Cafe24Config { client_secret: secret_value(secret, "SLUICE_CAFE24_CLIENT")?, ..config })
 }
 
 async fn start_sandbox(args: &Args) -> anyhow::Result<Cafe24Sandbox> {
@@ -251,13 +291,15 @@ pub(crate) async fn store_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, mall
 
 /// Stores each sandbox mall's tokens and points the sandbox's webhooks at
 /// our ingest, so changing sandbox data runs the whole pipeline.
-async fn connect_sandbox(sandbox: &Cafe24Sandbox, stack: &DevStack, args: &Args) -> anyhow::Result<()> {
+async fn connect_sandbox(
+    sandbox: &Cafe24Sandbox,
+    stack: &DevStack,
+    args: &Args,
+    env: &EnvSource,
+) -> anyhow::Result<()> {
     store_tokens(sandbox, stack, &args.sandbox_malls).await?;
     let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone()).unwrap_or_default();
-    let key = std::env::var("SLUICE_API_KEYS")
-        .ok()
-        .and_then(|keys| keys.split(',').next().map(str::to_owned))
-        .unwrap_or_else(|| DEV_API_KEY.to_owned());
+    let key = env.get("api_keys").and_then(|keys| keys.split(',').next()).unwrap_or(DEV_API_KEY).trim().to_owned();
     sandbox.set_webhook_target(Some(WebhookTarget { url: ingest, api_key: Secret::new(key) }));
     Ok(())
 }

@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Queues {
     /// The events dead-letter queue's URL (default: the running `sluice dev`'s).
-    #[arg(long, env = "SLUICE_EVENTS_DLQ_URL")]
+    #[arg(long)]
     events_dlq_url: Option<String>,
     /// The flush dead-letter queue's URL (default: the running `sluice dev`'s).
-    #[arg(long, env = "SLUICE_FLUSH_DLQ_URL")]
+    #[arg(long)]
     flush_dlq_url: Option<String>,
     /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
-    #[arg(long, env = "SLUICE_SQS_ENDPOINT")]
+    #[arg(long)]
     sqs_endpoint: Option<String>,
 }
 
@@ -84,6 +84,12 @@ const WHO: &str = "sluice dlq";
 /// The client and the (events, flush) DLQ URLs: the flags, else the
 /// running `sluice dev`'s; none known is a usage error.
 async fn resolve(queues: &Queues) -> anyhow::Result<(Client, (Option<String>, Option<String>))> {
+    let env = crate::operator_queues(WHO)?;
+    let queues = &Queues {
+        events_dlq_url: queues.events_dlq_url.clone().or(env.events_dlq_url),
+        flush_dlq_url: queues.flush_dlq_url.clone().or(env.flush_dlq_url),
+        sqs_endpoint: queues.sqs_endpoint.clone().or(env.sqs_endpoint),
+    };
     let state = DevState::read(&DevState::path());
     let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
     let flags_given = queues.events_dlq_url.is_some() || queues.flush_dlq_url.is_some();

@@ -14,9 +14,10 @@ use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use anyhow::Context;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
+use sluice_config::EnvSource;
 use sluice_domain::{GroupAbout, WorkQueue};
 use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
-use sluice_pipeline::{PipelineEnv, ServiceCore, StatusReader};
+use sluice_pipeline::{ServiceCore, StatusReader};
 use sluice_redis::{LaggingGroup, WindowUsage};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -34,16 +35,16 @@ pub(crate) struct Args {
     #[arg(long = "credential")]
     credentials: Vec<String>,
     /// The events queue (default: the running `sluice dev`'s).
-    #[arg(long, env = "SLUICE_QUEUE_URL")]
+    #[arg(long)]
     queue_url: Option<String>,
-    #[arg(long, env = "SLUICE_EVENTS_DLQ_URL")]
+    #[arg(long)]
     events_dlq_url: Option<String>,
-    #[arg(long, env = "SLUICE_FLUSH_QUEUE_URL")]
+    #[arg(long)]
     flush_queue_url: Option<String>,
-    #[arg(long, env = "SLUICE_FLUSH_DLQ_URL")]
+    #[arg(long)]
     flush_dlq_url: Option<String>,
     /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
-    #[arg(long, env = "SLUICE_SQS_ENDPOINT")]
+    #[arg(long)]
     sqs_endpoint: Option<String>,
 }
 
@@ -53,7 +54,8 @@ const MAX_DISCOVERED: usize = 20;
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Limits as the functions read them; a variable they would refuse is
     // refused here too.
-    let config = PipelineEnv::config_from_env().map_err(|e| crate::usage("sluice status", e))?;
+    let config =
+        sluice_config::pipeline_config(&EnvSource::from_process()).map_err(|e| crate::usage("sluice status", e))?;
     let redis = StateRedis::locate("sluice")?;
     let conn = redis.connection().await?;
     let status = StatusReader::new(ServiceCore::new(conn, redis.keyspace.clone(), config));
@@ -98,6 +100,17 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn print_queues(args: &Args) -> anyhow::Result<()> {
+    let env = crate::operator_queues("sluice status")?;
+    let args = &Args {
+        queue_url: args.queue_url.clone().or(env.queue_url),
+        events_dlq_url: args.events_dlq_url.clone().or(env.events_dlq_url),
+        flush_queue_url: args.flush_queue_url.clone().or(env.flush_queue_url),
+        flush_dlq_url: args.flush_dlq_url.clone().or(env.flush_dlq_url),
+        sqs_endpoint: args.sqs_endpoint.clone().or(env.sqs_endpoint),
+        malls: Vec::new(),
+        credentials: Vec::new(),
+        top: args.top,
+    };
     let state = DevState::read(&DevState::path());
     let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
     let named = [&args.queue_url, &args.events_dlq_url, &args.flush_queue_url, &args.flush_dlq_url];

@@ -1,0 +1,54 @@
+//! [`SecretsReader`]: a secret's current value from Secrets Manager, read
+//! when a function starts rather than resolved into its environment at
+//! deploy time, so `put-secret-value` reaches the functions without a
+//! redeploy and no value shows in their configuration.
+//!
+//! The client comes from the SDK's default chain, which also honours
+//! `AWS_ENDPOINT_URL_SECRETS_MANAGER`: how tests point it at a local
+//! stand-in (moto).
+
+use aws_sdk_secretsmanager::config::BehaviorVersion;
+
+/// Why a secret could not be read. Never carries the value.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretsError {
+    #[error("Secrets Manager refused or failed GetSecretValue for {arn}: {message}")]
+    Call { arn: String, message: String },
+    #[error("the secret {arn} has no string value")]
+    NotAString { arn: String },
+    #[error("the secret {arn} is not a JSON object with a string field {field:?}")]
+    NoField { arn: String, field: String },
+}
+
+/// Reads secrets by ARN.
+#[derive(Debug, Clone)]
+pub struct SecretsReader {
+    client: aws_sdk_secretsmanager::Client,
+}
+
+impl SecretsReader {
+    /// A reader configured as the SDK's default chain says (region,
+    /// credentials, endpoint override).
+    pub async fn from_env() -> Self {
+        let config = aws_config::load_defaults(BehaviorVersion::latest()).await;
+        Self { client: aws_sdk_secretsmanager::Client::new(&config) }
+    }
+
+    /// The secret's string value.
+    pub async fn read(&self, arn: &str) -> Result<String, SecretsError> {
+        let out = self.client.get_secret_value().secret_id(arn).send().await.map_err(|e| SecretsError::Call {
+            arn: arn.to_owned(),
+            message: aws_sdk_secretsmanager::error::DisplayErrorContext(&e).to_string(),
+        })?;
+        out.secret_string.ok_or_else(|| SecretsError::NotAString { arn: arn.to_owned() })
+    }
+
+    /// The string `field` of a secret holding a JSON object (as
+    /// `GenerateSecretString` with a template makes them).
+    pub async fn read_field(&self, arn: &str, field: &str) -> Result<String, SecretsError> {
+        let text = self.read(arn).await?;
+        let no_field = || SecretsError::NoField { arn: arn.to_owned(), field: field.to_owned() };
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|_| no_field())?;
+        value.get(field).and_then(|v| v.as_str()).map(str::to_owned).ok_or_else(no_field)
+    }
+}

@@ -1,0 +1,237 @@
+//! One struct per deployable, built from the parts: what each function
+//! reads, and nothing it does not. The step functions share
+//! [`StepSettings`]; the shop functions add the Cafe24 app
+//! ([`ShopSettings`]), the sheet functions the Google client, the flush
+//! queue and alerts ([`SheetSettings`]); ingest reads [`IngestSettings`].
+
+use crate::secret_setting::{SecretSetting, either};
+use crate::sheet_vars::{GoogleClient, SheetVars, alert, google};
+use crate::{Common, ConfigError, EnvSource, cafe24_config, in_range, pipeline_config};
+use sluice_aws::SqsEndpoint;
+use sluice_cafe24::Cafe24Config;
+use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_pipeline::PipelineConfig;
+use std::time::Duration;
+
+/// plan-batch and record-failure: Redis and the pipeline's settings.
+#[derive(Debug, Clone)]
+pub struct StepSettings {
+    pub common: Common,
+    pub pipeline: PipelineConfig,
+}
+
+impl StepSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        Ok(Self { common: Common::read(source)?, pipeline: pipeline_config(source)? })
+    }
+}
+
+/// ensure-token, fetch and store: the step settings and the Cafe24 app.
+#[derive(Debug, Clone)]
+pub struct ShopSettings {
+    pub step: StepSettings,
+    /// Its client secret is in place when [`cafe24_secret`](Self::cafe24_secret) is a value.
+    pub cafe24: Cafe24Config,
+    pub cafe24_secret: SecretSetting,
+}
+
+impl ShopSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let step = StepSettings::from_source(source)?;
+        let (cafe24, cafe24_secret) = cafe24_config(source)?;
+        Ok(Self { step, cafe24, cafe24_secret })
+    }
+}
+
+/// Where flush requests go: an SQS standard queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlushQueue {
+    pub url: String,
+    pub endpoint: SqsEndpoint,
+}
+
+/// buffer-row and flush-sheet: the step settings, the Google client (the
+/// sheet path is off without one), alerts and the flush queue.
+#[derive(Debug, Clone)]
+pub struct SheetSettings {
+    pub step: StepSettings,
+    pub google: Option<GoogleClient>,
+    pub alert_url: Option<SecretSetting>,
+    pub flush_queue: FlushQueue,
+}
+
+impl SheetSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let step = StepSettings::from_source(source)?;
+        let v: SheetVars = source.extract()?;
+        let url = v.flush_queue_url.clone().ok_or_else(|| ConfigError::missing(crate::variable("flush_queue_url")))?;
+        if url.ends_with(".fifo") {
+            // A FIFO queue has no per-message DelaySeconds, which the flush's wait relies on.
+            let problem = "a FIFO queue; flush requests need a standard queue (DelaySeconds)";
+            return Err(ConfigError::invalid("flush_queue_url", problem));
+        }
+        let endpoint = v.sqs_endpoint.clone().map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
+        Ok(Self { step, google: google(&v)?, alert_url: alert(&v)?, flush_queue: FlushQueue { url, endpoint } })
+    }
+}
+
+/// The ingest function.
+#[derive(Debug, Clone)]
+pub struct IngestSettings {
+    pub common: Common,
+    pub queue_url: String,
+    pub sqs_endpoint: SqsEndpoint,
+    pub api_keys: SecretSetting,
+    pub pending_timeout: Duration,
+    pub batch_linger: Duration,
+    pub accept_lease: Duration,
+}
+
+impl IngestSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let v: crate::ingest_vars::IngestVars = source.extract()?;
+        let common = Common::read(source)?;
+        let queue_url = v.queue_url.ok_or_else(|| ConfigError::missing(crate::variable("queue_url")))?;
+        if !queue_url.ends_with(".fifo") {
+            let problem = format!("{queue_url:?} is not a FIFO queue URL (it must end in .fifo)");
+            return Err(ConfigError::invalid("queue_url", problem));
+        }
+        let api_keys = either("api_keys", v.api_keys, "api_keys_secret_arn", v.api_keys_secret_arn)?
+            .ok_or_else(|| ConfigError::missing(crate::variable("api_keys")))?;
+        if let SecretSetting::Value(keys) = &api_keys {
+            ApiKeys::from_list(keys).map_err(|e| ConfigError::invalid("api_keys", e.to_string()))?;
+        }
+        in_range("pending_timeout_secs", v.pending_timeout_secs, 1, None)?;
+        in_range("accept_lease_ms", v.accept_lease_ms, 1, None)?;
+        Ok(Self {
+            common,
+            queue_url,
+            sqs_endpoint: v.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local),
+            api_keys,
+            pending_timeout: Duration::from_secs(v.pending_timeout_secs),
+            batch_linger: Duration::from_millis(v.batch_linger_ms),
+            accept_lease: Duration::from_millis(v.accept_lease_ms),
+        })
+    }
+
+    /// The ingest library's configuration, with `api_keys` (the resolved
+    /// [`api_keys`](Self::api_keys)).
+    pub fn ingest_config(&self, api_keys: ApiKeys) -> IngestConfig {
+        let mut config = IngestConfig::new(api_keys);
+        config.keyspace = self.common.keyspace.clone();
+        config.pending_timeout = self.pending_timeout;
+        config.batch.linger = self.batch_linger;
+        config.accept_lease = self.accept_lease;
+        config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const REDIS: (&str, &str) = ("SLUICE_REDIS_URL", "redis://:hunter2@cache:6379");
+    const QUEUE: (&str, &str) = ("SLUICE_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/sluice-events.fifo");
+    const KEYS: (&str, &str) = ("SLUICE_API_KEYS", "key-one, key-two");
+    const CAFE24: [(&str, &str); 2] = [("SLUICE_CAFE24_CLIENT_ID", "app"), ("SLUICE_CAFE24_CLIENT_SECRET", "s3cret")];
+
+    fn source(pairs: &[(&str, &str)]) -> EnvSource {
+        EnvSource::from_pairs(pairs.iter().copied())
+    }
+
+    #[test]
+    fn each_deployable_names_each_variable_it_requires() {
+        let ingest = [REDIS, QUEUE, KEYS];
+        let shop = [REDIS, CAFE24[0], CAFE24[1]];
+        let sheet = [REDIS, ("SLUICE_FLUSH_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/flushes")];
+        type Read = fn(&EnvSource) -> Result<(), ConfigError>;
+        let read: [(&[(&str, &str)], Read); 3] = [
+            (&ingest, |s| IngestSettings::from_source(s).map(drop)),
+            (&shop, |s| ShopSettings::from_source(s).map(drop)),
+            (&sheet, |s| SheetSettings::from_source(s).map(drop)),
+        ];
+        for (required, read) in read {
+            read(&source(required)).unwrap();
+            for (i, (name, _)) in required.iter().enumerate() {
+                let mut vars = required.to_vec();
+                vars[i].1 = "  ";
+                let err = read(&source(&vars)).unwrap_err();
+                assert!(matches!(&err, ConfigError::Missing { name: n, .. } if n == name), "{err}");
+                assert!(err.to_string().starts_with(&format!("{name} is not set: ")), "{err}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_secret_is_its_value_or_an_arn_but_not_both() {
+        let arn = "arn:aws:secretsmanager:ap-northeast-2:1:secret:api-keys";
+        let by_arn =
+            IngestSettings::from_source(&source(&[REDIS, QUEUE, ("SLUICE_API_KEYS_SECRET_ARN", arn)])).unwrap();
+        assert_eq!(by_arn.api_keys, SecretSetting::Arn(arn.into()));
+        let both = [REDIS, QUEUE, KEYS, ("SLUICE_API_KEYS_SECRET_ARN", arn)];
+        assert_eq!(IngestSettings::from_source(&source(&both)).unwrap_err().name(), "SLUICE_API_KEYS");
+        let not_arn = [REDIS, QUEUE, ("SLUICE_API_KEYS_SECRET_ARN", "api-keys")];
+        assert_eq!(IngestSettings::from_source(&source(&not_arn)).unwrap_err().name(), "SLUICE_API_KEYS_SECRET_ARN");
+    }
+
+    #[test]
+    fn ingest_settings_override_the_library_defaults_and_bad_ones_are_named() {
+        let vars = [
+            REDIS,
+            QUEUE,
+            KEYS,
+            ("SLUICE_KEY_PREFIX", "shop:"),
+            ("SLUICE_PENDING_TIMEOUT_SECS", "60"),
+            ("SLUICE_BATCH_LINGER_MS", "2"),
+            ("SLUICE_ACCEPT_LEASE_MS", "600"),
+            ("SLUICE_SQS_ENDPOINT", "http://127.0.0.1:9324"),
+        ];
+        let env = IngestSettings::from_source(&source(&vars)).unwrap();
+        let SecretSetting::Value(keys) = &env.api_keys else { panic!("a value") };
+        let config = env.ingest_config(ApiKeys::from_list(keys).unwrap());
+        assert_eq!(config.keyspace.prefix(), "shop:");
+        assert_eq!(config.pending_timeout, Duration::from_secs(60));
+        assert_eq!(config.batch.linger, Duration::from_millis(2));
+        assert_eq!(config.accept_lease, Duration::from_millis(600));
+        assert_eq!(env.sqs_endpoint, SqsEndpoint::Local("http://127.0.0.1:9324".into()));
+        for (name, value) in [
+            ("SLUICE_PENDING_TIMEOUT_SECS", "0"),
+            ("SLUICE_PENDING_TIMEOUT_SECS", "15m"),
+            ("SLUICE_BATCH_LINGER_MS", "-1"),
+            ("SLUICE_ACCEPT_LEASE_MS", "0"),
+            ("SLUICE_KEY_PREFIX", "{x}"),
+            ("SLUICE_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/standard"),
+            ("SLUICE_API_KEYS", " , "),
+            ("SLUICE_REDIS_URL", "http://cache:6379"),
+        ] {
+            let mut vars = vec![REDIS, QUEUE, KEYS];
+            vars.retain(|(n, _)| *n != name);
+            vars.push((name, value));
+            let err = IngestSettings::from_source(&source(&vars)).unwrap_err();
+            assert!(matches!(&err, ConfigError::Invalid { name: n, .. } if n == name), "{name}={value}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_fifo_flush_queue_is_refused() {
+        let vars = [REDIS, ("SLUICE_FLUSH_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/flushes.fifo")];
+        assert_eq!(SheetSettings::from_source(&source(&vars)).unwrap_err().name(), "SLUICE_FLUSH_QUEUE_URL");
+    }
+
+    #[test]
+    fn neither_debug_nor_errors_show_a_secret() {
+        let vars = [REDIS, QUEUE, KEYS, CAFE24[0], CAFE24[1]];
+        let shown = format!(
+            "{:?} {:?} {:?}",
+            IngestSettings::from_source(&source(&vars)).unwrap(),
+            ShopSettings::from_source(&source(&vars)).unwrap(),
+            source(&vars)
+        );
+        for secret in ["hunter2", "key-one", "key-two", "s3cret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        let bad = [("SLUICE_REDIS_URL", "redis://:hunter2@cache:notaport"), QUEUE, KEYS];
+        let err = IngestSettings::from_source(&source(&bad)).unwrap_err().to_string();
+        assert!(err.starts_with("SLUICE_REDIS_URL is invalid") && !err.contains("hunter2"), "{err}");
+    }
+}

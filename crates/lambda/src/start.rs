@@ -1,0 +1,123 @@
+//! The cold start of a step function: its settings from the environment
+//! (`sluice_config`), its secrets resolved, Redis connected, and the
+//! service built over them. Runs once per execution environment; every
+//! invocation after it shares the connection, which reconnects by itself.
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use sluice_aws::{SqsDelayQueue, sqs_client};
+use sluice_cafe24::{Cafe24Client, ClientError, Secret};
+use sluice_config::{Common, ConfigError, EnvSource, SecretSetting, SheetSettings, ShopSettings, StepSettings};
+use sluice_domain::StepError;
+use sluice_pipeline::flush_trigger::{FlushTrigger, QueueFlushTrigger};
+use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use sluice_sheets::SheetsClient;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long connecting to Redis, and each command, may take. A step that
+/// finds Redis slow fails as `Sluice.StoreUnavailable`, which the state
+/// machine retries with backoff; holding the Lambda longer only burns its
+/// timeout.
+pub const REDIS_TIMEOUT: Duration = Duration::from_secs(2);
+/// Reconnect attempts before a command fails: few, for the same reason.
+pub const REDIS_RECONNECT_RETRIES: usize = 2;
+
+/// Why a step function could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The URL itself is not shown: it may carry a password.
+    #[error("cannot connect to Redis at SLUICE_REDIS_URL: {0}")]
+    Redis(redis::RedisError),
+    #[error("cannot read a secret: {0}")]
+    Secret(String),
+    #[error("cannot build the Cafe24 client: {0}")]
+    Cafe24(ClientError),
+    #[error("cannot build the Google Sheets client: {0}")]
+    Sheets(sluice_sheets::ConfigError),
+    #[error("the pipeline settings cannot work: {0}")]
+    Steps(StepError),
+}
+
+/// A secret's value: the setting's own, or read from Secrets Manager.
+pub async fn resolve(setting: &SecretSetting) -> Result<Secret, StartError> {
+    match setting {
+        SecretSetting::Value(value) => Ok(value.clone()),
+        SecretSetting::Arn(arn) => crate::secrets::read(arn).await.map_err(|e| StartError::Secret(e.to_string())),
+    }
+}
+
+/// Connects to the Redis `common` names (its password read from Secrets
+/// Manager when an ARN is set) and builds the core over it.
+pub async fn core(settings: &StepSettings) -> Result<ServiceCore<ConnectionManager>, StartError> {
+    let conn = connect(&settings.common).await?;
+    Ok(ServiceCore::new(conn, settings.common.keyspace.clone(), settings.pipeline.clone()))
+}
+
+/// A Redis connection as `common` says.
+pub async fn connect(common: &Common) -> Result<ConnectionManager, StartError> {
+    let mut info =
+        redis::IntoConnectionInfo::into_connection_info(common.redis_url.expose()).map_err(StartError::Redis)?;
+    if let Some(arn) = &common.redis_password_secret_arn {
+        let password =
+            crate::secrets::read_field(arn, "password").await.map_err(|e| StartError::Secret(e.to_string()))?;
+        let redis = info.redis_settings().clone().set_password(password.expose());
+        info = info.set_redis_settings(redis);
+    }
+    let client = redis::Client::open(info).map_err(StartError::Redis)?;
+    let config = ConnectionManagerConfig::new()
+        .set_number_of_retries(REDIS_RECONNECT_RETRIES)
+        .set_connection_timeout(Some(REDIS_TIMEOUT))
+        .set_response_timeout(Some(REDIS_TIMEOUT));
+    client.get_connection_manager_with_config(config).await.map_err(StartError::Redis)
+}
+
+/// The shop service over `core`, with the Cafe24 client.
+pub async fn shop(
+    settings: &ShopSettings,
+    core: ServiceCore<ConnectionManager>,
+) -> Result<ShopService<ConnectionManager>, StartError> {
+    let mut config = settings.cafe24.clone();
+    config.client_secret = resolve(&settings.cafe24_secret).await?;
+    let cafe24 = Cafe24Client::new(config).map_err(StartError::Cafe24)?;
+    ShopService::new(core, cafe24).map_err(StartError::Steps)
+}
+
+/// The sheet service over `core`, asking for flushes through `trigger`,
+/// with the Google Sheets client if one is configured.
+pub async fn sheet(
+    settings: &SheetSettings,
+    core: ServiceCore<ConnectionManager>,
+    trigger: Arc<dyn FlushTrigger>,
+) -> Result<SheetService<ConnectionManager>, StartError> {
+    let alert_url = match &settings.alert_url {
+        Some(setting) => Some(resolve(setting).await?.expose().to_owned()),
+        None => None,
+    };
+    let service = SheetService::new(core, trigger).with_alert_url(alert_url);
+    let Some(google) = &settings.google else { return Ok(service) };
+    let mut config = google.config.clone();
+    config.client_secret = resolve(&google.secret).await?;
+    Ok(service.with_sheets(SheetsClient::new(config).map_err(StartError::Sheets)?))
+}
+
+/// plan-batch and record-failure: the core from the process environment.
+pub async fn core_from_env() -> Result<ServiceCore<ConnectionManager>, StartError> {
+    core(&StepSettings::from_source(&EnvSource::from_process())?).await
+}
+
+/// ensure-token, fetch and store: the shop service from the process environment.
+pub async fn shop_from_env() -> Result<ShopService<ConnectionManager>, StartError> {
+    let settings = ShopSettings::from_source(&EnvSource::from_process())?;
+    shop(&settings, core(&settings.step).await?).await
+}
+
+/// buffer-row and flush-sheet: the sheet service from the process
+/// environment, asking for flushes on the flush queue.
+pub async fn sheet_from_env() -> Result<SheetService<ConnectionManager>, StartError> {
+    let settings = SheetSettings::from_source(&EnvSource::from_process())?;
+    let queue = SqsDelayQueue::new(sqs_client(&settings.flush_queue.endpoint).await, settings.flush_queue.url.clone());
+    let core = core(&settings.step).await?;
+    sheet(&settings, core, Arc::new(QueueFlushTrigger::new(queue))).await
+}
