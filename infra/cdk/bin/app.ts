@@ -10,7 +10,7 @@ import { DEFAULT_TEMPLATE, SluiceStack, parametersFromText } from '../lib/sluice
 const app = new cdk.App({ outdir: process.env.CDK_OUTDIR ?? path.resolve(__dirname, '../../cdk.out') });
 const context = (key: string): string | undefined => app.node.tryGetContext(key);
 
-const templateFile = process.env.SLUICE_TEMPLATE ?? DEFAULT_TEMPLATE;
+const templateFile = DEFAULT_TEMPLATE;
 const parameters = parametersFromText(templateFile, context);
 const samBuild = path.join(path.dirname(templateFile), '.aws-sam/build');
 const stack = new SluiceStack(app, context('stackName') ?? `sluice-${parameters.stage ?? 'prod'}`, {

@@ -10,8 +10,8 @@ import { OUTPUT_NAMES, PARAMETER_NAMES, SluiceOutputs, SluiceParameters } from '
 
 export { OUTPUT_NAMES, PARAMETER_NAMES, SluiceOutputs, SluiceParameters };
 
-/** infra/template.yaml of this repository. */
-export const DEFAULT_TEMPLATE = path.resolve(__dirname, '../../../template.yaml');
+/** infra/template.yaml of this repository, or $SLUICE_TEMPLATE. */
+export const DEFAULT_TEMPLATE = path.resolve(process.env.SLUICE_TEMPLATE ?? path.join(__dirname, '../../../template.yaml'));
 
 export interface SluiceStackProps extends cdk.StackProps {
   /** Values of the template's parameters; each becomes that parameter's Default. */
@@ -136,12 +136,18 @@ export class SluiceStack extends cdk.Stack {
     for (const [prop, name] of Object.entries(OUTPUT_NAMES)) {
       const output = source.Outputs?.[name];
       if (!output) continue;
-      this.included.getOutput(name); // fails here if CfnInclude dropped it
-      Object.defineProperty(this, prop, { value: cdk.Token.asString(this.toCdk(output.Value)), enumerable: true });
+      const included = this.included.getOutput(name); // fails here if CfnInclude dropped it
+      let value: string;
+      try {
+        value = cdk.Token.asString(this.toCdk(output.Value));
+      } catch {
+        value = cdk.Token.asString(included.value); // CfnInclude's reading: fine in this stack
+      }
+      Object.defineProperty(this, prop, { value, enumerable: true });
     }
   }
 
-  /** A template value (JSON form) as CDK tokens: Ref, Fn::GetAtt, Fn::Sub (as Fn::Join), Fn::Join. */
+  /** A template value (JSON form) as CDK tokens: Ref, Fn::GetAtt, Fn::Sub (as Fn::Join), Fn::Join, Fn::If. */
   private toCdk(value: any): any {
     if (Array.isArray(value)) return value.map((v) => this.toCdk(v));
     if (value === null || typeof value !== 'object') return value;
@@ -154,7 +160,11 @@ export class SluiceStack extends cdk.Stack {
       const [id, attr] = typeof arg === 'string' ? [arg.slice(0, arg.indexOf('.')), arg.slice(arg.indexOf('.') + 1)] : arg;
       return this.included.getResource(id).getAtt(attr);
     }
-    if (fn === 'Fn::Join') return cdk.Fn.join(arg[0], this.toCdk(arg[1]).map((v: unknown) => cdk.Token.asString(v)));
+    if (fn === 'Fn::If') return cdk.Fn.conditionIf(arg[0], this.toCdk(arg[1]), this.toCdk(arg[2]));
+    if (fn === 'Fn::Join') {
+      const list = this.toCdk(arg[1]);
+      return cdk.Fn.join(arg[0], Array.isArray(list) ? list.map((v: unknown) => cdk.Token.asString(v)) : cdk.Token.asList(list));
+    }
     if (fn === 'Fn::Sub') {
       const [text, vars] = typeof arg === 'string' ? [arg, {}] : arg;
       const parts: string[] = [];

@@ -21,12 +21,33 @@ if (!synthFile) {
   synthFile = path.join(outdir, stacks[0].properties.templateFile);
 }
 const source = readTemplate(sourceFile);
+
+// The same template as another parser read it (scripts/cdk-synth.sh passes cfn-lint's, when
+// there is one): the stack and this check share tools/cfn-yaml.js, so a misreading there
+// would otherwise go unseen.
+if (process.env.SLUICE_DECODED) {
+  const other = JSON.parse(fs.readFileSync(process.env.SLUICE_DECODED, 'utf8'));
+  const paths = [];
+  const walk = (a, b, at) => {
+    if (JSON.stringify(a) === JSON.stringify(b)) return;
+    if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
+      for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[k], b[k], `${at}.${k}`);
+    } else paths.push(at.slice(1));
+  };
+  walk(source, other, '');
+  if (paths.length) {
+    console.error(`cdk-synth: tools/cfn-yaml.js reads ${sourceFile} differently from cfn-lint at ${paths.slice(0, 5).join(', ')}`);
+    process.exit(1);
+  }
+}
 const synth = JSON.parse(fs.readFileSync(synthFile, 'utf8'));
 
 // What the stack may change: a parameter's Default (a prop), and a local CodeUri or
-// DefinitionUri that became a CDK asset ({Bucket, Key}).
+// DefinitionUri that became a CDK asset ({Bucket, Key}). CfnInclude writes a DependsOn
+// of one logical id as a list of one, which means the same.
 function expected(section, value, got) {
   if (section === 'Parameters' && got && 'Default' in got) return { ...value, Default: got.Default };
+  if (section === 'Resources' && typeof value.DependsOn === 'string') value = { ...value, DependsOn: [value.DependsOn] };
   if (section !== 'Resources' || !value.Properties || !got || !got.Properties) return value;
   const properties = { ...value.Properties };
   for (const key of ['CodeUri', 'DefinitionUri']) {
