@@ -34,6 +34,24 @@ impl SecretsReader {
         Self { client: aws_sdk_secretsmanager::Client::new(&config) }
     }
 
+    /// A reader of the Secrets Manager stand-in at `url` (tests), signing
+    /// with placeholder credentials as the local SQS client does.
+    pub fn with_endpoint(url: &str) -> Self {
+        let config = aws_sdk_secretsmanager::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(aws_sdk_secretsmanager::config::Region::new(crate::client::LOCAL_REGION))
+            .endpoint_url(url)
+            .credentials_provider(aws_sdk_secretsmanager::config::Credentials::new(
+                "sluice-local",
+                "sluice-local",
+                None,
+                None,
+                "sluice-local",
+            ))
+            .build();
+        Self { client: aws_sdk_secretsmanager::Client::from_conf(config) }
+    }
+
     /// The secret's string value.
     pub async fn read(&self, arn: &str) -> Result<String, SecretsError> {
         let out = self.client.get_secret_value().secret_id(arn).send().await.map_err(|e| SecretsError::Call {

@@ -1,7 +1,7 @@
 //! One struct per deployable, built from the parts: what each function
 //! reads, and nothing it does not. The step functions share
-//! [`StepSettings`]; the shop functions add the Cafe24 app
-//! ([`ShopSettings`]), the sheet functions the Google client, the flush
+//! [`StepSettings`] (which is all store reads); the functions that call
+//! Cafe24 add its app ([`ShopSettings`]), the sheet functions the Google client, the flush
 //! queue and alerts ([`SheetSettings`]); ingest reads [`IngestSettings`].
 
 use crate::secret_setting::{SecretSetting, either};
@@ -26,7 +26,8 @@ impl StepSettings {
     }
 }
 
-/// ensure-token, fetch and store: the step settings and the Cafe24 app.
+/// ensure-token and fetch: the step settings and the Cafe24 app (store
+/// reads [`StepSettings`]: it never calls Cafe24).
 #[derive(Debug, Clone)]
 pub struct ShopSettings {
     pub step: StepSettings,

@@ -16,4 +16,4 @@ pub mod start;
 
 pub use failure::StepFailure;
 pub use serve::serve_step;
-pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env};
+pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env, store_from_env};

@@ -113,6 +113,18 @@ pub async fn shop_from_env() -> Result<ShopService<ConnectionManager>, StartErro
     shop(&settings, core(&settings.step).await?).await
 }
 
+/// store: the shop service from the process environment, without the
+/// Cafe24 app. The store step moves what fetch left in Redis to the
+/// snapshot streams and never calls Cafe24, so the function is given no
+/// Cafe24 variable or secret (least privilege); its client holds no
+/// credentials and is never used.
+pub async fn store_from_env() -> Result<ShopService<ConnectionManager>, StartError> {
+    let settings = StepSettings::from_source(&EnvSource::from_process())?;
+    let unused = sluice_cafe24::Cafe24Config::new("", Secret::new(String::new()));
+    let cafe24 = Cafe24Client::new(unused).map_err(StartError::Cafe24)?;
+    ShopService::new(core(&settings).await?, cafe24).map_err(StartError::Steps)
+}
+
 /// buffer-row and flush-sheet: the sheet service from the process
 /// environment, asking for flushes on the flush queue.
 pub async fn sheet_from_env() -> Result<SheetService<ConnectionManager>, StartError> {

@@ -1,0 +1,73 @@
+//! `SecretsReader` against a Secrets Manager stand-in speaking the
+//! service's JSON protocol (`awsJson1_1`, `X-Amz-Target:
+//! secretsmanager.GetSecretValue`): the one part of the cold start that
+//! is AWS itself. It answers the secrets it holds as the service does and
+//! the others with the service's `ResourceNotFoundException`.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Value, json};
+use sluice_aws::{SecretsError, SecretsReader};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const ARN: &str = "arn:aws:secretsmanager:ap-northeast-2:123456789012:secret:sluice-api-keys-AbCdEf";
+const CACHE_ARN: &str = "arn:aws:secretsmanager:ap-northeast-2:123456789012:secret:sluice-cache-AbCdEf";
+
+async fn secrets_manager(
+    State(held): State<Arc<HashMap<&'static str, &'static str>>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, HeaderMap, String) {
+    assert_eq!(headers["x-amz-target"], "secretsmanager.GetSecretValue");
+    assert!(headers.contains_key("authorization"), "the SDK signs every call");
+    let request: Value = serde_json::from_slice(&body).unwrap();
+    let id = request["SecretId"].as_str().unwrap();
+    let mut out = HeaderMap::new();
+    out.insert("content-type", "application/x-amz-json-1.1".parse().unwrap());
+    match held.get(id) {
+        Some(value) => {
+            let answer = json!({
+                "ARN": id, "Name": "sluice", "SecretString": value, "VersionId": "v1",
+                "VersionStages": ["AWSCURRENT"], "CreatedDate": 1_764_000_000.0
+            });
+            (StatusCode::OK, out, answer.to_string())
+        }
+        None => {
+            let answer = json!({"__type": "ResourceNotFoundException", "Message": "Secrets Manager can't find the specified secret."});
+            (StatusCode::BAD_REQUEST, out, answer.to_string())
+        }
+    }
+}
+
+async fn stand_in() -> String {
+    let held =
+        Arc::new(HashMap::from([(ARN, "key-one,key-two"), (CACHE_ARN, r#"{"username":"sluice","password":"pw-1"}"#)]));
+    let app = Router::new().route("/", axum::routing::post(secrets_manager)).with_state(held);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+#[tokio::test]
+async fn a_secret_is_read_whole_or_by_field() {
+    let reader = SecretsReader::with_endpoint(&stand_in().await);
+    assert_eq!(reader.read(ARN).await.unwrap(), "key-one,key-two");
+    assert_eq!(reader.read_field(CACHE_ARN, "password").await.unwrap(), "pw-1");
+}
+
+#[tokio::test]
+async fn a_missing_secret_or_field_is_named_without_any_value() {
+    let reader = SecretsReader::with_endpoint(&stand_in().await);
+    let gone = "arn:aws:secretsmanager:ap-northeast-2:123456789012:secret:gone";
+    let err = reader.read(gone).await.unwrap_err();
+    assert!(matches!(&err, SecretsError::Call { arn, .. } if arn == gone), "{err}");
+    assert!(err.to_string().contains("ResourceNotFoundException"), "{err}");
+    let err = reader.read_field(CACHE_ARN, "token").await.unwrap_err().to_string();
+    assert!(err.contains(CACHE_ARN) && err.contains("\"token\"") && !err.contains("pw-1"), "{err}");
+    let err = reader.read_field(ARN, "password").await.unwrap_err().to_string();
+    assert!(!err.contains("key-one"), "{err}");
+}
