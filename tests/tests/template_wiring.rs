@@ -141,8 +141,8 @@ fn visibility_timeouts_outlast_what_holds_a_batch() {
     let machine = block(&template, "Pipeline:");
     assert!(machine.iter().any(|l| l.trim() == "Type: EXPRESS"), "the pipeline is an Express state machine");
 
-    let pipe = block(&template, "- Pipe${PipeId}:");
-    assert!(pipe.iter().any(|l| l.trim() == "InvocationType: REQUEST_RESPONSE"), "the pipe waits for the execution");
+    let pipe = block(&template, "Pipe1:");
+    assert!(pipe.iter().any(|l| l.contains("InvocationType: REQUEST_RESPONSE")), "the pipe waits for the execution");
     let window = number(&pipe, "MaximumBatchingWindowInSeconds").unwrap_or(0);
     let held = window + execution + PIPE_OVERHEAD_S;
     let events = number(&block(&template, "EventsQueue:"), "VisibilityTimeout").expect("EventsQueue VisibilityTimeout");
@@ -314,22 +314,48 @@ fn secrets_reach_functions_as_arns_only() {
     assert!(redis_url.contains("rediss://sluice@"), "TLS, the ACL user, no password: {redis_url}");
 }
 
-/// Alarms cannot use SEARCH, so every function has its own errors alarm: the list the alarms are made
-/// from names every function the template deploys.
+/// Alarms cannot use SEARCH, so every function has its own alarm on its fixed `FunctionName`, on both
+/// its errors and its throttles.
 #[test]
 fn every_function_has_an_errors_alarm() {
     let template = template();
-    let each = block(&template, "Fn::ForEach::FunctionAlarms:");
-    let list = each.iter().find(|l| l.trim().starts_with("- [")).expect("the ForEach's list of functions");
-    let alarmed: BTreeSet<String> =
-        list.trim().trim_start_matches("- [").trim_end_matches(']').split(',').map(|s| s.trim().to_owned()).collect();
-    let deployed: BTreeSet<String> = template
-        .lines()
-        .filter_map(|l| {
-            l.trim().strip_prefix("FunctionName: !Sub \"sluice-${Stage}-")?.strip_suffix('"').map(str::to_owned)
-        })
-        .collect();
-    assert_eq!(alarmed, deployed, "FunctionAlarms' list vs the deployed functions");
+    let alarms = resources_of_type(&template, "AWS::CloudWatch::Alarm");
+    for function in resources_of_type(&template, "AWS::Serverless::Function") {
+        let watched = format!("Value: !Ref {function}");
+        let alarm = alarms.iter().map(|a| block(&template, &format!("{a}:"))).find(|lines| {
+            ["MetricName: Errors", "MetricName: Throttles"]
+                .iter()
+                .all(|metric| lines.iter().any(|l| l.contains(metric) && l.contains(&watched)))
+        });
+        assert!(alarm.is_some(), "no alarm watches {function}'s Errors and Throttles");
+    }
+}
+
+/// The pipes are written out (SAM CLI cannot build a template with `Fn::ForEach`), so each copy must
+/// stay the same as the first but for its number, and `PipeCount` must reach every one of them.
+#[test]
+fn the_pipes_differ_only_in_their_number() {
+    let template = template();
+    let pipes = resources_of_type(&template, "AWS::Pipes::Pipe");
+    assert!(pipes.len() >= 2, "{pipes:?}");
+    let shape = |n: usize| -> Vec<String> {
+        block(&template, &format!("Pipe{n}:"))
+            .iter()
+            .filter(|l| !l.trim().is_empty() && !l.trim().starts_with("Condition:"))
+            .map(|l| l.replace(&format!("pipe-{n}"), "pipe-N"))
+            .collect()
+    };
+    for n in 1..=pipes.len() {
+        assert!(pipes.contains(&format!("Pipe{n}")), "pipes are numbered 1..{}: {pipes:?}", pipes.len());
+        assert_eq!(shape(n), shape(1), "Pipe{n} differs from Pipe1");
+        let condition =
+            block(&template, &format!("Pipe{n}:")).iter().any(|l| l.trim() == format!("Condition: HasPipe{n}"));
+        assert_eq!(condition, n > 1, "Pipe{n} exists only when PipeCount reaches it");
+    }
+    let counts = block(&template, "PipeCount:");
+    let allowed =
+        counts.iter().find_map(|l| l.trim().strip_prefix("AllowedValues: ")).expect("PipeCount's AllowedValues");
+    assert_eq!(allowed.matches(',').count() + 1, pipes.len(), "PipeCount allows 1..{}", pipes.len());
 }
 
 #[test]
