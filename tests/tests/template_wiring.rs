@@ -366,3 +366,36 @@ fn the_environment_readers_see_what_they_should() {
     assert_eq!(readable_secrets(&f), BTreeSet::from(["S".to_owned()]));
     assert_eq!(resources_of_type(sample, "X"), BTreeSet::from(["F".to_owned(), "G".to_owned()]));
 }
+
+/// The top-level keys of the template's `Parameters:` section.
+fn parameters(template: &str) -> BTreeSet<String> {
+    block(template, "Parameters:")
+        .iter()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && l.trim_end().ends_with(':'))
+        .map(|l| l.trim().trim_end_matches(':').to_owned())
+        .collect()
+}
+
+/// docs/deploy.md is what a user deploys from: it names every parameter the template takes, and every
+/// alarm's description points at a section of it that says what to do.
+#[test]
+fn the_deploy_doc_covers_every_parameter_and_alarm() {
+    let template = template();
+    let doc = std::fs::read_to_string(root().join("docs/deploy.md")).expect("docs/deploy.md");
+    let params = parameters(&template);
+    assert!(params.len() >= 20, "{params:?}");
+    let missing: Vec<_> = params.iter().filter(|p| !doc.contains(&format!("`{p}`"))).collect();
+    assert!(missing.is_empty(), "parameters docs/deploy.md does not name: {missing:?}");
+
+    let headings: BTreeSet<&str> = doc.lines().filter_map(|l| l.strip_prefix("### ")).map(str::trim).collect();
+    for alarm in resources_of_type(&template, "AWS::CloudWatch::Alarm") {
+        let lines = block(&template, &format!("{alarm}:"));
+        let text = lines.join(" ");
+        let anchor = text
+            .split("docs/deploy.md#")
+            .nth(1)
+            .and_then(|rest| rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')).next())
+            .unwrap_or_else(|| panic!("{alarm}'s description points at no docs/deploy.md section"));
+        assert!(headings.contains(anchor), "{alarm} points at docs/deploy.md#{anchor}, which has no ### {anchor}");
+    }
+}
