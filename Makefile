@@ -1,4 +1,5 @@
-# The two commands a newcomer runs: `make run` and `make test`.
+# The two commands a newcomer runs: `make run` and `make test`. The AWS side has two more:
+# `make check-aws` (the template, offline) and `make package` (every function built for Lambda).
 # Each installs or starts what it needs (scripts/ensure-deps.sh), or says in
 # one line what is missing.
 
@@ -11,7 +12,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: run dev test chaos bench lint deps
+.PHONY: run dev test check-aws package chaos bench lint deps
 
 ## run: both paths end to end, each with a report checking its invariants:
 ## the shop pipeline (sluice demo shops: 20 sandbox malls, 2,000 webhooks from
@@ -26,19 +27,32 @@ run: deps
 dev: deps
 	$(CARGO) run --release --quiet -p sluice -- dev
 
-## test: the whole suite, against private redis-servers the tests start;
-## the template checked offline (cfn-lint, sam validate --lint) and every
-## function built for Lambda (cargo lambda build --release).
+## test: the whole suite, against private redis-servers the tests start (with
+## the template's wiring: tests/tests/template_wiring.rs). The AWS tools' checks
+## are in check-aws and package, so this needs no AWS tooling.
 test: deps
 	@scripts/asl-validate.sh
-	@scripts/template-lint.sh
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast && $(CARGO) test --workspace --doc --quiet; \
 	else \
 		echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"; \
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
+
+## check-aws: infra/template.yaml offline: the policy rules in infra/rules/ with
+## cfn-guard (the template passes each, each fails on its cases in
+## infra/rules/tests/), then cfn-lint and sam validate --lint. Installs the
+## tools into .cache/ once (scripts/aws-tools.sh).
+check-aws:
+	@scripts/guard-check.sh
+	@scripts/template-lint.sh
+
+## package: every function built for Lambda (cargo lambda build --release,
+## x86_64, and arm64 when that rustup target is installed), then sam build as
+## docs/deploy.md runs it (arm64 only; skipped, saying so, without the target).
+package:
 	@scripts/lambda-build.sh
+	@scripts/sam-build.sh
 
 ## chaos: the long crash test: sluice dev killed with kill -9 five times in
 ## each of many seeded webhook streams (SLUICE_CHAOS_SEEDS, default 1-10;
