@@ -399,3 +399,19 @@ fn the_deploy_doc_covers_every_parameter_and_alarm() {
         assert!(headings.contains(anchor), "{alarm} points at docs/deploy.md#{anchor}, which has no ### {anchor}");
     }
 }
+
+/// Every `SLUICE_*` variable the template sets is one the functions' configuration reads
+/// (`sluice_config`'s tables), so a renamed or dropped setting fails here, not at a cold start.
+#[test]
+fn every_variable_the_template_sets_is_one_the_code_reads() {
+    let template = template();
+    let known = sluice_config::all_tables();
+    let mut unknown = BTreeSet::new();
+    for line in template.lines() {
+        let Some(name) = line.trim().split(':').next().filter(|n| n.starts_with("SLUICE_")) else { continue };
+        if !known.contains(&format!("`{name}`")) {
+            unknown.insert(name.to_owned());
+        }
+    }
+    assert!(unknown.is_empty(), "the template sets variables no configuration reads: {unknown:?}");
+}

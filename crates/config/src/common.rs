@@ -17,6 +17,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     ),
     var("key_prefix", "no", "Redis key prefix; the same for every function"),
     var("stage", "no", "the `Stage` dimension of the EMF metrics"),
+    var("secret_ttl_secs", "no", "a step function re-reads its secrets (rebuilds its service) when they are this old"),
 ];
 
 #[derive(Deserialize, Serialize)]
@@ -26,6 +27,8 @@ struct CommonVars {
     redis_password_secret_arn: Option<String>,
     key_prefix: String,
     stage: String,
+    #[serde(deserialize_with = "crate::source::parsed")]
+    secret_ttl_secs: u64,
 }
 
 impl Default for CommonVars {
@@ -35,6 +38,7 @@ impl Default for CommonVars {
             redis_password_secret_arn: None,
             key_prefix: sluice_redis::keyspace::DEFAULT_PREFIX.to_owned(),
             stage: "local".to_owned(),
+            secret_ttl_secs: 300,
         }
     }
 }
@@ -79,7 +83,18 @@ impl Common {
     }
 }
 
-/// The stage the metrics are labelled with (`SLUICE_STAGE`, `local` unset).
-pub fn stage(source: &EnvSource) -> String {
-    source.extract::<CommonVars>().map_or_else(|_| CommonVars::default().stage, |v| v.stage)
+/// What a function's invocation loop reads: the stage its metrics are
+/// labelled with, and how long its secrets are trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Serving {
+    pub stage: String,
+    pub secret_ttl: std::time::Duration,
+}
+
+impl Serving {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let vars: CommonVars = source.extract()?;
+        crate::in_range("secret_ttl_secs", vars.secret_ttl_secs, 1, None)?;
+        Ok(Self { stage: vars.stage, secret_ttl: std::time::Duration::from_secs(vars.secret_ttl_secs) })
+    }
 }

@@ -37,7 +37,7 @@ mod variables;
 
 pub use cafe24_vars::cafe24_config;
 pub use cli_vars::OperatorQueues;
-pub use common::{Common, stage};
+pub use common::{Common, Serving};
 pub use deployables::{FlushQueue, IngestSettings, SheetSettings, ShopSettings, StepSettings};
 pub use pipeline_vars::pipeline_config;
 pub use secret_setting::SecretSetting;

@@ -4,7 +4,7 @@
 //!
 //! # Layout
 //!
-//! - `serve`: [`serve_step`], the cold start and the invocation loop.
+//! - `serve`: [`serve_step`], the cold start, the invocation loop, and the rebuild that re-reads secrets.
 //! - `failure`: [`StepFailure`], a step's error as the report Step Functions matches.
 //! - `start`: the services built from the environment (`sluice_config`), secrets resolved.
 //! - `secrets`: secrets read from Secrets Manager at cold start.
@@ -15,5 +15,5 @@ mod serve;
 pub mod start;
 
 pub use failure::StepFailure;
-pub use serve::serve_step;
+pub use serve::{CredentialRefusal, REREAD_AFTER, serve_step};
 pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env, store_from_env};

@@ -91,8 +91,10 @@ pub async fn sheet(
     core: ServiceCore<ConnectionManager>,
     trigger: Arc<dyn FlushTrigger>,
 ) -> Result<SheetService<ConnectionManager>, StartError> {
+    // A blank secret (the stack creates it holding one space) means no
+    // webhook: alerts stay log lines.
     let alert_url = match &settings.alert_url {
-        Some(setting) => Some(resolve(setting).await?.expose().to_owned()),
+        Some(setting) => Some(resolve(setting).await?.expose().trim().to_owned()).filter(|url| !url.is_empty()),
         None => None,
     };
     let service = SheetService::new(core, trigger).with_alert_url(alert_url);

@@ -4,5 +4,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("ensure-token", sluice_lambda::shop_from_env(), sluice_fn_ensure_token::handler).await
+    sluice_lambda::serve_step("ensure-token", sluice_lambda::shop_from_env, sluice_fn_ensure_token::handler).await
 }

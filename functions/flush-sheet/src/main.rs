@@ -3,5 +3,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("flush-sheet", sluice_lambda::sheet_from_env(), sluice_fn_flush_sheet::handler).await
+    sluice_lambda::serve_step("flush-sheet", sluice_lambda::sheet_from_env, sluice_fn_flush_sheet::handler).await
 }

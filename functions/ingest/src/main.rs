@@ -24,7 +24,16 @@ async fn main() -> ExitCode {
         }
     };
     // After each request, one EMF line with what it changed (CloudWatch metrics).
-    let stage = sluice_config::stage(&sluice_config::EnvSource::from_process());
+    // Its API keys are read once, at cold start: a key a sender presents
+    // that is not among them is that sender's error, not a reason to call
+    // Secrets Manager (which any caller could then make us do).
+    let stage = match sluice_config::Serving::from_source(&sluice_config::EnvSource::from_process()) {
+        Ok(serving) => serving.stage,
+        Err(e) => {
+            eprintln!("sluice-fn-ingest: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let reporter = Arc::new(EmfReporter::new(ingest.counters(), stage));
     let router = ingest.router().layer(axum::middleware::map_response(move |response: axum::response::Response| {
         let reporter = reporter.clone();

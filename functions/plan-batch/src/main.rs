@@ -4,5 +4,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("plan-batch", sluice_lambda::core_from_env(), sluice_fn_plan_batch::handler).await
+    sluice_lambda::serve_step("plan-batch", sluice_lambda::core_from_env, sluice_fn_plan_batch::handler).await
 }

@@ -4,5 +4,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("record-failure", sluice_lambda::core_from_env(), sluice_fn_record_failure::handler).await
+    sluice_lambda::serve_step("record-failure", sluice_lambda::core_from_env, sluice_fn_record_failure::handler).await
 }

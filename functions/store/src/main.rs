@@ -4,5 +4,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("store", sluice_lambda::store_from_env(), sluice_fn_store::handler).await
+    sluice_lambda::serve_step("store", sluice_lambda::store_from_env, sluice_fn_store::handler).await
 }
