@@ -30,11 +30,11 @@
 //! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered           TTL: 24 h
 //! {prefix}{gcred:<c>}:rejected:  STRING  why a credential was rejected  owner: `sluice credentials set`
 //! {prefix}{gcred:<c>}:sheets:    SET     sheets writing with it         TTL: 30 days after the latest row
-//! {prefix}{groups}:pending:<g>   ZSET    a group's events in the queue  TTL: 14 days after the latest change
-//! {prefix}{groups}:waiting:      ZSET    groups with events waiting     TTL: 14 days (see group_ledger)
-//! {prefix}{groups}:seen:         ZSET    groups active lately           TTL: 14 days; idle groups trimmed
-//! {prefix}{groups}:about:        HASH    what each group is             TTL: 14 days; trimmed with seen
-//! {prefix}{groups}:done:         ZSET    events done within 5 minutes   TTL: 5 minutes
+//! {prefix}{groups:<n>}:pending:<g> ZSET  a group's events in the queue  TTL: 14 days after the latest change
+//! {prefix}{groups:<n>}:waiting:    ZSET  shard n's groups waiting       TTL: 14 days (see group_ledger; n = hash(g) mod 16)
+//! {prefix}{groups:<n>}:seen:       ZSET  shard n's groups active lately TTL: 14 days; idle groups trimmed
+//! {prefix}{groups:<n>}:about:      HASH  what each group is             TTL: 14 days; trimmed with seen
+//! {prefix}{groups:<n>}:done:       ZSET  events done within 5 minutes   TTL: 5 minutes
 //! ```
 //!
 //! The prefix is `sluice:` by default (tests use one per test); the tag is
