@@ -23,6 +23,7 @@
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
+//! {prefix}{store:<n>}:fetched:<e> HASH   a fetched snapshot for store  TTL: 15 min; store drops its body
 //! {prefix}{sheet:<g>}:buffer:    LIST    a sheet's rows to append       owner: the sheet's flush
 //! {prefix}{sheet:<g>}:inflight:  LIST    rows of the current append     owner: the sheet's flush
 //! {prefix}{sheet:<g>}:istate:    STRING  unknown | unsent               owner: the sheet's flush
@@ -96,6 +97,6 @@ pub use lock::{Acquire, Lease, Locks};
 pub use server::{RedisProcess, ServerError, ServerOptions};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_state::SheetState;
-pub use snapshot_store::{Appended, SnapshotStore, StoredEntry};
+pub use snapshot_store::{Appended, SnapshotStore, StoredEntry, StoredFetched};
 pub use token_store::{StoredToken, TokenStore};
 pub use trace::{TraceEntry, Traces};
