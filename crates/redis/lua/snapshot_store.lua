@@ -21,6 +21,9 @@
 local meta = redis.call('HMGET', KEYS[3], 'event_ids', 'status', 'version')
 local existing = redis.call('GET', KEYS[2])
 if existing then
+  -- Stored before (a redelivery fetched again): this body is never
+  -- appended, so it need not wait for its TTL.
+  redis.call('HDEL', KEYS[3], 'body')
   return {0, existing, meta[1], meta[2], meta[3]}
 end
 -- A hash without its body was stored before under another key: storing
