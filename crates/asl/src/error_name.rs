@@ -14,9 +14,10 @@
 //! - Retriers (and catchers) are scanned in order; the first whose
 //!   `ErrorEquals` contains the error is used.
 //!
-//! The list of names itself is `sluice_domain::PREDEFINED_ERRORS`, kept once.
+//! The list of names itself is `sluice_domain::PREDEFINED_ERRORS`, and the
+//! terminal ones `sluice_domain::TERMINAL_ERRORS`, each kept once.
 
-use sluice_domain::PREDEFINED_ERRORS;
+use sluice_domain::{PREDEFINED_ERRORS, TERMINAL_ERRORS};
 
 pub const ALL: &str = "States.ALL";
 pub const TASK_FAILED: &str = "States.TaskFailed";
@@ -29,7 +30,7 @@ pub const RESULT_PATH_MATCH_FAILURE: &str = "States.ResultPathMatchFailure";
 
 /// Errors that neither `Retry` nor `Catch` ever handle, whatever they name.
 pub(crate) fn is_terminal(error: &str) -> bool {
-    error == RUNTIME || error == DATA_LIMIT_EXCEEDED
+    TERMINAL_ERRORS.contains(&error)
 }
 
 /// Whether one `ErrorEquals` entry matches `error`.
@@ -86,6 +87,7 @@ mod tests {
         assert!(!matches(ALL, RUNTIME));
         assert!(!matches(ALL, DATA_LIMIT_EXCEEDED));
         assert!(!matches(RUNTIME, RUNTIME), "States.Runtime is never retried or caught");
+        assert!(!matches(DATA_LIMIT_EXCEEDED, DATA_LIMIT_EXCEEDED), "nor is States.DataLimitExceeded");
         assert!(matches(TASK_FAILED, "Sluice.LockBusy"));
         assert!(!matches(TASK_FAILED, TIMEOUT));
         assert!(matches(TIMEOUT, TIMEOUT));

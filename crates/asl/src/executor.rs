@@ -105,7 +105,15 @@ impl Executor {
         };
         let mut line: Line = 0;
         run.history.record(&mut line, start_time, EventType::ExecutionStarted, EventDetails::default().input(&input));
-        let walk = run_scope(&run, &self.machine.root, input, &mut line);
+        // StartExecution refuses an input over the quota; here the
+        // execution fails at once, with the name the states would raise.
+        let walk = async {
+            crate::data_limit::check(&input, || {
+                "The execution input has a size exceeding the maximum number of bytes service limit.".to_owned()
+            })?;
+            run_scope(&run, &self.machine.root, input, &mut line).await
+        }
+        .boxed();
         let result = match self.machine.timeout {
             None => Some(walk.await),
             Some(timeout) => match select(walk, self.clock.sleep(timeout)).await {
@@ -180,6 +188,10 @@ pub(crate) fn run_scope<'a>(
                 Step::Continue(output) => (state.transition, output),
                 Step::Goto(next, output) => (Transition::Next(next), output),
             };
+            // A state's output over the quota fails the state before it
+            // exits (Step Functions records no StateExited for it), and no
+            // Catch of its own or of an enclosing state handles it.
+            crate::data_limit::check(&output, || crate::data_limit::result_cause(&state.name))?;
             if let Some(exited) = exited_event {
                 visit.record(line, exited, EventDetails::state(&state.name).output(&output));
             }

@@ -49,11 +49,13 @@
 //! - [`task_registry`]: the handlers tasks call; `lambda`: `lambda:invoke`'s result and error shapes.
 //! - [`clock`]: real and virtual time.
 //! - [`executor`]: runs executions; [`history`]: their events.
+//! - [`data_limit`]: the 256 KiB quota on inputs and outputs (`States.DataLimitExceeded`).
 //! - `context_object`: `$$`; `failure`: runtime errors; `timestamp`: Step Functions' RFC 3339.
 
 mod catch;
 pub mod clock;
 mod context_object;
+pub mod data_limit;
 mod definition;
 pub mod error_name;
 pub mod executor;
@@ -74,6 +76,7 @@ pub mod task_registry;
 mod timestamp;
 
 pub use clock::{Clock, SystemClock, VirtualClock};
+pub use data_limit::MAX_PAYLOAD_BYTES;
 pub use definition::{StateMachine, TaskTarget};
 pub use executor::{Execution, ExecutionOptions, Executor, Outcome};
 pub use failure::Failure;

@@ -122,6 +122,16 @@ pub const PREDEFINED_ERRORS: &[&str] = &[
     "Lambda.TooManyRequestsException",
 ];
 
+/// Predefined errors that end the execution whatever its Retry and Catch
+/// say: "States.ALL … can't catch the States.DataLimitExceeded terminal
+/// error type and runtime error types"; "A States.Runtime error is not
+/// retriable, and will always cause the execution to fail"
+/// (<https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html>).
+/// The local interpreter never retries or catches them, and an
+/// `ErrorEquals` that names one is dead code, which the definition check
+/// refuses. Payloads stay under the 256 KiB limit by carrying keys instead.
+pub const TERMINAL_ERRORS: &[&str] = &["States.DataLimitExceeded", "States.Runtime"];
+
 /// Whether `name` may appear in an `ErrorEquals` list of our state machines.
 pub fn is_known_error_name(name: &str) -> bool {
     PREDEFINED_ERRORS.contains(&name) || ErrorKind::from_name(name).is_some()

@@ -28,7 +28,7 @@ pub mod sqs_token;
 pub mod work_item;
 
 pub use dedup::DedupId;
-pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, is_known_error_name};
+pub use error_kind::{ErrorKind, PREDEFINED_ERRORS, StepError, TERMINAL_ERRORS, is_known_error_name};
 pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topic, check_resource_id};
 pub use group::{GroupAbout, GroupKey};
 pub use oauth_error::OAuthError;

@@ -4,13 +4,14 @@
 
 mod support;
 
+use sluice_domain::WorkQueue;
 use sluice_sandbox::FaultConfig;
 use sluice_sandbox::TimeoutMode;
 use sluice_testkit::now_ms;
 use sluice_testkit::pipeline::sandbox_token;
 use std::collections::HashMap;
 use std::time::Duration;
-use support::{PRODUCT, Setup, Stack, Stored, product};
+use support::{PRODUCT, Setup, Stack, Stored, big_product, product};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -167,5 +168,29 @@ async fn a_deleted_resource_is_stored_as_a_tombstone() {
     let stored = stack.wait_until_stored(LIMIT).await;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].status, "deleted");
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_300_kb_product_goes_through_the_state_machine_and_is_stored_whole() {
+    let mut stack = Stack::start("e2e_big", Setup::new(&["mall-big"])).await;
+    let created = stack.sandbox.create("mall-big", PRODUCT, big_product(300 * 1024)).await.unwrap();
+    let truth = stack.sandbox.resource("mall-big", PRODUCT, &created.id).unwrap().unwrap();
+    let served = truth.body.to_string();
+    assert!(served.len() > sluice_asl::MAX_PAYLOAD_BYTES, "the product must exceed a state's limit");
+    // A small one beside it, in the same group, after it: the group goes on.
+    let small = stack.sandbox.create("mall-big", PRODUCT, product("small")).await.unwrap();
+    stack.enqueue(&[created, small]).await;
+    let stored = stack.wait_until_stored(LIMIT).await;
+    assert_eq!(stored.len(), 2);
+    let big = stored.iter().find(|s| s.id == truth.id).expect("the big product is stored");
+    let body: serde_json::Value = serde_json::from_str(&big.body).unwrap();
+    assert_eq!(body, truth.body, "stored whole, as the sandbox serves it");
+    // First time through: no execution failed (a body in the payload
+    // would have failed it with States.DataLimitExceeded), no item retried.
+    let relaxed = std::sync::atomic::Ordering::Relaxed;
+    assert_eq!(stack.stats.executions_failed.load(relaxed), 0, "{:?}", stack.stats);
+    assert_eq!(stack.stats.items_failed.load(relaxed), 0, "{:?}", stack.stats);
+    assert_eq!(stack.dlq.attributes().await.unwrap().visible, 0, "nothing parked");
     stack.stop().await;
 }

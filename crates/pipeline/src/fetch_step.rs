@@ -14,10 +14,14 @@
 //! 404 yields a tombstone; 401 goes back for a token refresh (once); 5xx
 //! and timeouts are `Sluice.UpstreamUnavailable`, retried with backoff by
 //! the state machine.
+//!
+//! The snapshot (body, and the events it answers) stays in Redis for the
+//! store step; the step's output carries its key, never the body (Step
+//! Functions' 256 KiB limit, see `step_io`).
 
 use crate::service_core::{now_ms, wait_seconds};
 use crate::shop_service::{ADMIN_API, ShopService};
-use crate::step_io::{FetchInput, FetchOutput, Snapshot};
+use crate::step_io::{FetchInput, FetchOutput, Snapshot, SnapshotRef};
 use crate::step_metrics::StepMetrics;
 use crate::token_step::fingerprint;
 use redis::aio::ConnectionLike;
@@ -68,15 +72,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             };
             match outcome {
                 FetchOutcome::Found(found) => {
-                    return Ok(FetchOutput::fetched(snapshot(
-                        "found",
-                        found.resource,
-                        found.updated_date,
-                        found.version,
-                    )));
+                    let found = snapshot("found", found.resource, found.updated_date, found.version);
+                    return self.leave(work, found).await.map(FetchOutput::fetched);
                 }
                 FetchOutcome::NotFound { .. } => {
-                    return Ok(FetchOutput::fetched(snapshot("deleted", Value::Null, None, None)));
+                    let tombstone = snapshot("deleted", Value::Null, None, None);
+                    return self.leave(work, tombstone).await.map(FetchOutput::fetched);
                 }
                 FetchOutcome::Unauthorized { .. } => {
                     return Ok(FetchOutput::unauthorized(fingerprint(&token.access_token)));
@@ -97,6 +98,21 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 }
             }
         }
+    }
+
+    /// Leaves `snapshot` in Redis for the store step; what goes on is
+    /// its key and a summary.
+    async fn leave(&self, work: &ShopWork, snapshot: Snapshot) -> Result<SnapshotRef, StepError> {
+        let fields = snapshot.fields();
+        let body_bytes = fields.iter().find(|(name, _)| *name == "body").map_or(0, |(_, body)| body.len() as u64);
+        let key = self.snapshots.put_fetched(&snapshot.mall_id, &work.event_id, &fields).await?;
+        Ok(SnapshotRef {
+            key,
+            status: snapshot.status,
+            version: snapshot.version,
+            body_bytes,
+            answers: snapshot.answers.len(),
+        })
     }
 
     /// Takes one unit of the mall's bucket, waiting here for up to the

@@ -10,7 +10,8 @@
 //! group are reported in `batchItemFailures`. The shop path
 //! ([`ShopService`]), for each item of a group, in order:
 //! [`ShopService::ensure_token`], [`ShopService::fetch`] within the mall's
-//! bucket, [`ShopService::store`]. The sheet path ([`SheetService`]):
+//! bucket, [`ShopService::store`] (the fetched body goes from one to the
+//! other through Redis, by key: see [`step_io`]). The sheet path ([`SheetService`]):
 //! [`SheetService::buffer_row`] puts a row in its sheet's Redis buffer and
 //! asks for the sheet's flush (a delayed message on the flush queue);
 //! [`SheetService::flush_sheet`] appends the buffered rows to Google

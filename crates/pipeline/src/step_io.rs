@@ -7,6 +7,14 @@
 //! Secrets never travel in these payloads (they would land in the
 //! execution history): the steps read tokens from Redis, and only a
 //! token's fingerprint goes back and forth.
+//!
+//! Bodies never travel in them either. Step Functions fails an execution
+//! with `States.DataLimitExceeded` when a state's input or output passes
+//! 256 KiB, and a product with many variants, an order with many items,
+//! or a snapshot answering thousands of coalesced webhooks passes it. The
+//! fetch step leaves the snapshot in Redis (`{store:<n>}:fetched:<event>`,
+//! see `sluice_redis::snapshot_store`) and hands on a [`SnapshotRef`]; the
+//! store step moves it from there to the shard's stream.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -147,13 +155,14 @@ pub struct FetchOutput {
     /// `unauthorized` (see `token`: refresh it, then fetch again).
     pub outcome: String,
     pub wait_seconds: u64,
-    pub snapshot: Option<Snapshot>,
+    /// Where the fetched snapshot waits for the store step.
+    pub snapshot: Option<SnapshotRef>,
     /// Fingerprint of the token the upstream rejected.
     pub token: Option<String>,
 }
 
 impl FetchOutput {
-    pub fn fetched(snapshot: Snapshot) -> Self {
+    pub fn fetched(snapshot: SnapshotRef) -> Self {
         Self { outcome: "fetched".into(), wait_seconds: 0, snapshot: Some(snapshot), token: None }
     }
 
@@ -166,7 +175,26 @@ impl FetchOutput {
     }
 }
 
-/// A resource as fetched, or its tombstone.
+/// A fetched snapshot by reference: its Redis key, and a summary for the
+/// execution history. Its size does not grow with the resource's body or
+/// with the number of events it answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SnapshotRef {
+    /// The Redis hash holding the [`Snapshot`]'s fields, in the shard of
+    /// the mall's stream.
+    pub key: String,
+    /// `found` or `deleted`.
+    pub status: String,
+    pub version: Option<u64>,
+    /// The body's size as JSON, in bytes.
+    pub body_bytes: u64,
+    /// How many events the snapshot answers.
+    pub answers: usize,
+}
+
+/// A resource as fetched, or its tombstone: what the fetch step leaves in
+/// Redis and the store step appends, field by field, to the stream. Not
+/// part of any state's payload (see the module's documentation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub mall_id: String,
@@ -183,11 +211,28 @@ pub struct Snapshot {
     pub fetched_at_ms: u64,
 }
 
+impl Snapshot {
+    /// The stream entry's fields (the drain worker reads these names).
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("mall_id", self.mall_id.clone()),
+            ("kind", self.kind.clone()),
+            ("id", self.id.clone()),
+            ("status", self.status.clone()),
+            ("updated_date", self.updated_date.clone().unwrap_or_default()),
+            ("version", self.version.map(|v| v.to_string()).unwrap_or_default()),
+            ("event_ids", serde_json::json!(self.answers).to_string()),
+            ("fetched_at_ms", self.fetched_at_ms.to_string()),
+            ("body", self.body.to_string()),
+        ]
+    }
+}
+
 /// The store step's input.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StoreInput {
     pub item: ItemPlan,
-    pub snapshot: Snapshot,
+    pub snapshot: SnapshotRef,
 }
 
 /// Where the snapshot went.

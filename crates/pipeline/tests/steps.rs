@@ -122,7 +122,7 @@ async fn a_fetch_answers_the_events_coalesced_into_it_and_store_is_idempotent() 
     }
     let fetched = steps.fetch(FetchInput { item: owner.clone() }).await.unwrap();
     let snapshot = fetched.snapshot.unwrap();
-    assert_eq!(snapshot.answers, [owner_id.as_str(), "joined-1", "joined-2"]);
+    assert_eq!(snapshot.answers, 3);
     assert_eq!(snapshot.version, Some(created.version));
     // The mark is gone: the next webhook starts a new fetch.
     assert_eq!(gates.claim(&tag, &gate, "later", true, times).await.unwrap(), Coalescing::Owner);
@@ -130,11 +130,80 @@ async fn a_fetch_answers_the_events_coalesced_into_it_and_store_is_idempotent() 
     let again = steps.store(StoreInput { item: owner, snapshot }).await.unwrap();
     assert!(!first.duplicate && again.duplicate);
     assert_eq!(first.entry_id, again.entry_id);
+    let entries = steps.snapshots().read(first.shard, "-", 10).await.unwrap();
+    assert_eq!(entries.len(), 1);
+    let answered: Vec<String> = serde_json::from_str(&entries[0].fields["event_ids"]).unwrap();
+    assert_eq!(answered, [owner_id.as_str(), "joined-1", "joined-2"]);
     let trace = steps.traces().read("joined-2").await.unwrap();
     let stages: Vec<&str> = trace.iter().map(|e| e.stage.as_str()).collect();
     assert_eq!(stages, ["fetch", "stored", "stored"]);
     assert_eq!(trace[0].detail, json!({"by": owner_id}));
     sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn a_300_kb_product_passes_from_fetch_to_store_by_key() {
+    let redis = TestRedis::new("big_product");
+    let sandbox = sandbox(&["big"], BucketConfig::default()).await;
+    let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
+    steps.set_token("big", &sandbox_token(&sandbox, "big")).await.unwrap();
+    let created = sandbox.create("big", ResourceKind::Product, big_product(300 * 1024)).await.unwrap();
+    let item = item("big", &created.id, "b1");
+    let fetched = steps.fetch(FetchInput { item: item.clone() }).await.unwrap();
+    // What goes back to the state machine is a key and a summary.
+    let output = serde_json::to_string(&fetched).unwrap();
+    assert!(output.len() < 1024, "the fetch step's output carries the body: {} bytes", output.len());
+    let snapshot = fetched.snapshot.unwrap();
+    assert!(snapshot.body_bytes > 300 * 1024, "{snapshot:?}");
+    let mut conn = redis.conn().await;
+    let ttl: i64 = redis::cmd("PTTL").arg(&snapshot.key).query_async(&mut conn).await.unwrap();
+    assert!(ttl > 0 && ttl <= 15 * 60 * 1000, "the fetched snapshot's TTL: {ttl}");
+    // The store step's input is as small, and it stores the whole body.
+    let input = StoreInput { item: item.clone(), snapshot: snapshot.clone() };
+    assert!(serde_json::to_string(&input).unwrap().len() < 2048);
+    let stored = steps.store(input).await.unwrap();
+    let entries = steps.snapshots().read(stored.shard, "-", 10).await.unwrap();
+    let body: serde_json::Value = serde_json::from_str(&entries[0].fields["body"]).unwrap();
+    let truth = sandbox.resource("big", ResourceKind::Product, &created.id).unwrap().unwrap();
+    assert_eq!(body, truth.body, "the stored body is the upstream's, whole");
+    assert_eq!(entries[0].fields["body"].len() as u64, snapshot.body_bytes);
+    // Stored: the hash keeps its small fields (for a retried store) but
+    // not the body.
+    let has_body: bool = redis::cmd("HEXISTS").arg(&snapshot.key).arg("body").query_async(&mut conn).await.unwrap();
+    assert!(!has_body, "the body outlives its store");
+    let again = steps.store(StoreInput { item, snapshot }).await.unwrap();
+    assert!(again.duplicate && again.entry_id == stored.entry_id);
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn a_store_whose_fetched_snapshot_is_gone_fails_for_a_redelivery() {
+    let redis = TestRedis::new("gone_snapshot");
+    let sandbox = sandbox(&["shop"], BucketConfig::default()).await;
+    let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
+    steps.set_token("shop", &sandbox_token(&sandbox, "shop")).await.unwrap();
+    let created = sandbox.create("shop", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
+    let item = item("shop", &created.id, "g1");
+    let snapshot = steps.fetch(FetchInput { item: item.clone() }).await.unwrap().snapshot.unwrap();
+    // As if the key had expired (or Redis had lost it).
+    let mut conn = redis.conn().await;
+    let () = redis::cmd("DEL").arg(&snapshot.key).query_async(&mut conn).await.unwrap();
+    let err = steps.store(StoreInput { item, snapshot }).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::StoreUnavailable);
+    assert!(err.cause.contains("is gone"), "{err}");
+    assert!(steps.snapshots().read(0, "-", 10).await.unwrap().is_empty());
+    sandbox.stop().await;
+}
+
+/// A product with enough variants to make its body `bytes` long at least.
+fn big_product(bytes: usize) -> serde_json::Map<String, serde_json::Value> {
+    let variant =
+        |i: usize| json!({"variant_code": format!("V{i:07}"), "options": [{"name": "size", "value": "x".repeat(180)}]});
+    let count = bytes / 200 + 1;
+    let mut fields = serde_json::Map::new();
+    fields.insert("product_name".into(), "many variants".into());
+    fields.insert("variants".into(), (0..count).map(variant).collect());
+    fields
 }
 
 #[tokio::test]

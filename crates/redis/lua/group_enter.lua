@@ -7,7 +7,7 @@
 -- KEYS[3]   ZSET groups seen: group -> µs of its latest activity
 -- KEYS[4]   HASH group -> what the group is (JSON)
 -- KEYS[5]   ZSET events done lately: event id -> µs of its send
---           All KEYS share the hash tag {groups}.
+--           All KEYS share the group's shard tag {groups:<n>}.
 -- ARGV[1]   group key
 -- ARGV[2]   what the group is (JSON)
 -- ARGV[3]   event id

@@ -7,7 +7,7 @@
 -- KEYS[2]   ZSET waiting groups: group -> µs of its oldest pending send
 -- KEYS[3]   ZSET groups seen: group -> µs of its latest activity
 -- KEYS[4]   ZSET events done lately: event id -> µs of its send
---           All KEYS share the hash tag {groups}.
+--           All KEYS share the group's shard tag {groups:<n>}.
 -- ARGV[1]   group key
 -- ARGV[2]   event id
 -- ARGV[3]   retention µs

@@ -9,14 +9,23 @@
 //! faster than the enter marks it done first, and `done` below keeps the
 //! late enter from counting it.
 //!
-//! Keys, all under the hash tag `{groups}` (one script touches several):
+//! The ledger is sharded: a group's keys live under the hash tag
+//! `{groups:<n>}`, `n` = FNV-1a of the group key mod [`SHARDS`]. With one
+//! tag for every group, every webhook would write the same cluster slot,
+//! one hot shard on ElastiCache; with one tag per group, listing the groups
+//! would mean a SCAN of the whole keyspace. Sharding keeps each script call
+//! in one slot (a group and its shard's indexes), spreads writes over
+//! `SHARDS` tags, and lets readers list every group with one pipeline over
+//! the shards.
+//!
+//! Keys, `n` = the group's shard (one script touches several of one shard):
 //!
 //! ```text
-//! {prefix}{groups}:pending:<group>  ZSET  event id -> µs of its send        TTL: retention after the latest change
-//! {prefix}{groups}:waiting:         ZSET  group -> µs of its oldest send    TTL: retention; a group leaves when it has none
-//! {prefix}{groups}:seen:            ZSET  group -> µs of latest activity    TTL: retention; idle groups trimmed
-//! {prefix}{groups}:about:           HASH  group -> what it is (JSON)         TTL: retention; trimmed with seen
-//! {prefix}{groups}:done:            ZSET  event id -> µs of its send        TTL: the dedup window; trimmed by score
+//! {prefix}{groups:n}:pending:<group>  ZSET  event id -> µs of its send        TTL: retention after the latest change
+//! {prefix}{groups:n}:waiting:         ZSET  group -> µs of its oldest send    TTL: retention; a group leaves when it has none
+//! {prefix}{groups:n}:seen:            ZSET  group -> µs of latest activity    TTL: retention; idle groups trimmed
+//! {prefix}{groups:n}:about:           HASH  group -> what it is (JSON)         TTL: retention; trimmed with seen
+//! {prefix}{groups:n}:done:            ZSET  event id -> µs of its send        TTL: the dedup window; trimmed by score
 //! ```
 //!
 //! `done` exists because SQS FIFO drops a resend of a deduplication id
@@ -35,6 +44,11 @@ use std::time::Duration;
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(14 * 24 * 3600);
 /// SQS FIFO's deduplication interval.
 pub const DEDUP_WINDOW: Duration = Duration::from_secs(5 * 60);
+/// How many hash tags the ledger spreads its groups over. Every process
+/// (ingest enters, the pipeline marks done, `sluice status` reads) must use
+/// the same count, so it is a constant: changing it strands the groups
+/// already entered under the old shards until their retention ends.
+pub const SHARDS: u32 = 16;
 
 /// A group with events waiting.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,8 +91,31 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
         self
     }
 
-    fn key(&self, kind: &str, name: &str) -> String {
-        self.keyspace.key(&Tag::new("groups"), kind, name)
+    /// The shard of `group`: FNV-1a, fixed by its definition (unlike
+    /// std's `DefaultHasher`, whose algorithm may change between Rust
+    /// releases), because ingest and the pipeline are built and deployed
+    /// separately and must agree on where a group lives.
+    pub fn shard_of(group: &str) -> u32 {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in group.bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        (hash % u64::from(SHARDS)) as u32
+    }
+
+    fn tag(shard: u32) -> Tag {
+        Tag::new(&format!("groups:{shard}"))
+    }
+
+    /// The key of `kind` named `name` in `shard`.
+    fn key(&self, shard: u32, kind: &str, name: &str) -> String {
+        self.keyspace.key(&Self::tag(shard), kind, name)
+    }
+
+    /// The key of `kind` named `name` in `group`'s shard.
+    fn group_key(&self, group: &str, kind: &str, name: &str) -> String {
+        self.key(Self::shard_of(group), kind, name)
     }
 
     /// Counts `event_id` as pending in `group` (`about`: what the group is,
@@ -86,11 +123,11 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
     /// duplicate of an event already done.
     pub async fn enter(&self, group: &str, about: &str, event_id: &str) -> Result<bool, Error> {
         let pending: i64 = scripts::GROUP_ENTER
-            .key(self.key("pending", group))
-            .key(self.key("waiting", ""))
-            .key(self.key("seen", ""))
-            .key(self.key("about", ""))
-            .key(self.key("done", ""))
+            .key(self.group_key(group, "pending", group))
+            .key(self.group_key(group, "waiting", ""))
+            .key(self.group_key(group, "seen", ""))
+            .key(self.group_key(group, "about", ""))
+            .key(self.group_key(group, "done", ""))
             .arg(group)
             .arg(about)
             .arg(event_id)
@@ -104,10 +141,10 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
     /// The event left the queue, processed. Returns whether it was pending.
     pub async fn done(&self, group: &str, event_id: &str) -> Result<bool, Error> {
         let was: i64 = scripts::GROUP_LEAVE
-            .key(self.key("pending", group))
-            .key(self.key("waiting", ""))
-            .key(self.key("seen", ""))
-            .key(self.key("done", ""))
+            .key(self.group_key(group, "pending", group))
+            .key(self.group_key(group, "waiting", ""))
+            .key(self.group_key(group, "seen", ""))
+            .key(self.group_key(group, "done", ""))
             .arg(group)
             .arg(event_id)
             .arg(us(self.retention))
@@ -118,20 +155,27 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
     }
 
     /// The `n` groups whose oldest pending event has waited longest, and
-    /// how many groups have events waiting in all.
+    /// how many groups have events waiting in all, over every shard.
     pub async fn lagging(&self, n: usize) -> Result<(Vec<LaggingGroup>, u64), Error> {
         let mut conn = self.conn.clone();
         let now = server_us(&mut conn).await?;
         let stop = isize::try_from(n).unwrap_or(isize::MAX) - 1;
-        let (head, total): (Vec<(String, f64)>, u64) = redis::pipe()
-            .zrange_withscores(self.key("waiting", ""), 0, stop)
-            .zcard(self.key("waiting", ""))
-            .query_async(&mut conn)
-            .await?;
+        // Each shard's own top n and count, in one round trip: the top n
+        // overall are among them.
+        let mut pipe = redis::pipe();
+        for shard in 0..SHARDS {
+            pipe.zrange_withscores(self.key(shard, "waiting", ""), 0, stop).zcard(self.key(shard, "waiting", ""));
+        }
+        let shards: Vec<(Vec<(String, f64)>, u64)> = pipe.query_async(&mut conn).await?;
+        let total = shards.iter().map(|(_, count)| count).sum();
+        let mut head: Vec<(String, f64)> = shards.into_iter().flat_map(|(head, _)| head).collect();
+        // Oldest first; ties by name, as one sorted set orders them.
+        head.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        head.truncate(n);
         // One round trip for every group's count and description.
         let mut pipe = redis::pipe();
         for (group, _) in &head {
-            pipe.zcard(self.key("pending", group)).hget(self.key("about", ""), group);
+            pipe.zcard(self.group_key(group, "pending", group)).hget(self.group_key(group, "about", ""), group);
         }
         let details: Vec<(u64, Option<String>)> =
             if head.is_empty() { Vec::new() } else { pipe.query_async(&mut conn).await? };
@@ -148,25 +192,28 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
         Ok((out, total))
     }
 
-    /// The `n` groups active most recently, newest first.
+    /// The `n` groups active most recently, newest first, over every shard.
     pub async fn seen(&self, n: usize) -> Result<Vec<SeenGroup>, Error> {
         let mut conn = self.conn.clone();
         let now = server_us(&mut conn).await?;
         let stop = isize::try_from(n).unwrap_or(isize::MAX) - 1;
-        let latest: Vec<(String, f64)> = redis::cmd("ZRANGE")
-            .arg(self.key("seen", ""))
-            .arg(0)
-            .arg(stop)
-            .arg("REV")
-            .arg("WITHSCORES")
-            .query_async(&mut conn)
-            .await?;
+        let mut pipe = redis::pipe();
+        for shard in 0..SHARDS {
+            pipe.cmd("ZRANGE").arg(self.key(shard, "seen", "")).arg(0).arg(stop).arg("REV").arg("WITHSCORES");
+        }
+        let shards: Vec<Vec<(String, f64)>> = pipe.query_async(&mut conn).await?;
+        let mut latest: Vec<(String, f64)> = shards.into_iter().flatten().collect();
+        // Newest first; ties by name descending, as ZRANGE REV orders them.
+        latest.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        latest.truncate(n);
         if latest.is_empty() {
             return Ok(Vec::new());
         }
-        let groups: Vec<&str> = latest.iter().map(|(g, _)| g.as_str()).collect();
-        let about: Vec<Option<String>> =
-            redis::cmd("HMGET").arg(self.key("about", "")).arg(&groups).query_async(&mut conn).await?;
+        let mut pipe = redis::pipe();
+        for (group, _) in &latest {
+            pipe.hget(self.group_key(group, "about", ""), group);
+        }
+        let about: Vec<Option<String>> = pipe.query_async(&mut conn).await?;
         Ok(latest
             .iter()
             .zip(about)

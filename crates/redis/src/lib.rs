@@ -23,6 +23,7 @@
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
+//! {prefix}{store:<n>}:fetched:<e> HASH   a fetched snapshot for store  TTL: 15 min; store drops its body
 //! {prefix}{sheet:<g>}:buffer:    LIST    a sheet's rows to append       owner: the sheet's flush
 //! {prefix}{sheet:<g>}:inflight:  LIST    rows of the current append     owner: the sheet's flush
 //! {prefix}{sheet:<g>}:istate:    STRING  unknown | unsent               owner: the sheet's flush
@@ -30,11 +31,11 @@
 //! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered           TTL: 24 h
 //! {prefix}{gcred:<c>}:rejected:  STRING  why a credential was rejected  owner: `sluice credentials set`
 //! {prefix}{gcred:<c>}:sheets:    SET     sheets writing with it         TTL: 30 days after the latest row
-//! {prefix}{groups}:pending:<g>   ZSET    a group's events in the queue  TTL: 14 days after the latest change
-//! {prefix}{groups}:waiting:      ZSET    groups with events waiting     TTL: 14 days (see group_ledger)
-//! {prefix}{groups}:seen:         ZSET    groups active lately           TTL: 14 days; idle groups trimmed
-//! {prefix}{groups}:about:        HASH    what each group is             TTL: 14 days; trimmed with seen
-//! {prefix}{groups}:done:         ZSET    events done within 5 minutes   TTL: 5 minutes
+//! {prefix}{groups:<n>}:pending:<g> ZSET  a group's events in the queue  TTL: 14 days after the latest change
+//! {prefix}{groups:<n>}:waiting:    ZSET  shard n's groups waiting       TTL: 14 days (see group_ledger; n = hash(g) mod 16)
+//! {prefix}{groups:<n>}:seen:       ZSET  shard n's groups active lately TTL: 14 days; idle groups trimmed
+//! {prefix}{groups:<n>}:about:      HASH  what each group is             TTL: 14 days; trimmed with seen
+//! {prefix}{groups:<n>}:done:       ZSET  events done within 5 minutes   TTL: 5 minutes
 //! ```
 //!
 //! The prefix is `sluice:` by default (tests use one per test); the tag is
@@ -96,6 +97,6 @@ pub use lock::{Acquire, Lease, Locks};
 pub use server::{RedisProcess, ServerError, ServerOptions};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_state::SheetState;
-pub use snapshot_store::{Appended, SnapshotStore, StoredEntry};
+pub use snapshot_store::{Appended, SnapshotStore, StoredEntry, StoredFetched};
 pub use token_store::{StoredToken, TokenStore};
 pub use trace::{TraceEntry, Traces};

@@ -26,6 +26,7 @@ script!(DELIVERY_RELEASE, "delivery_release.lua");
 script!(GATE_TAKE, "gate_take.lua");
 script!(TRACE_APPEND, "trace_append.lua");
 script!(SNAPSHOT_APPEND, "snapshot_append.lua");
+script!(SNAPSHOT_STORE, "snapshot_store.lua");
 script!(SHEET_BUFFER, "sheet_buffer.lua");
 script!(SHEET_CLAIM, "sheet_claim.lua");
 script!(SHEET_SHIFT, "sheet_shift.lua");

@@ -9,9 +9,17 @@
 //! ```text
 //! {prefix}{store:N}:stream        STREAM  snapshots              owner: the drain worker trims what it consumed; MAXLEN caps it meanwhile
 //! {prefix}{store:N}:seen:<key>    STRING  the entry id           TTL: 24 h (redeliveries come within minutes)
+//! {prefix}{store:N}:fetched:<ev>  HASH    a fetched snapshot     TTL: 15 min; written by fetch, its body dropped by store
 //! ```
 //!
-//! Script: `lua/snapshot_append.lua`.
+//! `fetched` is how a body goes from the fetch step to the store step:
+//! Step Functions limits every state's input and output to 256 KiB, and a
+//! product with many variants (or an order with many items) is larger, so
+//! the fetch step leaves the snapshot here, in the shard its store will
+//! append to, and passes only the key. Its TTL outlives any execution that
+//! can read it (an Express execution lasts at most 5 minutes).
+//!
+//! Scripts: `lua/snapshot_append.lua`, `lua/snapshot_store.lua`.
 
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
@@ -24,12 +32,26 @@ use std::time::Duration;
 pub const SEEN_TTL: Duration = Duration::from_secs(24 * 3600);
 /// Approximate cap of each stream while no drain worker trims it.
 pub const DEFAULT_MAX_LEN: u64 = 1_000_000;
+/// How long a fetched snapshot waits for its store step: three times the
+/// longest Express execution.
+pub const FETCHED_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// One stored entry: its id and fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEntry {
     pub id: String,
     pub fields: std::collections::HashMap<String, String>,
+}
+
+/// What storing a fetched snapshot did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredFetched {
+    pub appended: Appended,
+    /// The snapshot's `event_ids`, `status` and `version` fields; `None`
+    /// for a duplicate whose hash has expired.
+    pub event_ids: Option<String>,
+    pub status: Option<String>,
+    pub version: Option<String>,
 }
 
 /// Where an append went.
@@ -87,7 +109,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
 
     /// The stream key of a shard.
     pub fn stream_key(&self, shard: u32) -> String {
-        self.keyspace.key(&Tag::new(&format!("store:{shard}")), "stream", "")
+        self.keyspace.key(&Self::shard_tag(shard), "stream", "")
     }
 
     /// Appends `fields` to the mall's shard unless `idempotency_key` was
@@ -99,7 +121,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
         fields: &[(&str, String)],
     ) -> Result<Appended, Error> {
         let shard = self.shard_of(mall_id);
-        let tag = Tag::new(&format!("store:{shard}"));
+        let tag = Self::shard_tag(shard);
         let mut invocation = scripts::SNAPSHOT_APPEND.prepare_invoke();
         invocation
             .key(self.stream_key(shard))
@@ -111,5 +133,75 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
         }
         let (appended, entry_id): (i64, String) = invocation.invoke_async(&mut self.conn.clone()).await?;
         Ok(Appended { shard, entry_id, duplicate: appended == 0 })
+    }
+
+    /// The key a fetched snapshot of `mall_id` for `event_id` waits under:
+    /// in the mall's shard, so the store's script can move it to the
+    /// stream in one call.
+    pub fn fetched_key(&self, mall_id: &str, event_id: &str) -> String {
+        self.keyspace.key(&Self::shard_tag(self.shard_of(mall_id)), "fetched", event_id)
+    }
+
+    /// Leaves a fetched snapshot for the store step (replacing an earlier
+    /// fetch of the same event) and returns its key.
+    pub async fn put_fetched(&self, mall_id: &str, event_id: &str, fields: &[(&str, String)]) -> Result<String, Error> {
+        let key = self.fetched_key(mall_id, event_id);
+        let ttl = u64::try_from(FETCHED_TTL.as_millis()).unwrap_or(u64::MAX);
+        // One key: MULTI/EXEC, so no reader sees a half-written hash or one
+        // without its TTL.
+        let () = redis::pipe()
+            .atomic()
+            .del(&key)
+            .ignore()
+            .hset_multiple(&key, fields)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(ttl)
+            .ignore()
+            .query_async(&mut self.conn.clone())
+            .await?;
+        Ok(key)
+    }
+
+    /// Appends the snapshot the fetch step left under `key` to the mall's
+    /// shard unless `idempotency_key` was stored before. `None`: there is
+    /// nothing under `key` (it expired, or was never written).
+    pub async fn store_fetched(
+        &self,
+        mall_id: &str,
+        key: &str,
+        idempotency_key: &str,
+    ) -> Result<Option<StoredFetched>, Error> {
+        let shard = self.shard_of(mall_id);
+        let tag = Self::shard_tag(shard);
+        let expected = self.keyspace.key(&tag, "fetched", "");
+        if !key.starts_with(&expected) {
+            return Err(Error::Config(format!(
+                "fetched snapshot {key:?} is not in mall {mall_id}'s shard {shard} ({expected}…): \
+                 the fetch and store steps disagree on the key prefix or the shard count"
+            )));
+        }
+        let (appended, entry_id, event_ids, status, version): (i64, Option<String>, _, _, _) = scripts::SNAPSHOT_STORE
+            .key(self.stream_key(shard))
+            .key(self.keyspace.key(&tag, "seen", idempotency_key))
+            .key(key)
+            .arg(u64::try_from(SEEN_TTL.as_millis()).unwrap_or(u64::MAX))
+            .arg(self.max_len)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        let entry_id = match (appended, entry_id) {
+            (-1, _) => return Ok(None),
+            (0 | 1, Some(id)) => id,
+            (other, id) => {
+                return Err(Error::UnexpectedReply { script: "snapshot_store", reply: format!("{other}, {id:?}") });
+            }
+        };
+        let appended = Appended { shard, entry_id, duplicate: appended == 0 };
+        Ok(Some(StoredFetched { appended, event_ids, status, version }))
+    }
+
+    fn shard_tag(shard: u32) -> Tag {
+        Tag::new(&format!("store:{shard}"))
     }
 }

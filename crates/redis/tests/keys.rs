@@ -25,11 +25,12 @@ enum Op {
     Delivery,
     Trace,
     Snapshot,
+    Fetched,
     Token,
     Groups,
 }
 
-const OPS: [Op; 14] = [
+const OPS: [Op; 15] = [
     Op::Limiter,
     Op::BucketAcquire,
     Op::BucketObserve,
@@ -42,6 +43,7 @@ const OPS: [Op; 14] = [
     Op::Delivery,
     Op::Trace,
     Op::Snapshot,
+    Op::Fetched,
     Op::Token,
     Op::Groups,
 ];
@@ -116,6 +118,12 @@ async fn exercise(redis: &TestRedis, op: Op) {
             let store = SnapshotStore::new(conn, ks, 8).unwrap();
             store.append("acme", "ev-1", &[("body", "{}".to_owned())]).await.unwrap();
         }
+        Op::Fetched => {
+            let store = SnapshotStore::new(conn, ks, 8).unwrap();
+            let fields = [("status", "found".to_owned()), ("body", "{}".to_owned())];
+            let key = store.put_fetched("acme", "ev-2", &fields).await.unwrap();
+            assert!(!store.store_fetched("acme", &key, "ev-2").await.unwrap().unwrap().appended.duplicate);
+        }
         Op::Token => {
             let token = StoredToken {
                 access_token: "a".into(),
@@ -142,9 +150,9 @@ async fn every_key_written_has_a_ttl() {
     }
     let keys = redis.keys().await;
     // win (2), bkt, lock (2), fence (2), gate (3), delivery, joined, trace, stream,
-    // seen, token, and the group ledger's pending, waiting, seen, about,
-    // done: the ops above write 21 keys.
-    assert_eq!(keys.len(), 21, "{keys:?}");
+    // seen (2), fetched, token, and the group ledger's pending, waiting,
+    // seen, about, done: the ops above write 23 keys.
+    assert_eq!(keys.len(), 23, "{keys:?}");
     let mut conn = redis.conn().await;
     for key in keys {
         let ttl: i64 = conn.pttl(&key).await.unwrap();

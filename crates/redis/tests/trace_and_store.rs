@@ -51,6 +51,46 @@ async fn a_redelivered_snapshot_is_stored_once() {
 }
 
 #[tokio::test]
+async fn a_fetched_snapshot_is_stored_once_and_its_body_never_outlives_the_store() {
+    let redis = TestRedis::new("fetched");
+    let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), 4).unwrap();
+    let fields = |body: &str| {
+        [("status", "found".to_owned()), ("event_ids", r#"["e1","e2"]"#.to_owned()), ("body", body.to_owned())]
+    };
+    let key = store.put_fetched("acme", "e1", &fields(r#"{"v":1}"#)).await.unwrap();
+    assert_eq!(key, store.fetched_key("acme", "e1"));
+    let mut conn = redis.conn().await;
+    let ttl: i64 = conn.pttl(&key).await.unwrap();
+    assert!(ttl > 14 * 60 * 1000 && ttl <= 15 * 60 * 1000, "{ttl}");
+
+    let first = store.store_fetched("acme", &key, "e1").await.unwrap().expect("stored");
+    assert!(!first.appended.duplicate);
+    assert_eq!((first.event_ids.as_deref(), first.status.as_deref()), (Some(r#"["e1","e2"]"#), Some("found")));
+    let entries = store.read(first.appended.shard, "-", 10).await.unwrap();
+    assert_eq!((entries.len(), entries[0].fields["body"].as_str()), (1, r#"{"v":1}"#));
+    let has_body: bool = conn.hexists(&key, "body").await.unwrap();
+    assert!(!has_body, "the body is in the stream now");
+
+    // A redelivery fetches again: a duplicate, whose body is dropped too.
+    store.put_fetched("acme", "e1", &fields(r#"{"v":2}"#)).await.unwrap();
+    let again = store.store_fetched("acme", &key, "e1").await.unwrap().expect("a duplicate");
+    assert!(again.appended.duplicate && again.appended.entry_id == first.appended.entry_id);
+    assert_eq!(again.event_ids.as_deref(), Some(r#"["e1","e2"]"#), "a retried store still learns its events");
+    let has_body: bool = conn.hexists(&key, "body").await.unwrap();
+    assert!(!has_body);
+    assert_eq!(store.read(first.appended.shard, "-", 10).await.unwrap().len(), 1);
+
+    // Nothing under the key, never stored: nothing to store.
+    let gone = store.fetched_key("acme", "e3");
+    assert_eq!(store.store_fetched("acme", &gone, "e3").await.unwrap(), None);
+    // A key outside the mall's shard would make the script span slots: refused.
+    let other = (0..).map(|i| format!("mall-{i}")).find(|m| store.shard_of(m) != store.shard_of("acme")).unwrap();
+    let elsewhere = store.put_fetched(&other, "e4", &fields("{}")).await.unwrap();
+    let err = store.store_fetched("acme", &elsewhere, "e4").await.unwrap_err();
+    assert!(err.to_string().contains("shard"), "{err}");
+}
+
+#[tokio::test]
 async fn tokens_round_trip_expire_with_their_refresh_token_and_never_print() {
     let redis = TestRedis::new("tokens");
     let store = TokenStore::new(redis.conn().await, redis.keyspace());

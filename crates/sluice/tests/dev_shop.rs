@@ -1,6 +1,7 @@
 //! The shop path through a real `sluice dev` process: a change in its
 //! sandbox Cafe24 sends a webhook over HTTP to its ingest; the pipeline
-//! fetches and stores the product; `sluice trace` shows the journey.
+//! fetches and stores the product (one larger than a Step Functions state
+//! may carry, too); `sluice trace` shows the journey.
 
 mod support;
 
@@ -63,4 +64,60 @@ async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
     dev.signal("-INT");
     assert!(dev.wait(Duration::from_secs(15)).success());
     assert!(!dev.workdir.join(".sluice/dev.json").exists(), "dev.json left after a clean stop");
+}
+
+#[tokio::test]
+async fn a_product_larger_than_a_state_may_carry_is_stored() {
+    let mut dev = Dev::start(None, &["--sandbox-mall", "acme"]);
+    let sandbox = dev.url("Cafe24 sandbox");
+    let ingest = dev.url("Ingest");
+    // 1,600 variants: about 330 KB as the Admin API serves it, over Step
+    // Functions' 256 KiB for a state's input or output.
+    let variants: Vec<Value> = (0..1600)
+        .map(|i| json!({"variant_code": format!("V{i:07}"), "options": [{"name": "size", "value": "x".repeat(180)}]}))
+        .collect();
+    let http = reqwest::Client::new();
+    let change: Value = http
+        .post(format!("{sandbox}/sandbox/malls/acme/resources/products"))
+        .json(&json!({"product_name": "many variants", "variants": variants}))
+        .send()
+        .await
+        .expect("sandbox control plane")
+        .json()
+        .await
+        .expect("change report");
+    // The sandbox's own webhook carries the whole resource, over ingest's
+    // body limit; a sender's webhook names the product, as this one does.
+    assert_eq!(change["webhook"]["status"], 413, "{}", change["webhook"]["status"]);
+    let id = change["id"].as_str().expect("id").to_owned();
+    let product_no: u64 = id.parse().expect("a product number");
+    let response = http
+        .post(&ingest)
+        .header("X-API-Key", "sluice-dev")
+        .header("X-Trace-ID", "big-product-1")
+        .json(&json!({"event_no": 90001, "resource": {"mall_id": "acme", "product_no": product_no}}))
+        .send()
+        .await
+        .expect("webhook");
+    assert_eq!(response.status().as_u16(), 202, "{:?}", response.text().await);
+    let event =
+        ShopEvent::new("acme", Topic(90001), ResourceRef { kind: ResourceKind::Product, id }, "big-product-1").unwrap();
+    let event_id = event.dedup_id().as_str().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let output = loop {
+        let (code, output) = trace(&dev, &event_id);
+        if code == Some(0) && output.contains("now: stored") {
+            break output;
+        }
+        assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    // The stored stage's detail: the body that went into the stream.
+    let stored = output.lines().find(|l| l.contains(" stored ")).expect("a stored stage");
+    let detail: Value = serde_json::from_str(&stored[stored.find('{').expect("detail")..]).expect("detail JSON");
+    let body_bytes = detail["body_bytes"].as_u64().expect("body_bytes");
+    assert!(body_bytes > 262_144, "the stored body is {body_bytes} bytes: {stored}");
+    assert!(!output.contains("failed"), "stored at the first try:\n{output}");
+    dev.signal("-INT");
+    assert!(dev.wait(Duration::from_secs(15)).success());
 }

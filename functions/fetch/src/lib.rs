@@ -1,5 +1,6 @@
 //! The fetch step's Lambda: [`ShopService::fetch`] behind `lambda_runtime`. It reads
-//! the item's resource from the Admin API within the mall's bucket. The `Fetch`
+//! the item's resource from the Admin API within the mall's bucket, leaves it in
+//! Redis and answers its key (never the body: Step Functions' 256 KiB limit). The `Fetch`
 //! state of `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${FetchFunction}`.
 //!

@@ -12,7 +12,7 @@ use sluice_sandbox::FaultConfig;
 const BOOTSTRAP: &str = env!("CARGO_BIN_EXE_sluice-fn-fetch");
 
 #[tokio::test]
-async fn a_fetch_answers_the_resource_as_a_snapshot() {
+async fn a_fetch_answers_a_reference_to_the_snapshot_it_left_in_redis() {
     let h = Harness::start("fn_fetch_found", &["acme"]).await;
     h.seed_token("acme").await;
     let (id, version) = h.product("acme").await;
@@ -22,10 +22,17 @@ async fn a_fetch_answers_the_resource_as_a_snapshot() {
     assert_eq!(answer["outcome"], "fetched", "{answer}");
     assert_eq!(answer["wait_seconds"], 0);
     assert_eq!(answer["token"], Value::Null, "every field is present, null when empty");
+    // A key and a summary, never the body (Step Functions' 256 KiB limit).
     let snapshot = &answer["snapshot"];
-    assert_eq!((snapshot["mall_id"].as_str(), snapshot["id"].as_str()), (Some("acme"), Some(id.as_str())));
     assert_eq!((snapshot["status"].as_str(), snapshot["version"].as_u64()), (Some("found"), Some(version)));
-    assert_eq!(snapshot["answers"], json!([event_id(&item)]));
+    assert_eq!(snapshot["answers"], 1);
+    assert!(snapshot.get("body").is_none(), "{answer}");
+    let key = snapshot["key"].as_str().expect("the snapshot's key");
+    assert!(key.ends_with(&format!(":fetched:{}", event_id(&item))), "{key}");
+    let mut conn = h.redis.conn().await;
+    let (mall, stored_id): (String, String) =
+        redis::cmd("HMGET").arg(key).arg("mall_id").arg("id").query_async(&mut conn).await.unwrap();
+    assert_eq!((mall.as_str(), stored_id.as_str()), ("acme", id.as_str()));
     assert_eq!(h.sandbox.counters().calls, 1);
     h.stop().await;
 }

@@ -1,5 +1,6 @@
 //! The store step's Lambda: [`ShopService::store`] behind `lambda_runtime`. It
-//! appends the fetched snapshot to its mall's shard stream, once per event. The
+//! moves the snapshot the fetch step left in Redis (by the key in its input) to
+//! its mall's shard stream, once per event. The
 //! `Store` state of `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${StoreFunction}`.
 //!

@@ -10,7 +10,7 @@ use sluice_fn_store::handler;
 const BOOTSTRAP: &str = env!("CARGO_BIN_EXE_sluice-fn-store");
 
 /// The store step's input as the state machine builds it: the item and
-/// the fetch step's snapshot.
+/// the fetch step's reference to the snapshot it left in Redis.
 async fn fetched(h: &Harness, delivery: &str) -> Value {
     h.seed_token("acme").await;
     let (id, _) = h.product("acme").await;

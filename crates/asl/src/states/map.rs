@@ -10,6 +10,7 @@
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.html>.
 
 use crate::context_object::ContextObject;
+use crate::data_limit;
 use crate::definition::Scope;
 use crate::definition::reader::Fields;
 use crate::definition::state::StateParse;
@@ -124,13 +125,16 @@ impl MapState {
         });
         let outcome = outcome.await;
         *line = visit.run.history.latest();
+        // The iterations' outputs together: each may be small while the
+        // array is over the quota, which fails the Map as a whole.
+        let result = Value::Array(outputs);
+        let outcome = outcome.and_then(|()| data_limit::check(&result, || data_limit::result_cause(name)));
         if let Err(failure) = outcome {
             let details = EventDetails::state(name).failure(&failure.error, failure.cause.as_deref());
             visit.record(line, EventType::MapStateFailed, details);
             return Err(failure);
         }
         visit.record(line, EventType::MapStateSucceeded, EventDetails::state(name));
-        let result = Value::Array(outputs);
         let result = match &self.result_selector {
             Some(template) => template.evaluate(&result, &context)?,
             None => result,
@@ -154,6 +158,10 @@ impl MapState {
             Some(selector) => selector.evaluate(effective, &visit.context().with_map_item(index, &item)),
             None => Ok(item),
         };
+        // An iteration's input is its first state's input after the Map's
+        // ItemSelector: over the quota, it fails the iteration.
+        let input = input
+            .and_then(|input| data_limit::check(&input, || data_limit::input_cause(&visit.state.name)).map(|()| input));
         let outcome = match input {
             Ok(input) => run_scope(visit.run, &self.processor, input, &mut line).await,
             Err(failure) => Err(failure),

@@ -98,12 +98,17 @@ impl ParallelState {
                 run_scope(visit.run, branch, input, &mut branch_line).await
             }
         });
-        let outcome = try_join_all(branches).await;
+        // The branches' outputs together may be over the quota, which
+        // fails the Parallel as a whole.
+        let outcome = try_join_all(branches).await.and_then(|outputs| {
+            let result = Value::Array(outputs);
+            crate::data_limit::check(&result, || crate::data_limit::result_cause(name)).map(|()| result)
+        });
         *line = visit.run.history.latest();
         let result = match outcome {
-            Ok(outputs) => {
+            Ok(result) => {
                 visit.record(line, EventType::ParallelStateSucceeded, EventDetails::state(name));
-                Value::Array(outputs)
+                result
             }
             Err(failure) => {
                 let details = EventDetails::state(name).failure(&failure.error, failure.cause.as_deref());

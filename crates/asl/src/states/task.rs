@@ -3,6 +3,7 @@
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html>.
 
 use super::task_call;
+use crate::data_limit;
 use crate::definition::MAX_TIMEOUT_SECONDS;
 use crate::definition::state::StateParse;
 use crate::executor::{Step, Visit};
@@ -127,6 +128,7 @@ impl TaskState {
             Some(template) => template.evaluate(effective, &context)?,
             None => effective.clone(),
         };
+        data_limit::check(&parameters, || data_limit::input_cause(&visit.state.name))?;
         let result = task_call::call(visit, &self.resource, parameters, self.timeout, line).await?;
         let result = match &self.result_selector {
             Some(template) => template.evaluate(&result, &context)?,

@@ -2,6 +2,7 @@
 //! or LambdaFunction* events for a Lambda ARN resource) and its timeout.
 
 use super::task::Resource;
+use crate::data_limit;
 use crate::error_name;
 use crate::executor::Visit;
 use crate::failure::Failure;
@@ -72,6 +73,7 @@ pub(super) async fn call(
                 // state without Cause does).
                 CallError::Handler(e) => Failure { cause: (!e.cause.is_empty()).then_some(e.cause), error: e.error },
                 CallError::TimedOut => Failure::without_cause(error_name::TIMEOUT),
+                CallError::DataLimit(failure) => failure,
             })
         }
     }
@@ -80,6 +82,9 @@ pub(super) async fn call(
 enum CallError {
     Handler(TaskError),
     TimedOut,
+    /// The resource's result is over the payload quota: raised by Step
+    /// Functions, not the function, so it is not wrapped as a Lambda error.
+    DataLimit(Failure),
 }
 
 /// A failed Lambda function: its error type, and Lambda's error document
@@ -88,6 +93,7 @@ fn lambda_failure(error: CallError) -> Failure {
     match error {
         CallError::Handler(e) => Failure::new(e.error.clone(), lambda::failure_cause(&e)),
         CallError::TimedOut => Failure::without_cause(error_name::TIMEOUT),
+        CallError::DataLimit(failure) => failure,
     }
 }
 
@@ -125,6 +131,17 @@ impl Call<'_> {
         match result {
             Some(Ok(output)) => {
                 let output = shape(output);
+                // The connector's output over the quota fails the task
+                // (Step Functions records TaskFailed, with the resource as
+                // the "state/task" of its cause).
+                let resource = match self.resource {
+                    Resource::LambdaInvoke => "lambda".to_owned(),
+                    other => other.to_string(),
+                };
+                if let Err(failure) = data_limit::check(&output, || data_limit::result_cause(&resource)) {
+                    self.visit.record(line, failed, details().failure(&failure.error, failure.cause.as_deref()));
+                    return Err(CallError::DataLimit(failure));
+                }
                 self.visit.record(line, succeeded, details().output(&output));
                 Ok(output)
             }

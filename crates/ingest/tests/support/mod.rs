@@ -244,14 +244,13 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     }
 
     /// Every key but the group ledger's record of which groups were active
-    /// lately (`{groups}:seen:` and `:about:`, kept 14 days by design).
+    /// lately (`{groups:<n>}:seen:` and `:about:` of each shard, kept 14
+    /// days by design).
     #[allow(dead_code)]
     pub async fn keys_but_group_activity(&self) -> Vec<String> {
-        let activity = [
-            self.redis.keyspace().prefix().to_owned() + "{groups}:seen:",
-            self.redis.keyspace().prefix().to_owned() + "{groups}:about:",
-        ];
-        self.redis.keys().await.into_iter().filter(|k| !activity.contains(k)).collect()
+        let ledger = self.redis.keyspace().prefix().to_owned() + "{groups:";
+        let is_activity = |k: &str| k.starts_with(&ledger) && (k.ends_with("}:seen:") || k.ends_with("}:about:"));
+        self.redis.keys().await.into_iter().filter(|k| !is_activity(k)).collect()
     }
 
     pub async fn stages(&self, event_id: &str) -> Vec<String> {

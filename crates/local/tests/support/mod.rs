@@ -163,6 +163,7 @@ impl Stack {
                     status: fields["status"].clone(),
                     version: fields["version"].parse().ok(),
                     event_ids: serde_json::from_str(&fields["event_ids"]).expect("event ids"),
+                    body: fields["body"].clone(),
                 });
             }
         }
@@ -221,6 +222,8 @@ pub struct Stored {
     pub status: String,
     pub version: Option<u64>,
     pub event_ids: Vec<String>,
+    /// The resource as fetched (JSON text).
+    pub body: String,
 }
 
 /// The event a change's webhook carries, with a unique delivery id.
@@ -241,6 +244,14 @@ pub fn work_for(change: &ChangeReport) -> ShopWork {
 pub fn product(name: &str) -> serde_json::Map<String, serde_json::Value> {
     let mut fields = serde_json::Map::new();
     fields.insert("product_name".into(), name.into());
+    fields
+}
+
+/// A product with enough variants to make its body at least `bytes` long.
+pub fn big_product(bytes: usize) -> serde_json::Map<String, serde_json::Value> {
+    let variant = |i: usize| serde_json::json!({"variant_code": format!("V{i:07}"), "options": [{"name": "size", "value": "x".repeat(180)}]});
+    let mut fields = product("many variants");
+    fields.insert("variants".into(), (0..bytes / 200 + 1).map(variant).collect());
     fields
 }
 
