@@ -91,17 +91,11 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
         self
     }
 
-    /// The shard of `group`: FNV-1a, fixed by its definition (unlike
-    /// std's `DefaultHasher`, whose algorithm may change between Rust
-    /// releases), because ingest and the pipeline are built and deployed
-    /// separately and must agree on where a group lives.
+    /// The shard of `group` ([`stable_hash`](crate::keyspace::stable_hash):
+    /// ingest and the pipeline are built and deployed separately and must
+    /// agree on where a group lives).
     pub fn shard_of(group: &str) -> u32 {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in group.bytes() {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        (hash % u64::from(SHARDS)) as u32
+        (crate::keyspace::stable_hash(group) % u64::from(SHARDS)) as u32
     }
 
     fn tag(shard: u32) -> Tag {

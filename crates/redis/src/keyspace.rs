@@ -110,9 +110,30 @@ impl Tag {
     }
 }
 
+/// FNV-1a of `text`: a hash fixed by its definition, unlike std's
+/// `DefaultHasher`, whose algorithm may change between Rust releases. What
+/// picks a shard must give the same answer in every process and every
+/// build, or two deployables would look for the same thing in two places.
+pub fn stable_hash(text: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stable_hash_is_fnv1a_as_published() {
+        // Test vectors of the FNV-1a 64-bit definition.
+        assert_eq!(stable_hash(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(stable_hash("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(stable_hash("foobar"), 0x8594_4171_f739_67e8);
+    }
 
     #[test]
     fn keys_carry_the_tag_as_hash_tag() {

@@ -25,7 +25,6 @@ use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
 use crate::scripts;
 use redis::aio::ConnectionLike;
-use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Duration;
 
 /// How long an idempotency key is remembered.
@@ -79,13 +78,11 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
         Ok(Self { conn, keyspace, shards, max_len: DEFAULT_MAX_LEN })
     }
 
-    /// The shard of a mall: stable for a given shard count.
+    /// The shard of a mall: stable for a given shard count, in every
+    /// process and every build ([`stable_hash`](crate::keyspace::stable_hash)),
+    /// so a mall's snapshots stay in one stream across deploys.
     pub fn shard_of(&self, mall_id: &str) -> u32 {
-        // SipHash with fixed keys: the same mall lands on the same shard in
-        // every process.
-        let mut hasher = DefaultHasher::new();
-        mall_id.hash(&mut hasher);
-        (hasher.finish() % u64::from(self.shards)) as u32
+        (crate::keyspace::stable_hash(mall_id) % u64::from(self.shards)) as u32
     }
 
     pub fn shards(&self) -> u32 {
