@@ -28,7 +28,7 @@ use redis::aio::ConnectionLike;
 use serde_json::{Value, json};
 use sluice_cafe24::{CallUsage, FetchOutcome, Secret};
 use sluice_domain::{ErrorKind, ShopWork, StepError};
-use sluice_redis::{Admission, Bucket, Tag, Taken};
+use sluice_redis::{Admission, Bucket, Tag};
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
@@ -141,16 +141,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     async fn take_coalesced(&self, work: &ShopWork) -> Result<Vec<String>, StepError> {
         let tag = Tag::for_mall(&work.event.mall_id);
         let mut answers = vec![work.event_id.clone()];
-        if let Taken::Owned { joined } = self.gates.take(&tag, &work.resource_gate(), &work.event_id).await? {
-            for event in joined {
-                // A late redelivery of this very event joins its own mark;
-                // it is answered once.
-                if answers.contains(&event) {
-                    continue;
-                }
-                self.trace(&event, "fetch", json!({"by": work.event_id})).await;
-                answers.push(event);
+        // Owned or not, the ids this owner took, now or in an attempt that
+        // died before its store, are answered by this fetch.
+        let taken = self.gates.take(&tag, &work.resource_gate(), &work.event_id).await?;
+        for event in taken.joined() {
+            // A late redelivery of this very event joins its own mark;
+            // it is answered once.
+            if answers.contains(event) {
+                continue;
             }
+            self.trace(event, "fetch", json!({"by": work.event_id})).await;
+            answers.push(event.clone());
         }
         Ok(answers)
     }

@@ -24,7 +24,9 @@
 //! Keys: `{prefix}{tag}:gate:<name>`, `<owner id>` or `lease:<owner id>`,
 //! TTL = the lease, then the pending timeout; `{prefix}{tag}:joined:<name>`,
 //! the ids that joined, TTL = the mark's remaining time plus one more
-//! timeout (deleted by `take`). Scripts: `lua/gate_claim.lua`,
+//! timeout (deleted by `take`); `{prefix}{tag}:taken:<owner id>`, the ids
+//! an owner took, TTL = [`TAKEN_TTL`], so a redelivery of an owner whose
+//! work died after `take` answers them still. Scripts: `lua/gate_claim.lua`,
 //! `lua/gate_confirm.lua`, `lua/gate_take.lua`, `lua/compare_and_delete.lua`.
 
 use crate::error::Error;
@@ -53,12 +55,27 @@ pub enum Coalescing {
 /// What [`Gates::take`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Taken {
-    /// The caller owned the mark, now cleared; these ids had joined it.
+    /// The caller owned the mark, now cleared; these ids had joined it
+    /// (with any an earlier attempt of the same owner took).
     Owned { joined: Vec<String> },
     /// The caller does not own the mark: it lapsed (`lapsed`), or another
-    /// owner holds it.
-    NotOwner { lapsed: bool },
+    /// owner holds it. `joined`: ids an earlier attempt of this owner took,
+    /// whose work died before answering them.
+    NotOwner { lapsed: bool, joined: Vec<String> },
 }
+
+impl Taken {
+    /// Every id the caller's work answers besides its own.
+    pub fn joined(&self) -> &[String] {
+        match self {
+            Self::Owned { joined } | Self::NotOwner { joined, .. } => joined,
+        }
+    }
+}
+
+/// How long an owner's taken ids are kept: past every redelivery of its
+/// message (the template's 5 receives × 330 s visibility is 27.5 min).
+pub const TAKEN_TTL: Duration = Duration::from_secs(60 * 60);
 
 /// How long a mark is held before and after its owner's enqueue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,19 +145,22 @@ impl<C: ConnectionLike + Clone + Send> Gates<C> {
         let reply: Vec<Value> = scripts::GATE_TAKE
             .key(self.keyspace.key(tag, "gate", name))
             .key(self.keyspace.key(tag, "joined", name))
+            .key(self.keyspace.key(tag, "taken", owner))
             .arg(owner)
+            .arg(ttl_ms(TAKEN_TTL)?)
             .invoke_async(&mut self.conn.clone())
             .await?;
+        let ids = |values: &[Value]| -> Result<Vec<String>, Error> {
+            values
+                .iter()
+                .map(redis::from_redis_value_ref)
+                .collect::<Result<_, _>>()
+                .map_err(|e| redis::RedisError::from(e).into())
+        };
         match reply.split_first() {
-            Some((Value::Int(1), joined)) => Ok(Taken::Owned {
-                joined: joined
-                    .iter()
-                    .map(redis::from_redis_value_ref)
-                    .collect::<Result<_, _>>()
-                    .map_err(redis::RedisError::from)?,
-            }),
-            Some((Value::Int(0), [])) => Ok(Taken::NotOwner { lapsed: true }),
-            Some((Value::Int(-1), [])) => Ok(Taken::NotOwner { lapsed: false }),
+            Some((Value::Int(1), joined)) => Ok(Taken::Owned { joined: ids(joined)? }),
+            Some((Value::Int(0), joined)) => Ok(Taken::NotOwner { lapsed: true, joined: ids(joined)? }),
+            Some((Value::Int(-1), joined)) => Ok(Taken::NotOwner { lapsed: false, joined: ids(joined)? }),
             _ => Err(Error::UnexpectedReply { script: "gate_take.lua", reply: format!("{reply:?}") }),
         }
     }

@@ -95,16 +95,28 @@ async fn joiners_are_handed_to_the_owner_when_its_work_starts() {
         assert!(matches!(entry, Coalescing::Joined { ref owner, .. } if owner == "ev-1"), "{entry:?}");
     }
     // A stranger cannot take the owner's joiners.
-    assert_eq!(gates.take(&mall, "product:7", "ev-2").await.unwrap(), Taken::NotOwner { lapsed: false });
+    assert_eq!(
+        gates.take(&mall, "product:7", "ev-2").await.unwrap(),
+        Taken::NotOwner { lapsed: false, joined: vec![] }
+    );
+    let joiners: Vec<String> = vec!["ev-2".into(), "ev-3".into()];
+    assert_eq!(gates.take(&mall, "product:7", "ev-1").await.unwrap(), Taken::Owned { joined: joiners.clone() });
+    // The owner's work died after its take: its redelivery takes the same
+    // joiners again, though the mark is gone.
     assert_eq!(
         gates.take(&mall, "product:7", "ev-1").await.unwrap(),
-        Taken::Owned { joined: vec!["ev-2".into(), "ev-3".into()] }
+        Taken::NotOwner { lapsed: true, joined: joiners }
     );
     // After the take, the next event starts new pending work, with nobody joined yet.
     assert_eq!(gates.claim(&mall, "product:7", "ev-4", true, TIMES).await.unwrap(), Coalescing::Owner);
     assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::Owned { joined: vec![] });
-    assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::NotOwner { lapsed: true });
-    assert!(redis.keys().await.is_empty(), "take left keys behind: {:?}", redis.keys().await);
+    assert_eq!(gates.take(&mall, "product:7", "ev-4").await.unwrap(), Taken::NotOwner { lapsed: true, joined: vec![] });
+    // What is left is the one owner's taken ids, which expire.
+    let keys = redis.keys().await;
+    assert_eq!(keys.len(), 1, "take left keys behind: {keys:?}");
+    assert!(keys[0].ends_with(":taken:ev-1"), "{keys:?}");
+    let ttl: i64 = redis::cmd("PTTL").arg(&keys[0]).query_async(&mut redis.conn().await).await.unwrap();
+    assert!(ttl > 0 && ttl <= sluice_redis::coalescing::TAKEN_TTL.as_millis() as i64, "{ttl}");
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use crate::TestRedis;
 use crate::crash_point::{CrashPlan, Side};
 use redis::aio::MultiplexedConnection;
 use serde_json::Value;
-use sluice_redis::{Gates, Tag, Taken};
+use sluice_redis::{Gates, Tag};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
@@ -163,9 +163,8 @@ async fn fetch_all<F: Front>(front: &F, gates: &Gates<MultiplexedConnection>, an
         // s:<mall>:<event_no>:<kind>:<resource id>:<delivery>
         let parts: Vec<&str> = id.split(':').collect();
         let (tag, gate) = (Tag::for_mall(parts[1]), format!("{}:{}", parts[3], parts[4]));
-        if let Taken::Owned { joined } = gates.take(&tag, &gate, &id).await.unwrap_or_else(|e| panic!("take: {e}")) {
-            answered.extend(joined);
-        }
+        let taken = gates.take(&tag, &gate, &id).await.unwrap_or_else(|e| panic!("take: {e}"));
+        answered.extend(taken.joined().iter().cloned());
         answered.insert(id);
     }
 }
