@@ -120,9 +120,12 @@ pub struct DevStack {
     pub sheet: SheetService<ConnectionManager>,
     /// Messages a dead predecessor held in flight, returned at the start.
     pub released: u64,
+    /// The event queue and its dead-letter queue, as the pipe and ingest
+    /// reach them: for a caller that sends work bypassing ingest (and its
+    /// coalescing), or reads what was parked.
+    pub events: SqsQueue,
+    pub dlq: SqsQueue,
     lease: ConsumerLease<ConnectionManager>,
-    events: SqsQueue,
-    dlq: SqsQueue,
     flush_dlq: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
     /// hold children of it, so [`DevStack::stop`] can stop them one at a
@@ -198,8 +201,8 @@ impl DevStack {
         let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url);
         let machine =
             StateMachine::load(PIPELINE_DEFINITION, &substitutions()).context("statemachine/pipeline.asl.json")?;
-        let registry = registry(shop.clone(), sheet.clone());
-        let executor = Executor::from_shared(Arc::new(machine), Arc::new(registry), config.clock);
+        let registry = Arc::new(registry(shop.clone(), sheet.clone()));
+        let executor = Executor::from_shared(Arc::new(machine), registry, config.clock);
         let missing = executor.missing_handlers();
         if !missing.is_empty() {
             bail!("the pipeline definition calls tasks with no step: {missing:?}");
@@ -283,17 +286,6 @@ impl DevStack {
     /// The queue's and the dead-letter queue's attributes.
     pub async fn queues(&self) -> anyhow::Result<(QueueAttributes, QueueAttributes)> {
         Ok((self.events.attributes().await?, self.dlq.attributes().await?))
-    }
-
-    /// The event queue, as the pipe and ingest reach it: for a caller that
-    /// sends work itself, bypassing ingest (and its coalescing).
-    pub fn events_queue(&self) -> &SqsQueue {
-        &self.events
-    }
-
-    /// The event queue's dead-letter queue, to read what was parked.
-    pub fn events_dlq(&self) -> &SqsQueue {
-        &self.dlq
     }
 
     /// Flush requests that failed too often, waiting in the flush

@@ -118,7 +118,7 @@ impl Stack {
 
     pub async fn enqueue_works(&mut self, works: Vec<ShopWork>) {
         let messages: Vec<OutgoingMessage> = works.iter().map(ShopWork::to_message).collect();
-        for outcome in self.dev.events_queue().send_batch(&messages).await {
+        for outcome in self.dev.events.send_batch(&messages).await {
             assert!(outcome.is_accepted(), "{outcome:?}");
         }
         self.sent.extend(works);
@@ -130,7 +130,7 @@ impl Stack {
             sluice_domain::DedupId::parse(dedup).unwrap(),
             body,
         );
-        assert!(self.dev.events_queue().send_batch(&[message]).await[0].is_accepted());
+        assert!(self.dev.events.send_batch(&[message]).await[0].is_accepted());
     }
 
     pub fn sent(&self) -> &[ShopWork] {
@@ -186,11 +186,10 @@ impl Stack {
     pub async fn wait_for_dlq(&self, n: usize, timeout: Duration) -> Vec<sluice_domain::queue::ReceivedMessage> {
         let deadline = Instant::now() + timeout;
         loop {
-            let dlq = self.dev.events_dlq();
-            let attributes = dlq.attributes().await.expect("attributes");
+            let attributes = self.dev.dlq.attributes().await.expect("attributes");
             if attributes.visible as usize >= n {
                 let request = ReceiveRequest::new(10, Duration::from_secs(30), Duration::ZERO).unwrap();
-                return dlq.receive(request).await.expect("receive");
+                return self.dev.dlq.receive(request).await.expect("receive");
             }
             assert!(Instant::now() < deadline, "DLQ holds {} of {n} after {timeout:?}", attributes.visible);
             tokio::time::sleep(Duration::from_millis(50)).await;
