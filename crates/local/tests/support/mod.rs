@@ -2,6 +2,7 @@
 //! over a sandbox Cafe24 and a private Redis, its state machine on a
 //! faster clock, fed by the tests straight through its queue.
 
+// Each test binary compiles this module and uses only part of it.
 #![allow(dead_code, unreachable_pub)]
 
 use redis::aio::ConnectionManager;
