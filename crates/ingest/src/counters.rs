@@ -61,22 +61,17 @@ impl Counters {
     /// requests run may be mid-way through one.
     pub fn snapshot(&self) -> CounterSnapshot {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let rejected = |code: ErrorCode| get(&self.rejected[code as usize]);
         CounterSnapshot {
             received: get(&self.received),
             enqueued: get(&self.enqueued),
             coalesced: get(&self.coalesced),
             duplicates: get(&self.duplicates),
             rejected: RejectedCounts {
-                unauthorized: rejected(ErrorCode::Unauthorized),
-                payload_too_large: rejected(ErrorCode::PayloadTooLarge),
-                invalid_json: rejected(ErrorCode::InvalidJson),
-                invalid_field: rejected(ErrorCode::InvalidField),
-                unknown_topic: rejected(ErrorCode::UnknownTopic),
-                queue_refused: rejected(ErrorCode::QueueRefused),
-                queue_unavailable: rejected(ErrorCode::QueueUnavailable),
-                store_unavailable: rejected(ErrorCode::StoreUnavailable),
-                delivery_in_progress: rejected(ErrorCode::DeliveryInProgress),
+                by_code: self.rejected.each_ref().map(get),
+                // The reasons COUNTERS lists, as `/metrics` and EMF show
+                // them: the webhook and row routes' refusals, not the 404,
+                // 405, 408 and 431 answered outside them.
+                total: COUNTERS.iter().filter(|c| c.name == REJECTED).map(|c| c.get(self)).sum(),
             },
             batch_calls: get(&self.batch_calls),
             batched_entries: get(&self.batched_entries),
@@ -85,12 +80,15 @@ impl Counters {
     }
 }
 
+/// The name of the refusals' counts, one per reason.
+const REJECTED: &str = "rejected";
+
 /// One refusal reason: `sluice_ingest_rejected_total{reason="…"}`, and in
 /// EMF both `Rejected_<reason>` and the sum of all, `EventsRejected`.
 macro_rules! rejected {
     ($code:ident, $reason:ident) => {
         Counter::new(
-            "rejected",
+            REJECTED,
             concat!("{reason=\"", stringify!($reason), "\"}"),
             &[(concat!("Rejected_", stringify!($reason)), Count), ("EventsRejected", Count)],
             |c| &c.rejected[ErrorCode::$code as usize],
@@ -141,31 +139,25 @@ pub struct CounterSnapshot {
     pub trace_failures: u64,
 }
 
-/// Refused webhook requests, by [`ErrorCode`].
+/// Refused webhook requests, by [`ErrorCode`] (`rejected[code]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct RejectedCounts {
-    pub unauthorized: u64,
-    pub payload_too_large: u64,
-    pub invalid_json: u64,
-    pub invalid_field: u64,
-    pub unknown_topic: u64,
-    pub queue_refused: u64,
-    pub queue_unavailable: u64,
-    pub store_unavailable: u64,
-    pub delivery_in_progress: u64,
+    by_code: [u64; ErrorCode::ALL.len()],
+    total: u64,
 }
 
 impl RejectedCounts {
+    /// Every refusal a route counted: the sum of the reasons [`COUNTERS`] lists.
     pub fn total(&self) -> u64 {
-        self.unauthorized
-            + self.payload_too_large
-            + self.invalid_json
-            + self.invalid_field
-            + self.unknown_topic
-            + self.queue_refused
-            + self.queue_unavailable
-            + self.store_unavailable
-            + self.delivery_in_progress
+        self.total
+    }
+}
+
+impl std::ops::Index<ErrorCode> for RejectedCounts {
+    type Output = u64;
+
+    fn index(&self, code: ErrorCode) -> &u64 {
+        &self.by_code[code as usize]
     }
 }
 
@@ -181,9 +173,10 @@ mod tests {
         }
         counters.rejected(ErrorCode::InvalidField);
         let snapshot = counters.snapshot();
-        assert_eq!(snapshot.rejected.invalid_field, 2);
-        assert_eq!(snapshot.rejected.unknown_topic, 1);
-        // not_found and method_not_allowed are not webhook outcomes.
+        assert_eq!(snapshot.rejected[ErrorCode::InvalidField], 2);
+        assert_eq!(snapshot.rejected[ErrorCode::UnknownTopic], 1);
+        // not_found, method_not_allowed, header_too_large and
+        // request_timeout are not webhook outcomes.
         assert_eq!(snapshot.rejected.total(), 10);
     }
 

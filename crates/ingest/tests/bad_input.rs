@@ -6,6 +6,7 @@ mod support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use sluice_ingest::ErrorCode;
 use support::{Harness, KEY, product};
 
 struct Case {
@@ -205,9 +206,9 @@ async fn every_bad_input_gets_its_4xx_and_leaves_nothing_behind() {
     let counted = h.ingest.snapshot();
     assert_eq!(counted.received, cases.len() as u64);
     assert_eq!(counted.rejected.total(), cases.len() as u64);
-    assert_eq!(counted.rejected.unauthorized, 4);
-    assert_eq!(counted.rejected.payload_too_large, 1);
-    assert_eq!(counted.rejected.unknown_topic, 1);
+    assert_eq!(counted.rejected[ErrorCode::Unauthorized], 4);
+    assert_eq!(counted.rejected[ErrorCode::PayloadTooLarge], 1);
+    assert_eq!(counted.rejected[ErrorCode::UnknownTopic], 1);
     assert_eq!(counted.enqueued + counted.coalesced + counted.duplicates, 0);
 }
 

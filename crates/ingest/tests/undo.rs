@@ -7,6 +7,7 @@ mod support;
 use redis::AsyncCommands;
 use reqwest::StatusCode;
 use serde_json::json;
+use sluice_ingest::ErrorCode;
 use sluice_redis::{RedisProcess, ServerOptions, Tag};
 use sluice_testkit::TestRedis;
 use support::{Harness, KEY, Mode, connection_manager, event_id, product};
@@ -67,7 +68,7 @@ async fn a_queue_failure_releases_both_leases_and_the_retry_gets_through() {
     assert_eq!(h.stages(a).await, ["received", "rejected", "received", "enqueued"]);
 
     let c = h.ingest.snapshot();
-    assert_eq!((c.rejected.queue_unavailable, c.enqueued, c.coalesced), (2, 3, 1));
+    assert_eq!((c.rejected[ErrorCode::QueueUnavailable], c.enqueued, c.coalesced), (2, 3, 1));
 }
 
 #[tokio::test]
@@ -105,5 +106,5 @@ async fn a_redis_outage_is_a_503_and_nothing_is_enqueued() {
     assert_eq!(answer["error"]["code"], "store_unavailable");
     assert_eq!(h.queue.control.calls(), 1, "only the first webhook was sent");
     assert_eq!(h.drain().await.len(), 1);
-    assert_eq!(h.ingest.snapshot().rejected.store_unavailable, 1);
+    assert_eq!(h.ingest.snapshot().rejected[ErrorCode::StoreUnavailable], 1);
 }

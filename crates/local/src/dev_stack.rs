@@ -28,7 +28,7 @@ use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::step_functions::{PIPELINE_DEFINITION, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
 use redis::aio::ConnectionManager;
-use sluice_asl::{Executor, StateMachine, SystemClock};
+use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config};
 use sluice_domain::WorkQueue;
@@ -77,6 +77,10 @@ pub struct DevConfig {
     pub flush: FlushWorkerConfig,
     /// A Slack-compatible incoming webhook for alerts.
     pub alert_url: Option<String>,
+    /// The state machine's clock, which times its Retry backoffs and Wait
+    /// states: [`SystemClock`], except in tests that would otherwise sit
+    /// out seconds of backoff.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl DevConfig {
@@ -98,6 +102,7 @@ impl DevConfig {
             sheets,
             flush: FlushWorkerConfig::default(),
             alert_url: None,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -115,9 +120,12 @@ pub struct DevStack {
     pub sheet: SheetService<ConnectionManager>,
     /// Messages a dead predecessor held in flight, returned at the start.
     pub released: u64,
+    /// The event queue and its dead-letter queue, as the pipe and ingest
+    /// reach them: for a caller that sends work bypassing ingest (and its
+    /// coalescing), or reads what was parked.
+    pub events: SqsQueue,
+    pub dlq: SqsQueue,
     lease: ConsumerLease<ConnectionManager>,
-    events: SqsQueue,
-    dlq: SqsQueue,
     flush_dlq: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
     /// hold children of it, so [`DevStack::stop`] can stop them one at a
@@ -193,7 +201,8 @@ impl DevStack {
         let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url);
         let machine =
             StateMachine::load(PIPELINE_DEFINITION, &substitutions()).context("statemachine/pipeline.asl.json")?;
-        let executor = Executor::new(machine, registry(shop.clone(), sheet.clone()), SystemClock);
+        let registry = Arc::new(registry(shop.clone(), sheet.clone()));
+        let executor = Executor::from_shared(Arc::new(machine), registry, config.clock);
         let missing = executor.missing_handlers();
         if !missing.is_empty() {
             bail!("the pipeline definition calls tasks with no step: {missing:?}");

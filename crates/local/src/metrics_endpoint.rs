@@ -97,3 +97,30 @@ fn counters<S>(out: &mut String, prefix: &str, counters: &[Counter<S>], set: &S)
         let _ = writeln!(out, "{prefix}{}_total{} {}", c.name, c.labels, c.get(set));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    #[test]
+    fn ingest_counts_render_one_family_a_name_and_a_line_a_reason() {
+        let ingest = Counters::default();
+        let rows = sluice_ingest::counters::COUNTERS;
+        let add = |name: &str, labels: &str, n: u64| {
+            let row = rows.iter().find(|c| c.name == name && c.labels == labels).expect("a row");
+            (row.read)(&ingest).fetch_add(n, Ordering::Relaxed);
+        };
+        add("received", "", 3);
+        add("rejected", r#"{reason="invalid_field"}"#, 1);
+        let mut out = String::new();
+        counters(&mut out, "sluice_ingest_", rows, &ingest);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[..2], ["# TYPE sluice_ingest_received_total counter", "sluice_ingest_received_total 3"]);
+        assert!(lines.contains(&r#"sluice_ingest_rejected_total{reason="invalid_field"} 1"#), "{out}");
+        let family = |start: &str| lines.iter().filter(|l| l.starts_with(start)).count();
+        assert_eq!(family("# TYPE sluice_ingest_rejected_total counter"), 1, "{out}");
+        assert_eq!(family("sluice_ingest_rejected_total{reason="), 9, "{out}");
+        assert!(lines.contains(&"sluice_ingest_trace_failures_total 0"), "{out}");
+    }
+}

@@ -3,29 +3,25 @@
 //! state, the flush queue with its delayed requests, the flush worker, and
 //! the sandbox Google Sheets enforcing Google's quotas.
 
+mod support;
+
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
-use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack};
+use sluice_local::DevStack;
 use sluice_pipeline::{ServiceCore, StatusReader};
 use sluice_sandbox::{SheetsOp, SheetsSandbox, SheetsSandboxConfig};
 use sluice_testkit::TestRedis;
 use sluice_testkit::sandbox::sheets_config;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
+use support::KEY;
 
-const KEY: &str = "test-key";
 const DOC: &str = "doc";
 
 async fn stack(redis: &TestRedis, sandbox: &SheetsSandbox) -> DevStack {
-    let conn = redis::Client::open(redis.url()).unwrap().get_connection_manager().await.unwrap();
     let sheets = sheets_config(sandbox, "client", "secret");
-    let ingest = IngestConfig {
-        keyspace: redis.keyspace(),
-        ..IngestConfig::new(ApiKeys::from_list(&Secret::new(KEY)).unwrap())
-    };
-    let config = DevConfig::on_free_ports(ingest, Cafe24Config::new("unused", Secret::new("unused")), sheets);
-    DevStack::start(conn, config).await.unwrap()
+    let config = support::dev_config(redis, Cafe24Config::new("unused", Secret::new("unused")), sheets);
+    support::start(redis, config).await
 }
 
 fn row(gid: u64, id: &str) -> Value {

@@ -115,7 +115,7 @@ async fn an_expired_token_is_refreshed_once_however_many_items_need_it() {
     // And once more with a token we know is expired.
     let mut expired = sandbox_token(&stack.sandbox, "mall-t");
     expired.access_expires_ms = now_ms() - 1;
-    stack.shop.set_token("mall-t", &expired).await.unwrap();
+    stack.dev.shop.set_token("mall-t", &expired).await.unwrap();
     let before = stack.sandbox.refresh_count("mall-t").unwrap();
     let more: Vec<_> = changes.iter().map(support::work_for).collect();
     stack.enqueue_works(more).await;
@@ -150,7 +150,7 @@ async fn a_body_that_is_not_a_work_item_is_parked_with_its_reason() {
     stack.enqueue_raw("gs:mall-x:90002", "poison-1", "{\"not\": \"a work item\"}").await;
     let parked = stack.wait_for_dlq(1, LIMIT).await;
     assert_eq!(parked[0].body, "{\"not\": \"a work item\"}");
-    let trace = stack.shop.traces().read(&format!("message:{}", parked[0].message_id)).await.unwrap();
+    let trace = stack.dev.shop.traces().read(&format!("message:{}", parked[0].message_id)).await.unwrap();
     let failures: Vec<_> = trace.iter().filter(|e| e.stage == "failed").collect();
     assert_eq!(failures.len(), 2, "{trace:?}");
     assert_eq!(failures[0].detail["error"], "Sluice.InvalidRequest");

@@ -1,33 +1,46 @@
-//! A whole shop pipeline on one machine for tests: a sandbox Cafe24, a
-//! private Redis, the Redis-backed embedded FIFO queue with its DLQ, the
-//! shop service (and a sheet service without a flush queue), the deployed
-//! state machine in the local interpreter, and the pipe feeding it.
+//! A shop pipeline on one machine for tests: `sluice dev`'s [`DevStack`]
+//! over a sandbox Cafe24 and a private Redis, its state machine on a
+//! faster clock, fed by the tests straight through its queue.
 
+// Each test binary compiles this module and uses only part of it.
 #![allow(dead_code, unreachable_pub)]
 
-use redis::aio::MultiplexedConnection;
-use sluice_asl::{Clock, Executor, StateMachine};
-use sluice_cafe24::{Cafe24Client, Change, topic_for};
+use redis::aio::ConnectionManager;
+use sluice_asl::Clock;
+use sluice_cafe24::{Cafe24Config, Change, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
-use sluice_local::{PIPELINE_DEFINITION, Pipe, PipeConfig, PipeStats, registry, substitutions};
-use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
-use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
+use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_pipeline::PipelineConfig;
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
-use sluice_testkit::pipeline::{NoFlushQueue, sandbox_token};
+use sluice_sheets::SheetsConfig;
+use sluice_testkit::pipeline::sandbox_token;
 use sluice_testkit::sandbox::cafe24_config;
 use sluice_testkit::{TestRedis, now_ms};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
-use tokio_util::sync::CancellationToken;
 
-pub type Queue = EmbeddedQueue<RedisBackend<MultiplexedConnection>>;
+/// The API key the stack's ingest takes.
+pub const KEY: &str = "test-key";
 
-pub const EVENTS: &str = "events.fifo";
-pub const DLQ: &str = "events-dlq.fifo";
+/// `sluice dev`'s stack on free ports under `redis`'s keyspace, ingest
+/// taking [`KEY`].
+pub fn dev_config(redis: &TestRedis, cafe24: Cafe24Config, sheets: SheetsConfig) -> DevConfig {
+    let api_keys = ApiKeys::from_list(&Secret::new(KEY)).expect("api keys");
+    let ingest = IngestConfig { keyspace: redis.keyspace(), ..IngestConfig::new(api_keys) };
+    DevConfig::on_free_ports(ingest, cafe24, sheets)
+}
+
+/// Starts `config`'s stack on `redis`.
+pub async fn start(redis: &TestRedis, config: DevConfig) -> DevStack {
+    let conn: ConnectionManager =
+        redis::Client::open(redis.url()).expect("url").get_connection_manager().await.expect("connect");
+    DevStack::start(conn, config).await.expect("stack")
+}
 
 /// What a test may vary.
 pub struct Setup {
@@ -57,12 +70,7 @@ impl Setup {
 pub struct Stack {
     pub redis: TestRedis,
     pub sandbox: Cafe24Sandbox,
-    pub queue: Arc<Queue>,
-    pub dlq: Queue,
-    pub shop: ShopService<MultiplexedConnection>,
-    pub stats: Arc<PipeStats>,
-    stop: CancellationToken,
-    pipe: tokio::task::JoinHandle<()>,
+    pub dev: DevStack,
     sent: Vec<ShopWork>,
 }
 
@@ -78,42 +86,28 @@ impl Stack {
         .await
         .expect("sandbox");
         let cafe24 = cafe24_config(&sandbox).with_timeouts(Duration::from_secs(2), Duration::from_secs(1));
-        let cafe24 = Cafe24Client::new(cafe24).expect("client");
-        let config = PipelineConfig {
-            bucket: setup.pipeline_bucket,
+        let config = DevConfig {
             max_receive_count: setup.max_receive_count,
-            snapshot_shards: 4,
-            ..PipelineConfig::default()
+            pipeline: PipelineConfig {
+                bucket: setup.pipeline_bucket,
+                max_receive_count: setup.max_receive_count,
+                snapshot_shards: 4,
+                ..PipelineConfig::default()
+            },
+            pipe: PipeConfig {
+                wait: Duration::from_secs(1),
+                workers: setup.workers,
+                retry_after: Some(Duration::from_millis(200)),
+                ..PipeConfig::default()
+            },
+            clock: Arc::new(FastClock),
+            ..dev_config(&redis, cafe24, SheetsConfig::new("", ""))
         };
-        let core = ServiceCore::new(redis.conn().await, redis.keyspace(), config);
-        let shop = ShopService::new(core.clone(), cafe24).expect("shop service");
-        let sheet = SheetService::new(core, Arc::new(NoFlushQueue));
+        let dev = start(&redis, config).await;
         for mall in &setup.malls {
-            shop.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("seed token");
+            dev.shop.set_token(mall, &sandbox_token(&sandbox, mall)).await.expect("seed token");
         }
-        let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
-        backend.create_queue(DLQ, &QueueConfig::default()).await.expect("dlq");
-        let events = QueueConfig {
-            visibility_timeout: Duration::from_secs(330),
-            redrive: Some(RedrivePolicy { dead_letter_queue: DLQ.into(), max_receive_count: setup.max_receive_count }),
-            ..QueueConfig::default()
-        };
-        backend.create_queue(EVENTS, &events).await.expect("queue");
-        let queue = Arc::new(EmbeddedQueue::new(backend.clone(), EVENTS));
-        let dlq = EmbeddedQueue::new(backend, DLQ);
-        let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions()).expect("definition");
-        let executor = Executor::new(machine, registry(shop.clone(), sheet), FastClock);
-        let pipe_config = PipeConfig {
-            wait: Duration::from_secs(1),
-            workers: setup.workers,
-            retry_after: Some(Duration::from_millis(200)),
-            ..PipeConfig::default()
-        };
-        let pipe = Pipe::new(queue.clone(), executor, pipe_config);
-        let stats = pipe.stats();
-        let stop = CancellationToken::new();
-        let pipe = tokio::spawn(pipe.run(stop.clone()));
-        Self { redis, sandbox, queue, dlq, shop, stats, stop, pipe, sent: Vec::new() }
+        Self { redis, sandbox, dev, sent: Vec::new() }
     }
 
     /// Enqueues the event of each change, as ingest would (without
@@ -125,7 +119,7 @@ impl Stack {
 
     pub async fn enqueue_works(&mut self, works: Vec<ShopWork>) {
         let messages: Vec<OutgoingMessage> = works.iter().map(ShopWork::to_message).collect();
-        for outcome in self.queue.send_batch(&messages).await {
+        for outcome in self.dev.events.send_batch(&messages).await {
             assert!(outcome.is_accepted(), "{outcome:?}");
         }
         self.sent.extend(works);
@@ -137,7 +131,7 @@ impl Stack {
             sluice_domain::DedupId::parse(dedup).unwrap(),
             body,
         );
-        assert!(self.queue.send_batch(&[message]).await[0].is_accepted());
+        assert!(self.dev.events.send_batch(&[message]).await[0].is_accepted());
     }
 
     pub fn sent(&self) -> &[ShopWork] {
@@ -184,7 +178,7 @@ impl Stack {
                 "only {} of {} events stored after {timeout:?}; pipe: {:?}",
                 self.sent.iter().filter(|w| answered.contains(&w.event_id)).count(),
                 self.sent.len(),
-                self.stats
+                self.dev.pipe
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -194,10 +188,10 @@ impl Stack {
     pub async fn wait_for_dlq(&self, n: usize, timeout: Duration) -> Vec<sluice_domain::queue::ReceivedMessage> {
         let deadline = Instant::now() + timeout;
         loop {
-            let attributes = self.dlq.attributes().await.expect("attributes");
+            let attributes = self.dev.dlq.attributes().await.expect("attributes");
             if attributes.visible as usize >= n {
                 let request = ReceiveRequest::new(10, Duration::from_secs(30), Duration::ZERO).unwrap();
-                return self.dlq.receive(request).await.expect("receive");
+                return self.dev.dlq.receive(request).await.expect("receive");
             }
             assert!(Instant::now() < deadline, "DLQ holds {} of {n} after {timeout:?}", attributes.visible);
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -205,8 +199,7 @@ impl Stack {
     }
 
     pub async fn stop(self) {
-        self.stop.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.pipe).await;
+        self.dev.stop().await.expect("stop");
         self.sandbox.stop().await;
     }
 }

@@ -170,6 +170,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         sheets: sheets_config(&env)?,
         flush: FlushWorkerConfig::default(),
         alert_url: env.get("alert_url").map(str::to_owned),
+        clock: std::sync::Arc::new(sluice_asl::SystemClock),
     };
     let stack = DevStack::start_with_lease(conn, config, lease).await?;
     if stack.released > 0 {
