@@ -189,8 +189,8 @@ async fn a_300_kb_product_goes_through_the_state_machine_and_is_stored_whole() {
     // First time through: no execution failed (a body in the payload
     // would have failed it with States.DataLimitExceeded), no item retried.
     let relaxed = std::sync::atomic::Ordering::Relaxed;
-    assert_eq!(stack.stats.executions_failed.load(relaxed), 0, "{:?}", stack.stats);
-    assert_eq!(stack.stats.items_failed.load(relaxed), 0, "{:?}", stack.stats);
-    assert_eq!(stack.dlq.attributes().await.unwrap().visible, 0, "nothing parked");
+    assert_eq!(stack.dev.pipe.executions_failed.load(relaxed), 0, "{:?}", stack.dev.pipe);
+    assert_eq!(stack.dev.pipe.items_failed.load(relaxed), 0, "{:?}", stack.dev.pipe);
+    assert_eq!(stack.dev.dlq.attributes().await.unwrap().visible, 0, "nothing parked");
     stack.stop().await;
 }
