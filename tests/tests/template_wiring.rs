@@ -415,3 +415,21 @@ fn every_variable_the_template_sets_is_one_the_code_reads() {
     }
     assert!(unknown.is_empty(), "the template sets variables no configuration reads: {unknown:?}");
 }
+
+/// Every pipe hands an execution at most the batch that ingest's message cap was computed
+/// for (`sluice_domain::queue::PIPE_BATCH_SIZE`): a larger batch of the largest rows would
+/// exceed Step Functions' input limit and fail every message in it.
+#[test]
+fn pipe_batches_are_no_larger_than_the_message_cap_allows() {
+    let template = template();
+    let sizes: Vec<usize> = template
+        .lines()
+        .filter(|l| l.contains("SqsQueueParameters"))
+        .filter_map(|l| l.split("BatchSize:").nth(1))
+        .map(|rest| rest.trim_matches(|c: char| !c.is_ascii_digit()).parse().unwrap())
+        .collect();
+    assert!(!sizes.is_empty(), "no pipe found");
+    for size in sizes {
+        assert!(size <= sluice_domain::queue::PIPE_BATCH_SIZE, "a pipe's BatchSize is {size}");
+    }
+}

@@ -20,8 +20,8 @@ pub mod rules;
 pub use delay::{DelayQueue, DelayedMessage, DelayedOutcome, ReceivedDelayedMessage};
 
 pub use message::{
-    Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure,
-    SendOutcome,
+    Accepted, EXECUTION_INPUT_LIMIT, MAX_MESSAGE_BYTES, MessageId, OutgoingMessage, PIPE_BATCH_SIZE, QueueAttributes,
+    RECORD_ENVELOPE_BYTES, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure, SendOutcome,
 };
 
 use std::future::Future;

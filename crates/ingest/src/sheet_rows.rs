@@ -11,6 +11,7 @@
 
 use crate::rejection::{ErrorCode, Rejection};
 use serde_json::{Map, Value};
+use sluice_domain::queue::{EXECUTION_INPUT_LIMIT, MAX_MESSAGE_BYTES, PIPE_BATCH_SIZE};
 use sluice_domain::{SheetRow, SheetWork};
 
 /// The route.
@@ -48,7 +49,27 @@ pub fn parse(body: &[u8], received_at_ms: u64) -> Result<SheetWork, InvalidRow> 
         });
     };
     let row_id = object.get("row_id").and_then(Value::as_str).filter(|id| usable_id(id)).map(str::to_owned);
-    read(&object).map(|row| SheetWork::new(row, received_at_ms)).map_err(|rejection| InvalidRow { rejection, row_id })
+    let work = read(&object).map(|row| SheetWork::new(row, received_at_ms));
+    let work = work.and_then(fits_a_batch).map_err(|rejection| InvalidRow { rejection, row_id })?;
+    Ok(work)
+}
+
+/// A row whose message would not leave room for a full pipe batch within
+/// Step Functions' input limit is refused here: enqueued, it would fail
+/// its whole batch, other sheets' rows included, on every delivery.
+fn fits_a_batch(work: SheetWork) -> Result<SheetWork, Rejection> {
+    let size = work.to_message().escaped_len();
+    if size <= MAX_MESSAGE_BYTES {
+        return Ok(work);
+    }
+    Err(Rejection::new(
+        ErrorCode::PayloadTooLarge,
+        format!(
+            "the row takes {size} bytes as a queue message; at most {MAX_MESSAGE_BYTES} fit, because \
+             {PIPE_BATCH_SIZE} messages make one Step Functions execution, whose input is limited to \
+             {EXECUTION_INPUT_LIMIT} bytes"
+        ),
+    ))
 }
 
 fn read(object: &Map<String, Value>) -> Result<SheetRow, Rejection> {
@@ -140,6 +161,18 @@ mod tests {
         assert_eq!(work.row.header.as_deref().map(<[String]>::len), Some(4));
         assert_eq!(work.event_id, "r:cred-1:1AbC_d-9:0:sub-1:row-1");
         assert_eq!(work.trace_id(), "row:row-1");
+    }
+
+    #[test]
+    fn a_row_too_big_for_a_full_pipe_batch_is_refused_with_the_reason() {
+        // Quotes count twice once escaped: a cell of quotes is measured so.
+        let fits = "x".repeat(MAX_MESSAGE_BYTES - 600);
+        assert!(parse(&body(json!({"values": [fits]})), 5).is_ok());
+        let quotes = "\"".repeat(MAX_MESSAGE_BYTES / 2);
+        let invalid = parse(&body(json!({"values": [quotes]})), 5).unwrap_err();
+        assert_eq!(invalid.rejection.code, ErrorCode::PayloadTooLarge);
+        assert!(invalid.rejection.message.contains("262144"), "{}", invalid.rejection.message);
+        assert_eq!(invalid.row_id.as_deref(), Some("row-1"), "the refusal is logged where the sender looks");
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub struct PipeConfig {
 impl Default for PipeConfig {
     fn default() -> Self {
         Self {
-            batch_size: 10,
+            batch_size: sluice_domain::queue::PIPE_BATCH_SIZE as u8,
             visibility_timeout: Duration::from_secs(330),
             wait: Duration::from_secs(1),
             workers: 4,

@@ -5,6 +5,22 @@ use crate::{DedupId, GroupKey};
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
+/// Messages the pipe hands one Step Functions execution at most: the
+/// template's `BatchSize`, and `sluice dev`'s pipe.
+pub const PIPE_BATCH_SIZE: usize = 10;
+/// Step Functions' limit on an execution's input (UTF-8 bytes of JSON).
+pub const EXECUTION_INPUT_LIMIT: usize = 262_144;
+/// What the pipe wraps around each body in the execution input, at most:
+/// the SQS record's message id, receipt handle, attributes (group and
+/// deduplication ids of up to 128 characters each), MD5, source ARN.
+pub const RECORD_ENVELOPE_BYTES: usize = 2_048;
+/// The largest message body, measured escaped as the JSON string it is in
+/// the execution input, that keeps a full batch within the input limit.
+/// A larger one would fail its whole batch, other groups' messages
+/// included, with `States.DataLimitExceeded` on every delivery.
+pub const MAX_MESSAGE_BYTES: usize = EXECUTION_INPUT_LIMIT / PIPE_BATCH_SIZE - RECORD_ENVELOPE_BYTES;
+const _: () = assert!(PIPE_BATCH_SIZE * (MAX_MESSAGE_BYTES + RECORD_ENVELOPE_BYTES) <= EXECUTION_INPUT_LIMIT);
+
 /// A message to enqueue: its FIFO group, its deduplication id and its body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutgoingMessage {
@@ -16,6 +32,11 @@ pub struct OutgoingMessage {
 impl OutgoingMessage {
     pub fn new(group: GroupKey, dedup: DedupId, body: impl Into<String>) -> Self {
         Self { group, dedup, body: body.into() }
+    }
+
+    /// The body's size as the pipe passes it on: a JSON string, escaped.
+    pub fn escaped_len(&self) -> usize {
+        serde_json::to_string(&self.body).map_or(usize::MAX, |escaped| escaped.len())
     }
 }
 
