@@ -1,13 +1,9 @@
--- Prepended to the scripts that move a message to another queue
--- (receive.lua to the dead-letter queue, move_messages.lua for redrive):
--- takes message seq of group g out of the queue of KEYS[2..5] and puts it
--- at the tail of its group in the queue of KEYS[9..15], with meta as the
--- caller has updated it. One definition, so the two moves cannot drift
--- apart from the key layout (see receive.lua and send.lua).
---
--- Uses KEYS[2] body, KEYS[3] meta, KEYS[4] order, KEYS[5] arrival of the
--- source and KEYS[9..15] cfg, body, meta, order, arrival, ready, gstate of
--- the target.
+-- Prepended to receive.lua (dead-letter move) and move_messages.lua
+-- (redrive), so both moves follow one key layout: takes message seq of
+-- group g out of the source (KEYS[2..5]: body, meta, order, arrival) and
+-- puts it, with meta as the caller updated it, at the tail of its group
+-- in the target (KEYS[9..15]: cfg, body, meta, order, arrival, ready,
+-- gstate).
 
 local function move_message(g, seq, meta)
   local body = redis.call('HGET', KEYS[2], seq)

@@ -66,8 +66,6 @@ while taken < max do
       local seq = tonumber(string.sub(member, #g + 2))
       local meta = cjson.decode(redis.call('HGET', KEYS[3], seq))
       if dlq and meta.rc >= max_receives then
-        -- Recorded for redrive (move_messages.lua moves back only what
-        -- came from the queue it is asked about).
         meta.src = ARGV[4]
         meta.vis = 0
         move_message(g, seq, meta)

@@ -28,8 +28,7 @@ use tokio::time::Instant;
 const FIRST_POLL: Duration = Duration::from_millis(25);
 const LONGEST_POLL: Duration = Duration::from_secs(1);
 
-/// One FIFO queue of a backend, as a [`WorkQueue`] (and, by name, the
-/// standard queue inside an [`EmbeddedDelayQueue`](crate::EmbeddedDelayQueue)).
+/// One FIFO queue of a backend, as a [`WorkQueue`].
 #[derive(Debug, Clone)]
 pub struct EmbeddedQueue<B> {
     backend: B,
