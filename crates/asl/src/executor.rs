@@ -8,6 +8,7 @@ use crate::definition::reader::IoPath;
 use crate::definition::{Scope, State, StateKind, StateMachine, TaskTarget, Transition};
 use crate::failure::{Failure, abbreviated};
 use crate::history::{EventDetails, EventType, History, HistoryEvent, Line};
+use crate::recovery;
 use crate::task_registry::TaskRegistry;
 use futures::FutureExt;
 use futures::future::{BoxFuture, Either, select};
@@ -219,7 +220,7 @@ impl<'a> Visit<'a> {
     async fn run(self, input: Value, line: &mut Line) -> Result<Step, Failure> {
         match &self.state.kind {
             StateKind::Pass(pass) => pass.run(self, input),
-            StateKind::Task(task) => task.run(self, input, line).await,
+            StateKind::Task(task) => recovery::run(task.as_ref(), self, input, line).await,
             StateKind::Choice(choice) => choice.run(self, input),
             StateKind::Wait(wait) => wait.run(self, input).await,
             StateKind::Succeed => {
@@ -227,8 +228,8 @@ impl<'a> Visit<'a> {
                 self.output(effective).map(Step::Continue)
             }
             StateKind::Fail(fail) => Err(fail.failure(self, &input)),
-            StateKind::Parallel(parallel) => parallel.run(self, input, line).await,
-            StateKind::Map(map) => map.run(self, input, line).await,
+            StateKind::Parallel(parallel) => recovery::run(parallel, self, input, line).await,
+            StateKind::Map(map) => recovery::run(map.as_ref(), self, input, line).await,
         }
     }
 

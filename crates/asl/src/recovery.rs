@@ -8,6 +8,7 @@ use crate::definition::reader::Fields;
 use crate::definition::state::StateParse;
 use crate::executor::{Step, Visit};
 use crate::failure::Failure;
+use crate::history::Line;
 use crate::retry::{Retrier, RetryCounts};
 use rand::rngs::StdRng;
 use serde_json::Value;
@@ -26,6 +27,41 @@ enum Decision<'c> {
     RetryAfter(Duration),
     Catch(&'c Catcher),
     Fail,
+}
+
+/// Task, Parallel and Map: the states that Retry and Catch apply to. Each
+/// defines one attempt; [`run`] repeats it as the retriers allow and hands
+/// a final failure to the catchers.
+pub(crate) trait Attempted {
+    fn recovery(&self) -> &Recovery;
+
+    /// One attempt: InputPath to OutputPath, from the state's `raw` input;
+    /// `retry_count` is `$$.State.RetryCount`. InputPath gives the same
+    /// input every attempt, and its failure (`States.Runtime`) is never
+    /// retried, so applying it in each attempt changes nothing.
+    async fn attempt(&self, visit: Visit<'_>, raw: &Value, retry_count: u32, line: &mut Line)
+    -> Result<Value, Failure>;
+}
+
+/// Runs one visit to `state`: attempts until one succeeds, or a failure is
+/// caught or final.
+pub(crate) async fn run(
+    state: &impl Attempted,
+    visit: Visit<'_>,
+    raw: Value,
+    line: &mut Line,
+) -> Result<Step, Failure> {
+    let recovery = state.recovery();
+    let mut attempts = Attempts { recovery, counts: RetryCounts::new(&recovery.retry), retry_count: 0 };
+    loop {
+        let failure = match state.attempt(visit, &raw, attempts.retry_count, line).await {
+            Ok(output) => return Ok(Step::Continue(output)),
+            Err(failure) => failure,
+        };
+        if let Some(end) = attempts.recover(visit, &raw, failure).await {
+            return end;
+        }
+    }
 }
 
 impl Recovery {
@@ -50,11 +86,6 @@ impl Recovery {
         self.catch.iter().map(|c| c.next)
     }
 
-    /// The retry state of one visit to the state.
-    pub(crate) fn attempts(&self) -> Attempts<'_> {
-        Attempts { recovery: self, counts: RetryCounts::new(&self.retry), retry_count: 0 }
-    }
-
     fn decide(&self, failure: &Failure, counts: &mut RetryCounts, rng: &Mutex<StdRng>) -> Decision<'_> {
         let delay = {
             let mut rng = rng.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -70,22 +101,17 @@ impl Recovery {
 /// The attempts of one visit: how often each retrier has fired, and
 /// `$$.State.RetryCount`.
 #[derive(Debug)]
-pub(crate) struct Attempts<'r> {
+struct Attempts<'r> {
     recovery: &'r Recovery,
     counts: RetryCounts,
-    pub(crate) retry_count: u32,
+    retry_count: u32,
 }
 
 impl Attempts<'_> {
     /// After a failed attempt: `None` to attempt again (the retrier's wait
     /// has passed on the execution's clock), or how the state ends: at a
     /// catcher's state, or failed. `raw` is the state's input, for catchers.
-    pub(crate) async fn recover(
-        &mut self,
-        visit: Visit<'_>,
-        raw: &Value,
-        failure: Failure,
-    ) -> Option<Result<Step, Failure>> {
+    async fn recover(&mut self, visit: Visit<'_>, raw: &Value, failure: Failure) -> Option<Result<Step, Failure>> {
         match self.recovery.decide(&failure, &mut self.counts, &visit.run.jitter) {
             Decision::RetryAfter(delay) => {
                 visit.run.clock.sleep(delay).await;

@@ -15,6 +15,8 @@
 pub mod batching;
 pub mod delay;
 mod message;
+#[cfg(test)]
+mod recorder;
 pub mod rules;
 
 pub use delay::{DelayQueue, DelayedMessage, DelayedOutcome, ReceivedDelayedMessage};

@@ -33,23 +33,11 @@ for _, s in ipairs(seqs) do
   local until_ms = tonumber(redis.call('ZSCORE', KEYS[8], g))
   local in_flight = until_ms ~= nil and until_ms > now
   if not in_flight and (ARGV[1] == '' or meta.src == ARGV[1]) then
-    local body = redis.call('HGET', KEYS[2], seq)
-    redis.call('HDEL', KEYS[2], seq)
-    redis.call('HDEL', KEYS[3], seq)
-    redis.call('ZREM', KEYS[4], g .. ' ' .. string.format('%020d', seq))
-    redis.call('ZREM', KEYS[5], seq)
     meta.rc = 0
     meta.fr = 0
     meta.vis = 0
     meta.src = nil
-    local nseq = redis.call('HINCRBY', KEYS[9], 'seq', 1)
-    redis.call('HSET', KEYS[10], nseq, body)
-    redis.call('HSET', KEYS[11], nseq, cjson.encode(meta))
-    redis.call('ZADD', KEYS[12], 0, g .. ' ' .. string.format('%020d', nseq))
-    redis.call('ZADD', KEYS[13], nseq, nseq)
-    if redis.call('HSETNX', KEYS[15], g, 'r') == 1 then
-      redis.call('RPUSH', KEYS[14], g)
-    end
+    move_message(g, seq, meta)
     moved = moved + 1
   end
 end

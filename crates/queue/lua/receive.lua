@@ -51,24 +51,6 @@ for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now)) do
   end
 end
 
-local function to_dead_letter_queue(g, member, seq, meta)
-  local body = redis.call('HGET', KEYS[2], seq)
-  redis.call('HDEL', KEYS[2], seq)
-  redis.call('HDEL', KEYS[3], seq)
-  redis.call('ZREM', KEYS[4], member)
-  redis.call('ZREM', KEYS[5], seq)
-  local dseq = redis.call('HINCRBY', KEYS[9], 'seq', 1)
-  meta.src = ARGV[4]
-  meta.vis = 0
-  redis.call('HSET', KEYS[10], dseq, body)
-  redis.call('HSET', KEYS[11], dseq, cjson.encode(meta))
-  redis.call('ZADD', KEYS[12], 0, g .. ' ' .. string.format('%020d', dseq))
-  redis.call('ZADD', KEYS[13], dseq, dseq)
-  if redis.call('HSETNX', KEYS[15], g, 'r') == 1 then
-    redis.call('RPUSH', KEYS[14], g)
-  end
-end
-
 local out = {'ok', cfg[3], -1}
 local taken = 0
 while taken < max do
@@ -84,7 +66,9 @@ while taken < max do
       local seq = tonumber(string.sub(member, #g + 2))
       local meta = cjson.decode(redis.call('HGET', KEYS[3], seq))
       if dlq and meta.rc >= max_receives then
-        to_dead_letter_queue(g, member, seq, meta)
+        meta.src = ARGV[4]
+        meta.vis = 0
+        move_message(g, seq, meta)
       else
         meta.rc = meta.rc + 1
         if meta.fr == 0 then meta.fr = now end

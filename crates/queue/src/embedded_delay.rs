@@ -5,36 +5,36 @@
 
 use crate::backend::QueueBackend;
 use crate::config::QueueKind;
-use crate::embedded::long_poll;
+use crate::embedded::{EmbeddedQueue, long_poll};
 use crate::error::QueueError;
 use crate::validation;
-use sluice_domain::DelayQueue;
 use sluice_domain::queue::{
     DelayedMessage, DelayedOutcome, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedDelayedMessage,
     ReceivedMessage,
 };
+use sluice_domain::{DelayQueue, WorkQueue};
 use std::time::Duration;
 
-/// One standard queue of a backend, as a [`DelayQueue`].
+/// One standard queue of a backend, as a [`DelayQueue`]. It wraps an
+/// [`EmbeddedQueue`] of the same name because deleting, changing
+/// visibility and counting are the same backend calls on a FIFO and a
+/// standard queue; only sending and receiving differ.
 #[derive(Debug, Clone)]
-pub struct EmbeddedDelayQueue<B> {
-    backend: B,
-    name: String,
-}
+pub struct EmbeddedDelayQueue<B>(EmbeddedQueue<B>);
 
 impl<B: QueueBackend> EmbeddedDelayQueue<B> {
     /// The standard queue `name` of `backend`; it is not checked to exist
     /// (or to be standard) until used.
     pub fn new(backend: B, name: impl Into<String>) -> Self {
-        Self { backend, name: name.into() }
+        Self(EmbeddedQueue::new(backend, name))
     }
 
     pub fn name(&self) -> &str {
-        &self.name
+        self.0.name()
     }
 
     pub fn backend(&self) -> &B {
-        &self.backend
+        self.0.backend()
     }
 }
 
@@ -42,7 +42,7 @@ impl<B: QueueBackend> DelayQueue for EmbeddedDelayQueue<B> {
     type Error = QueueError;
 
     async fn send_delayed_call(&self, entries: &[&DelayedMessage]) -> Result<Vec<DelayedOutcome>, QueueError> {
-        match self.backend.send_delayed(&self.name, entries).await {
+        match self.backend().send_delayed(self.name(), entries).await {
             Ok(ids) => Ok(ids.into_iter().map(Ok).collect()),
             // A FIFO queue: every entry is refused, as SQS refuses them.
             Err(err) => match err.entry_failure() {
@@ -53,23 +53,22 @@ impl<B: QueueBackend> DelayQueue for EmbeddedDelayQueue<B> {
     }
 
     async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedDelayedMessage>, QueueError> {
-        validation::check_kind(&self.name, QueueKind::Standard)?;
+        validation::check_kind(self.name(), QueueKind::Standard)?;
         let (max, visibility, wait) = (request.max_messages(), request.visibility_timeout(), request.wait());
-        let messages = long_poll(&self.backend, &self.name, max, visibility, wait, None).await?;
+        let messages = long_poll(self.backend(), self.name(), max, visibility, wait, None).await?;
         Ok(messages.into_iter().map(delayed).collect())
     }
 
     async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), QueueError> {
-        self.backend.delete_message(&self.name, receipt).await
+        WorkQueue::delete(&self.0, receipt).await
     }
 
     async fn change_visibility(&self, receipt: &ReceiptHandle, timeout: Duration) -> Result<(), QueueError> {
-        sluice_domain::queue::rules::check_visibility_timeout(timeout)?;
-        self.backend.change_visibility(&self.name, receipt, timeout).await
+        WorkQueue::change_visibility(&self.0, receipt, timeout).await
     }
 
     async fn attributes(&self) -> Result<QueueAttributes, QueueError> {
-        self.backend.attributes(&self.name).await
+        WorkQueue::attributes(&self.0).await
     }
 }
 

@@ -9,18 +9,18 @@
 //! the others are stopped. Distributed mode is refused at load.
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-map-inline.html>.
 
+use super::result_processing::ResultProcessing;
 use crate::context_object::ContextObject;
 use crate::data_limit;
 use crate::definition::Scope;
 use crate::definition::reader::Fields;
 use crate::definition::state::StateParse;
-use crate::executor::{Step, Visit, run_scope};
+use crate::executor::{Visit, run_scope};
 use crate::failure::{Failure, abbreviated};
 use crate::history::{EventDetails, EventType, Line};
 use crate::path::Path;
 use crate::payload_template::PayloadTemplate;
-use crate::recovery::Recovery;
-use crate::reference_path::ResultPath;
+use crate::recovery::{Attempted, Recovery};
 use futures::{StreamExt, TryStreamExt, stream};
 use serde_json::Value;
 
@@ -33,8 +33,7 @@ pub(crate) struct MapState {
     item_selector: Option<PayloadTemplate>,
     pub(crate) processor: Scope,
     max_concurrency: MaxConcurrency,
-    result_selector: Option<PayloadTemplate>,
-    result_path: ResultPath,
+    result: ResultProcessing,
     pub(crate) recovery: Recovery,
 }
 
@@ -69,33 +68,19 @@ impl MapState {
             item_selector,
             processor: processor?,
             max_concurrency: max_concurrency?,
-            result_selector: fields.template("ResultSelector"),
-            result_path: fields.result_path("ResultPath"),
+            result: ResultProcessing::parse(fields),
             recovery: recovery?,
         })
     }
+}
 
-    pub(crate) async fn run(&self, visit: Visit<'_>, raw: Value, line: &mut Line) -> Result<Step, Failure> {
-        let effective = visit.input(&raw)?;
-        let mut attempts = self.recovery.attempts();
-        loop {
-            let failure = match self.attempt(visit, &raw, &effective, line).await {
-                Ok(output) => return Ok(Step::Continue(output)),
-                Err(failure) => failure,
-            };
-            if let Some(end) = attempts.recover(visit, &raw, failure).await {
-                return end;
-            }
-        }
+impl Attempted for MapState {
+    fn recovery(&self) -> &Recovery {
+        &self.recovery
     }
 
-    async fn attempt(
-        &self,
-        visit: Visit<'_>,
-        raw: &Value,
-        effective: &Value,
-        line: &mut Line,
-    ) -> Result<Value, Failure> {
+    async fn attempt(&self, visit: Visit<'_>, raw: &Value, _: u32, line: &mut Line) -> Result<Value, Failure> {
+        let effective = &visit.input(raw)?;
         let context = visit.context();
         let items = match &self.items_path {
             None => effective.clone(),
@@ -135,14 +120,11 @@ impl MapState {
             return Err(failure);
         }
         visit.record(line, EventType::MapStateSucceeded, EventDetails::state(name));
-        let result = match &self.result_selector {
-            Some(template) => template.evaluate(&result, &context)?,
-            None => result,
-        };
-        let output = self.result_path.apply(raw.clone(), result)?;
-        visit.output(output)
+        self.result.output(visit, raw, result, &context)
     }
+}
 
+impl MapState {
     async fn iteration(
         &self,
         visit: Visit<'_>,

@@ -6,6 +6,7 @@ pub(crate) mod fail;
 pub(crate) mod map;
 pub(crate) mod parallel;
 pub(crate) mod pass;
+mod result_processing;
 pub(crate) mod task;
 mod task_call;
 pub(crate) mod wait;

@@ -3,15 +3,15 @@
 //! to fail fails the state, and the other branches are stopped.
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-parallel.html>.
 
+use super::result_processing::ResultProcessing;
 use crate::definition::Scope;
 use crate::definition::reader::type_name;
 use crate::definition::state::StateParse;
-use crate::executor::{Step, Visit, run_scope};
+use crate::executor::{Visit, run_scope};
 use crate::failure::Failure;
 use crate::history::{EventDetails, EventType, Line};
 use crate::payload_template::PayloadTemplate;
-use crate::recovery::Recovery;
-use crate::reference_path::ResultPath;
+use crate::recovery::{Attempted, Recovery};
 use futures::future::try_join_all;
 use serde_json::Value;
 
@@ -19,8 +19,7 @@ use serde_json::Value;
 pub(crate) struct ParallelState {
     pub(crate) branches: Vec<Scope>,
     parameters: Option<PayloadTemplate>,
-    result_selector: Option<PayloadTemplate>,
-    result_path: ResultPath,
+    result: ResultProcessing,
     pub(crate) recovery: Recovery,
 }
 
@@ -56,33 +55,19 @@ impl ParallelState {
         Some(Self {
             branches: branches?,
             parameters: fields.template("Parameters"),
-            result_selector: fields.template("ResultSelector"),
-            result_path: fields.result_path("ResultPath"),
+            result: ResultProcessing::parse(fields),
             recovery: recovery?,
         })
     }
+}
 
-    pub(crate) async fn run(&self, visit: Visit<'_>, raw: Value, line: &mut Line) -> Result<Step, Failure> {
-        let effective = visit.input(&raw)?;
-        let mut attempts = self.recovery.attempts();
-        loop {
-            let failure = match self.attempt(visit, &raw, &effective, line).await {
-                Ok(output) => return Ok(Step::Continue(output)),
-                Err(failure) => failure,
-            };
-            if let Some(end) = attempts.recover(visit, &raw, failure).await {
-                return end;
-            }
-        }
+impl Attempted for ParallelState {
+    fn recovery(&self) -> &Recovery {
+        &self.recovery
     }
 
-    async fn attempt(
-        &self,
-        visit: Visit<'_>,
-        raw: &Value,
-        effective: &Value,
-        line: &mut Line,
-    ) -> Result<Value, Failure> {
+    async fn attempt(&self, visit: Visit<'_>, raw: &Value, _: u32, line: &mut Line) -> Result<Value, Failure> {
+        let effective = &visit.input(raw)?;
         let context = visit.context();
         let input = match &self.parameters {
             Some(template) => template.evaluate(effective, &context)?,
@@ -116,11 +101,6 @@ impl ParallelState {
                 return Err(failure);
             }
         };
-        let result = match &self.result_selector {
-            Some(template) => template.evaluate(&result, &context)?,
-            None => result,
-        };
-        let output = self.result_path.apply(raw.clone(), result)?;
-        visit.output(output)
+        self.result.output(visit, raw, result, &context)
     }
 }

@@ -2,17 +2,17 @@
 //! ResultPath → OutputPath, with Retry, Catch and TimeoutSeconds.
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html>.
 
+use super::result_processing::ResultProcessing;
 use super::task_call;
 use crate::data_limit;
 use crate::definition::MAX_TIMEOUT_SECONDS;
 use crate::definition::state::StateParse;
-use crate::executor::{Step, Visit};
+use crate::executor::Visit;
 use crate::failure::Failure;
 use crate::history::Line;
 use crate::lambda::{self, LAMBDA_INVOKE};
 use crate::payload_template::PayloadTemplate;
-use crate::recovery::Recovery;
-use crate::reference_path::ResultPath;
+use crate::recovery::{Attempted, Recovery};
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
@@ -21,8 +21,7 @@ use std::time::Duration;
 pub(crate) struct TaskState {
     pub(crate) resource: Resource,
     parameters: Option<PayloadTemplate>,
-    result_selector: Option<PayloadTemplate>,
-    result_path: ResultPath,
+    result: ResultProcessing,
     timeout: Option<Duration>,
     pub(crate) recovery: Recovery,
 }
@@ -82,8 +81,7 @@ impl TaskState {
         Some(Self {
             resource: resource?,
             parameters,
-            result_selector: fields.template("ResultSelector"),
-            result_path: fields.result_path("ResultPath"),
+            result: ResultProcessing::parse(fields),
             timeout: timeout.map(Duration::from_secs),
             recovery: recovery?,
         })
@@ -100,29 +98,21 @@ impl TaskState {
             _ => None,
         }
     }
+}
 
-    pub(crate) async fn run(&self, visit: Visit<'_>, raw: Value, line: &mut Line) -> Result<Step, Failure> {
-        let effective = visit.input(&raw)?;
-        let mut attempts = self.recovery.attempts();
-        loop {
-            let failure = match self.attempt(visit, &raw, &effective, attempts.retry_count, line).await {
-                Ok(output) => return Ok(Step::Continue(output)),
-                Err(failure) => failure,
-            };
-            if let Some(end) = attempts.recover(visit, &raw, failure).await {
-                return end;
-            }
-        }
+impl Attempted for TaskState {
+    fn recovery(&self) -> &Recovery {
+        &self.recovery
     }
 
     async fn attempt(
         &self,
         visit: Visit<'_>,
         raw: &Value,
-        effective: &Value,
         retry_count: u32,
         line: &mut Line,
     ) -> Result<Value, Failure> {
+        let effective = &visit.input(raw)?;
         let context = visit.context().with_retry_count(retry_count);
         let parameters = match &self.parameters {
             Some(template) => template.evaluate(effective, &context)?,
@@ -130,11 +120,6 @@ impl TaskState {
         };
         data_limit::check(&parameters, || data_limit::input_cause(&visit.state.name))?;
         let result = task_call::call(visit, &self.resource, parameters, self.timeout, line).await?;
-        let result = match &self.result_selector {
-            Some(template) => template.evaluate(&result, &context)?,
-            None => result,
-        };
-        let output = self.result_path.apply(raw.clone(), result)?;
-        visit.output(output)
+        self.result.output(visit, raw, result, &context)
     }
 }

@@ -123,63 +123,8 @@ impl<'a> Sending<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::{Accepted, MessageId, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage};
+    use crate::queue::recorder::{Recorder, now};
     use crate::{DedupId, GroupKey};
-    use std::sync::Mutex;
-    use std::time::Duration;
-
-    /// Records every call; fails an entry whose body starts with `fail`, and
-    /// a whole call when any body is `down`.
-    #[derive(Debug, Default)]
-    struct Recorder {
-        calls: Mutex<Vec<Vec<String>>>,
-    }
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("queue unreachable")]
-    struct Down;
-
-    impl WorkQueue for Recorder {
-        type Error = Down;
-
-        async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, Down> {
-            assert!(entries.len() <= MAX_BATCH_ENTRIES);
-            assert!(entries.iter().map(|e| e.body.len()).sum::<usize>() <= MAX_PAYLOAD_BYTES);
-            self.calls.lock().unwrap().push(entries.iter().map(|e| e.body.clone()).collect());
-            if entries.iter().any(|e| e.body == "down") {
-                return Err(Down);
-            }
-            Ok(entries
-                .iter()
-                .map(|e| {
-                    if e.body.starts_with("fail") {
-                        SendOutcome::Failed(SendFailure::new("InternalError", "try again", false))
-                    } else {
-                        SendOutcome::Accepted(Accepted {
-                            message_id: MessageId::new(format!("id-{}", e.body)),
-                            sequence_number: "1".into(),
-                        })
-                    }
-                })
-                .collect())
-        }
-
-        async fn receive(&self, _: ReceiveRequest) -> Result<Vec<ReceivedMessage>, Down> {
-            Ok(Vec::new())
-        }
-
-        async fn delete(&self, _: &ReceiptHandle) -> Result<(), Down> {
-            Ok(())
-        }
-
-        async fn change_visibility(&self, _: &ReceiptHandle, _: Duration) -> Result<(), Down> {
-            Ok(())
-        }
-
-        async fn attributes(&self) -> Result<QueueAttributes, Down> {
-            Ok(QueueAttributes::default())
-        }
-    }
 
     fn message(group: &str, body: &str) -> OutgoingMessage {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -187,14 +132,8 @@ mod tests {
         OutgoingMessage::new(GroupKey::parse(group).unwrap(), DedupId::parse(&dedup).unwrap(), body)
     }
 
-    /// The recorder never waits, so one poll finishes the send.
     fn run(queue: &Recorder, entries: &[OutgoingMessage]) -> Vec<SendOutcome> {
-        let mut future = std::pin::pin!(queue.send_batch(entries));
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        match future.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(outcomes) => outcomes,
-            std::task::Poll::Pending => panic!("the recorder never waits"),
-        }
+        now(queue.send_batch(entries))
     }
 
     fn codes_of(outcomes: &[SendOutcome]) -> Vec<&str> {
@@ -212,7 +151,7 @@ mod tests {
         let queue = Recorder::default();
         let entries: Vec<_> = (0..25).map(|i| message(&format!("g{}", i % 3), &format!("m{i}"))).collect();
         let outcomes = run(&queue, &entries);
-        let calls = queue.calls.lock().unwrap().clone();
+        let calls = queue.bodies();
         assert_eq!(calls.iter().map(Vec::len).collect::<Vec<_>>(), [10, 10, 5]);
         let sent: Vec<String> = calls.concat();
         assert_eq!(sent, entries.iter().map(|e| e.body.clone()).collect::<Vec<_>>());
@@ -228,7 +167,7 @@ mod tests {
         let big = "x".repeat(MAX_PAYLOAD_BYTES / 2);
         let entries: Vec<_> = (0..3).map(|i| message("g", &format!("{i}{big}"))).collect();
         let outcomes = run(&queue, &entries);
-        assert_eq!(queue.calls.lock().unwrap().iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 1]);
+        assert_eq!(queue.bodies().iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 1]);
         assert!(outcomes.iter().all(SendOutcome::is_accepted));
     }
 
@@ -248,7 +187,7 @@ mod tests {
             assert_eq!(*code, expected, "{}", entry.body);
         }
         // Halted entries were never sent.
-        let calls = queue.calls.lock().unwrap().clone();
+        let calls = queue.bodies();
         assert_eq!(calls[1], ["x1", "x3", "x5"]);
     }
 
@@ -260,7 +199,7 @@ mod tests {
         assert_eq!(codes_of(&outcomes), ["ok", "InvalidMessageContents", codes::GROUP_HALTED, "ok"]);
         let SendOutcome::Failed(f) = &outcomes[1] else { unreachable!() };
         assert!(f.sender_fault && f.message.contains("U+0000"), "{f:?}");
-        assert_eq!(queue.calls.lock().unwrap().concat(), ["ok", "fine"]);
+        assert_eq!(queue.bodies().concat(), ["ok", "fine"]);
     }
 
     #[test]
@@ -282,6 +221,6 @@ mod tests {
     fn an_empty_send_makes_no_call() {
         let queue = Recorder::default();
         assert!(run(&queue, &[]).is_empty());
-        assert!(queue.calls.lock().unwrap().is_empty());
+        assert!(queue.bodies().is_empty());
     }
 }

@@ -199,71 +199,7 @@ async fn send_call<Q: DelayQueue + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::ReceiveRequest;
-    use std::sync::Mutex;
-
-    /// Records every call; fails an entry whose body starts with `fail`,
-    /// and a whole call when any body is `down`.
-    #[derive(Debug, Default)]
-    struct Recorder {
-        calls: Mutex<Vec<Call>>,
-    }
-
-    /// One call's entries: body and delay.
-    type Call = Vec<(String, Option<Duration>)>;
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("queue unreachable")]
-    struct Down;
-
-    impl DelayQueue for Recorder {
-        type Error = Down;
-
-        async fn send_delayed_call(&self, entries: &[&DelayedMessage]) -> Result<Vec<DelayedOutcome>, Down> {
-            assert!(entries.len() <= MAX_BATCH_ENTRIES);
-            assert!(entries.iter().map(|e| e.body.len()).sum::<usize>() <= MAX_PAYLOAD_BYTES);
-            self.calls.lock().unwrap().push(entries.iter().map(|e| (e.body.clone(), e.delay)).collect());
-            if entries.iter().any(|e| e.body == "down") {
-                return Err(Down);
-            }
-            Ok(entries
-                .iter()
-                .map(|e| {
-                    if e.body.starts_with("fail") {
-                        Err(SendFailure::new("InternalError", "try again", false))
-                    } else {
-                        Ok(MessageId::new(format!("id-{}", e.body)))
-                    }
-                })
-                .collect())
-        }
-
-        async fn receive(&self, _: ReceiveRequest) -> Result<Vec<ReceivedDelayedMessage>, Down> {
-            Ok(Vec::new())
-        }
-
-        async fn delete(&self, _: &ReceiptHandle) -> Result<(), Down> {
-            Ok(())
-        }
-
-        async fn change_visibility(&self, _: &ReceiptHandle, _: Duration) -> Result<(), Down> {
-            Ok(())
-        }
-
-        async fn attributes(&self) -> Result<QueueAttributes, Down> {
-            Ok(QueueAttributes::default())
-        }
-    }
-
-    /// The recorder never waits, so one poll finishes a send.
-    fn now<T>(future: impl Future<Output = T>) -> T {
-        let mut future = std::pin::pin!(future);
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        match future.as_mut().poll(&mut cx) {
-            std::task::Poll::Ready(value) => value,
-            std::task::Poll::Pending => panic!("the recorder never waits"),
-        }
-    }
+    use crate::queue::recorder::{Recorder, now};
 
     fn codes_of(outcomes: &[DelayedOutcome]) -> Vec<String> {
         outcomes.iter().map(|o| o.as_ref().map_or_else(|f| f.code.clone(), |_| "ok".into())).collect()
@@ -274,10 +210,10 @@ mod tests {
         let queue = Recorder::default();
         let id = now(queue.send_delayed(&DelayedMessage::new("flush s1", Duration::from_secs(7)))).unwrap();
         assert_eq!(id.as_str(), "id-flush s1");
-        let calls = queue.calls.lock().unwrap().clone();
+        let calls = queue.calls();
         assert_eq!(calls, [vec![("flush s1".to_owned(), Some(Duration::from_secs(7)))]]);
         now(queue.send_delayed(&DelayedMessage::queue_default("default"))).unwrap();
-        assert_eq!(queue.calls.lock().unwrap()[1][0].1, None, "no delay named: the queue's applies");
+        assert_eq!(queue.calls()[1][0].1, None, "no delay named: the queue's applies");
     }
 
     #[test]
@@ -285,7 +221,7 @@ mod tests {
         let queue = Recorder::default();
         let err = now(queue.send_delayed(&DelayedMessage::new("x", Duration::from_secs(901)))).unwrap_err();
         assert!(err.sender_fault && err.code == "InvalidParameterValue" && err.message.contains("DelaySeconds"));
-        assert!(queue.calls.lock().unwrap().is_empty());
+        assert!(queue.calls().is_empty());
         let err = now(queue.send_delayed(&DelayedMessage::new("down", Duration::ZERO))).unwrap_err();
         assert_eq!(err.code, codes::CALL_FAILED);
         assert!(!err.sender_fault && err.to_string().contains("queue unreachable"), "{err}");
@@ -302,7 +238,7 @@ mod tests {
         let codes = codes_of(&outcomes);
         assert_eq!(&codes[3..5], ["InternalError", "InvalidParameterValue"]);
         assert!(codes.iter().enumerate().all(|(i, c)| i == 3 || i == 4 || c == "ok"), "{codes:?}");
-        let calls = queue.calls.lock().unwrap().clone();
+        let calls = queue.calls();
         assert_eq!(calls.iter().map(Vec::len).collect::<Vec<_>>(), [10, 10, 2], "the invalid entry is not sent");
     }
 
@@ -323,6 +259,6 @@ mod tests {
         let big = "x".repeat(MAX_PAYLOAD_BYTES / 2);
         let entries: Vec<_> = (0..3).map(|i| DelayedMessage::queue_default(format!("{i}{big}"))).collect();
         assert!(now(queue.send_delayed_batch(&entries)).iter().all(Result::is_ok));
-        assert_eq!(queue.calls.lock().unwrap().iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 1]);
+        assert_eq!(queue.calls().iter().map(Vec::len).collect::<Vec<_>>(), [1, 1, 1]);
     }
 }

@@ -37,6 +37,15 @@ impl MemoryBackend {
         let fifo = queues.get_mut(name).ok_or_else(|| QueueError::QueueDoesNotExist(name.to_owned()))?;
         f(fifo)
     }
+
+    /// [`with`](Self::with) for a change that may make a message
+    /// receivable (a send; a delete, which can unblock a group; a
+    /// visibility change): then it wakes the long polls.
+    fn change<T>(&self, name: &str, f: impl FnOnce(&mut Fifo) -> Result<T, QueueError>) -> Result<T, QueueError> {
+        let changed = self.with(name, f)?;
+        self.signal.notify_waiters();
+        Ok(changed)
+    }
 }
 
 impl QueueBackend for MemoryBackend {
@@ -86,16 +95,12 @@ impl QueueBackend for MemoryBackend {
 
     async fn send(&self, name: &str, entries: &[&OutgoingMessage]) -> Result<Vec<Accepted>, QueueError> {
         validation::check_kind(name, QueueKind::Fifo)?;
-        let accepted = self.with(name, |fifo| Ok(fifo.send(entries, now_ms())))?;
-        self.signal.notify_waiters();
-        Ok(accepted)
+        self.change(name, |fifo| Ok(fifo.send(entries, now_ms())))
     }
 
     async fn send_delayed(&self, name: &str, entries: &[&DelayedMessage]) -> Result<Vec<MessageId>, QueueError> {
         validation::check_kind(name, QueueKind::Standard)?;
-        let ids = self.with(name, |queue| Ok(queue.send_delayed(entries, now_ms())))?;
-        self.signal.notify_waiters();
-        Ok(ids)
+        self.change(name, |queue| Ok(queue.send_delayed(entries, now_ms())))
     }
 
     async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
@@ -109,10 +114,7 @@ impl QueueBackend for MemoryBackend {
     }
 
     async fn delete_message(&self, name: &str, receipt: &ReceiptHandle) -> Result<(), QueueError> {
-        // A delete can unblock a group, so wake the long polls.
-        self.with(name, |fifo| fifo.delete(receipt, now_ms()))?;
-        self.signal.notify_waiters();
-        Ok(())
+        self.change(name, |fifo| fifo.delete(receipt, now_ms()))
     }
 
     async fn change_visibility(
@@ -121,9 +123,7 @@ impl QueueBackend for MemoryBackend {
         receipt: &ReceiptHandle,
         timeout: Duration,
     ) -> Result<(), QueueError> {
-        self.with(name, |fifo| fifo.change_visibility(receipt, timeout, now_ms()))?;
-        self.signal.notify_waiters();
-        Ok(())
+        self.change(name, |fifo| fifo.change_visibility(receipt, timeout, now_ms()))
     }
 
     async fn attributes(&self, name: &str) -> Result<QueueAttributes, QueueError> {

@@ -81,43 +81,46 @@ async fn embedded_redrive<B: QueueBackend>(fixture: &Fixture<EmbeddedQueue<B>>) 
     dlq.backend().move_messages(dlq.name(), queue, Some(queue)).await.expect("redrive");
 }
 
-#[derive(Debug)]
-pub(crate) struct Memory {
-    backend: MemoryBackend,
-    test: String,
-}
-
-impl Form for Memory {
-    type Queue = EmbeddedQueue<MemoryBackend>;
-
-    async fn start(test: &str) -> Option<Self> {
-        Some(Self { backend: MemoryBackend::new(), test: test.to_owned() })
-    }
-
-    async fn queue(&self, spec: Spec) -> Fixture<Self::Queue> {
-        embedded(&self.backend, &self.test, spec).await
-    }
-
-    async fn redrive(&self, fixture: &Fixture<Self::Queue>) {
-        embedded_redrive(fixture).await;
-    }
-}
-
 type Conn = redis::aio::MultiplexedConnection;
 
+/// The embedded queue in memory.
+pub(crate) type Memory = Embedded<MemoryBackend>;
+/// The embedded queue in Redis.
+pub(crate) type Redis = Embedded<RedisBackend<Conn>>;
+
+/// The embedded queue over backend `B`: the forms differ only in how the
+/// backend starts.
 #[derive(Debug)]
-pub(crate) struct Redis {
-    backend: RedisBackend<Conn>,
+pub(crate) struct Embedded<B> {
+    backend: B,
     test: String,
-    _redis: TestRedis,
+    /// The test's own Redis database, kept until the form is dropped.
+    _redis: Option<TestRedis>,
 }
 
-impl Form for Redis {
-    type Queue = EmbeddedQueue<RedisBackend<Conn>>;
+/// A backend the suite starts afresh for each test.
+pub(crate) trait TestBackend: QueueBackend {
+    async fn start(test: &str) -> (Self, Option<TestRedis>);
+}
+
+impl TestBackend for MemoryBackend {
+    async fn start(_: &str) -> (Self, Option<TestRedis>) {
+        (MemoryBackend::new(), None)
+    }
+}
+
+impl TestBackend for RedisBackend<Conn> {
+    async fn start(test: &str) -> (Self, Option<TestRedis>) {
+        let redis = TestRedis::new(test);
+        (RedisBackend::new(redis.conn().await, redis.keyspace()), Some(redis))
+    }
+}
+
+impl<B: TestBackend> Form for Embedded<B> {
+    type Queue = EmbeddedQueue<B>;
 
     async fn start(test: &str) -> Option<Self> {
-        let redis = TestRedis::new(test);
-        let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+        let (backend, redis) = B::start(test).await;
         Some(Self { backend, test: test.to_owned(), _redis: redis })
     }
 

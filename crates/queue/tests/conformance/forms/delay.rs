@@ -5,7 +5,7 @@
 //! through the delay port, a standard one through the work port), for the
 //! cases that check those sends fail.
 
-use super::{External, Fixture, Form, Memory, Redis, Sqs};
+use super::{Embedded, External, Fixture, Form, Sqs, TestBackend};
 use aws_sdk_sqs::types::QueueAttributeName;
 use sluice_aws::{SqsDelayQueue, SqsQueue};
 use sluice_domain::DelayQueue;
@@ -56,24 +56,8 @@ async fn embedded<B: QueueBackend>(backend: &B, test: &str, spec: DelaySpec) -> 
     Fixture { queue: EmbeddedDelayQueue::new(backend.clone(), &name), dlq }
 }
 
-impl DelayForm for Memory {
-    type DelayQueue = EmbeddedDelayQueue<sluice_queue::MemoryBackend>;
-
-    async fn delay_queue(&self, spec: DelaySpec) -> Fixture<Self::DelayQueue> {
-        embedded(&self.backend, &self.test, spec).await
-    }
-
-    fn delay_port_of(&self, fifo: &Self::Queue) -> Self::DelayQueue {
-        EmbeddedDelayQueue::new(fifo.backend().clone(), fifo.name())
-    }
-
-    fn work_port_of(&self, standard: &Self::DelayQueue) -> Self::Queue {
-        EmbeddedQueue::new(standard.backend().clone(), standard.name())
-    }
-}
-
-impl DelayForm for Redis {
-    type DelayQueue = EmbeddedDelayQueue<sluice_queue::RedisBackend<super::Conn>>;
+impl<B: TestBackend> DelayForm for Embedded<B> {
+    type DelayQueue = EmbeddedDelayQueue<B>;
 
     async fn delay_queue(&self, spec: DelaySpec) -> Fixture<Self::DelayQueue> {
         embedded(&self.backend, &self.test, spec).await
