@@ -8,7 +8,8 @@
 //!
 //! 1. **Verify**: the request head at most 32 KiB (431); `X-API-Key` against
 //!    the configured keys, in constant time (401); the body at most 256 KiB
-//!    (413).
+//!    (413; a sheet row's queue message at most `MAX_MESSAGE_BYTES`, so a
+//!    full pipe batch fits one Step Functions execution's input).
 //! 2. **Normalise**: parse the body (400 `invalid_json`), read `event_no`
 //!    against the topic table (422), `resource.mall_id` and the topic's id
 //!    field (400 naming the field; ids follow the domain's one rule,
