@@ -27,6 +27,13 @@ struct Envelope {
     error: Cafe24Error,
 }
 
+/// `code: message`, as an unavailable answer quotes it.
+impl std::fmt::Display for Cafe24Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
 impl Cafe24Error {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
         Self { code: code.into(), message: message.into(), more_info: Value::Object(Default::default()) }

@@ -52,6 +52,14 @@ struct Envelope {
     error: GoogleError,
 }
 
+/// `status: message` (`UNAVAILABLE: The service is currently
+/// unavailable.`), as an unavailable answer quotes it.
+impl std::fmt::Display for GoogleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status, self.message)
+    }
+}
+
 impl GoogleError {
     pub fn new(code: u16, status: impl Into<String>, message: impl Into<String>) -> Self {
         Self { code, message: message.into(), status: status.into(), details: Vec::new() }
