@@ -27,13 +27,6 @@ struct Envelope {
     error: Cafe24Error,
 }
 
-/// `code: message`, as an unavailable answer quotes it.
-impl std::fmt::Display for Cafe24Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
 impl Cafe24Error {
     pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
         Self { code: code.into(), message: message.into(), more_info: Value::Object(Default::default()) }
@@ -49,6 +42,13 @@ impl Cafe24Error {
     pub fn to_body(&self) -> Value {
         let code = self.code.parse::<u64>().map(Value::from).unwrap_or_else(|_| Value::from(self.code.clone()));
         serde_json::json!({ "error": { "code": code, "message": self.message, "more_info": self.more_info } })
+    }
+}
+
+/// `code: message`, as an unavailable answer quotes it.
+impl std::fmt::Display for Cafe24Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
     }
 }
 

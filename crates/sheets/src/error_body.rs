@@ -52,14 +52,6 @@ struct Envelope {
     error: GoogleError,
 }
 
-/// `status: message` (`UNAVAILABLE: The service is currently
-/// unavailable.`), as an unavailable answer quotes it.
-impl std::fmt::Display for GoogleError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.status, self.message)
-    }
-}
-
 impl GoogleError {
     pub fn new(code: u16, status: impl Into<String>, message: impl Into<String>) -> Self {
         Self { code, message: message.into(), status: status.into(), details: Vec::new() }
@@ -143,6 +135,14 @@ impl GoogleError {
         error.details.push(json!({"@type": HELP_TYPE, "links": [{"description": "Request a higher quota limit.",
             "url": "https://cloud.google.com/docs/quotas/help/request_increase"}]}));
         error
+    }
+}
+
+/// `status: message` (`UNAVAILABLE: The service is currently
+/// unavailable.`), as an unavailable answer quotes it.
+impl std::fmt::Display for GoogleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status, self.message)
     }
 }
 
