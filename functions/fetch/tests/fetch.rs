@@ -85,7 +85,5 @@ async fn the_bootstrap_reports_an_upstream_5xx_to_the_runtime_api_by_its_kind_na
 
 #[test]
 fn the_bootstrap_refuses_to_start_without_its_configuration() {
-    let (ok, printed) = harness::failed_start(BOOTSTRAP, &[("SLUICE_CAFE24_CLIENT_ID", "app")]);
-    assert!(!ok, "{printed}");
-    assert!(printed.contains("SLUICE_REDIS_URL is not set"), "{printed}");
+    harness::assert_refuses_to_start(BOOTSTRAP, &[("SLUICE_CAFE24_CLIENT_ID", "app")], "SLUICE_REDIS_URL is not set");
 }
