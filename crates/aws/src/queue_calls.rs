@@ -9,6 +9,7 @@ use crate::batch_retry::BatchRetry;
 use crate::batch_send::{EntryOutcome, send_with_retry};
 use crate::error::SqsError;
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
 use aws_sdk_sqs::types::{
     Message, MessageSystemAttributeName as Attr, QueueAttributeName, SendMessageBatchRequestEntry,
 };
@@ -70,7 +71,16 @@ impl<Kind> SqsQueueOf<Kind> {
         }
         rules::check_batch_payload(entries.iter().map(|e| e.body()))?;
 
-        let request = entries.iter().enumerate().map(|(i, e)| e.batch_entry(i)).collect::<Result<Vec<_>, _>>()?;
+        let request = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                // The index as id is what `send_with_retry` matches answers by.
+                e.kind_fields(SendMessageBatchRequestEntry::builder().id(i.to_string()).message_body(e.body()))
+                    .build()
+                    .map_err(|err| SqsError::malformed("SendMessageBatch", err.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         send_with_retry(&self.client, &self.url, self.retry, &request).await
     }
 
@@ -156,9 +166,8 @@ pub(crate) trait SqsEntry {
     fn body(&self) -> &str;
     /// SQS's rules for one message of this kind.
     fn check(&self) -> Result<(), RuleViolation>;
-    /// The request entry, with `index` as its id (what
-    /// [`send_with_retry`] matches answers by).
-    fn batch_entry(&self, index: usize) -> Result<SendMessageBatchRequestEntry, SqsError>;
+    /// Sets what an entry of this kind carries besides its id and body.
+    fn kind_fields(&self, entry: SendMessageBatchRequestEntryBuilder) -> SendMessageBatchRequestEntryBuilder;
 }
 
 /// The port methods both adapters implement alike, in their

@@ -4,7 +4,8 @@
 
 use crate::error::SqsError;
 use crate::queue_calls::{Received, SqsEntry, SqsQueueOf, Standard, seconds, shared_port_methods};
-use aws_sdk_sqs::types::{Message, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::Message;
+use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
 use sluice_domain::DelayQueue;
 use sluice_domain::queue::rules::{self, RuleViolation};
 use sluice_domain::queue::{DelayedMessage, DelayedOutcome, MessageId, ReceivedDelayedMessage};
@@ -32,16 +33,11 @@ impl SqsEntry for DelayedMessage {
         rules::check_delayed(self)
     }
 
-    /// An entry with no group or deduplication id (SQS refuses the latter
-    /// on a standard queue), and `DelaySeconds` only when the message names
-    /// one: left out, the queue's own delay applies.
-    fn batch_entry(&self, index: usize) -> Result<SendMessageBatchRequestEntry, SqsError> {
-        SendMessageBatchRequestEntry::builder()
-            .id(index.to_string())
-            .message_body(&self.body)
-            .set_delay_seconds(self.delay.map(seconds))
-            .build()
-            .map_err(|e| SqsError::malformed("SendMessageBatch", e.to_string()))
+    /// No group or deduplication id (SQS refuses the latter on a standard
+    /// queue), and `DelaySeconds` only when the message names one: left
+    /// out, the queue's own delay applies.
+    fn kind_fields(&self, entry: SendMessageBatchRequestEntryBuilder) -> SendMessageBatchRequestEntryBuilder {
+        entry.set_delay_seconds(self.delay.map(seconds))
     }
 }
 

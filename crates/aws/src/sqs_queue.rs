@@ -2,9 +2,8 @@
 
 use crate::error::SqsError;
 use crate::queue_calls::{Fifo, Received, SqsEntry, SqsQueueOf, shared_port_methods};
-use aws_sdk_sqs::types::{
-    MessageSystemAttributeName as Attr, SendMessageBatchRequestEntry, SendMessageBatchResultEntry,
-};
+use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
+use aws_sdk_sqs::types::{MessageSystemAttributeName as Attr, SendMessageBatchResultEntry};
 use sluice_domain::queue::rules::{self, RuleViolation};
 use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, ReceivedMessage, SendOutcome};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
@@ -38,14 +37,8 @@ impl SqsEntry for OutgoingMessage {
         rules::check_message(self)
     }
 
-    fn batch_entry(&self, index: usize) -> Result<SendMessageBatchRequestEntry, SqsError> {
-        SendMessageBatchRequestEntry::builder()
-            .id(index.to_string())
-            .message_body(&self.body)
-            .message_group_id(self.group.as_str())
-            .message_deduplication_id(self.dedup.as_str())
-            .build()
-            .map_err(|e| SqsError::malformed("SendMessageBatch", e.to_string()))
+    fn kind_fields(&self, entry: SendMessageBatchRequestEntryBuilder) -> SendMessageBatchRequestEntryBuilder {
+        entry.message_group_id(self.group.as_str()).message_deduplication_id(self.dedup.as_str())
     }
 }
 
