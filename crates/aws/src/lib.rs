@@ -11,7 +11,7 @@
 //! - [`client`]: building an SQS client for AWS or for a local endpoint.
 //! - [`sqs_queue`]: [`SqsQueue`], the domain's `WorkQueue` port on SQS FIFO.
 //! - [`sqs_delay_queue`]: [`SqsDelayQueue`], the `DelayQueue` port on an SQS standard queue.
-//! - `queue_calls`: the calls both adapters make alike, and reading a received message.
+//! - [`queue_calls`]: [`SqsQueueOf`], the SQS queue both adapters are, and the calls they make alike.
 //! - `batch_send`: one `SendMessageBatch` with its failed entries retried.
 //! - [`batch_retry`]: how a partly failed `SendMessageBatch` is retried.
 //! - [`error`]: the adapters' errors.
@@ -21,7 +21,7 @@ pub mod batch_retry;
 mod batch_send;
 pub mod client;
 pub mod error;
-mod queue_calls;
+pub mod queue_calls;
 pub mod secrets;
 pub mod sqs_delay_queue;
 pub mod sqs_queue;
@@ -29,6 +29,7 @@ pub mod sqs_queue;
 pub use batch_retry::BatchRetry;
 pub use client::{SqsEndpoint, sqs_client};
 pub use error::SqsError;
+pub use queue_calls::{Fifo, SqsQueueOf, Standard};
 pub use secrets::{SecretsError, SecretsReader};
 pub use sqs_delay_queue::SqsDelayQueue;
 pub use sqs_queue::SqsQueue;

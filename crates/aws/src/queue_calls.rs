@@ -1,90 +1,206 @@
-//! The SQS calls both queue adapters make alike (FIFO for the work queue,
-//! standard for the delay queue): ReceiveMessage, DeleteMessage,
-//! ChangeMessageVisibility and GetQueueAttributes, and reading a received
-//! message's system attributes. Only the send and what a received message
-//! is read into differ by kind.
+//! The SQS queue both adapters are, and the calls they make alike (FIFO
+//! for the work queue, standard for the delay queue): the checked batch
+//! send, ReceiveMessage, DeleteMessage, ChangeMessageVisibility and
+//! GetQueueAttributes, and reading a received message's system attributes.
+//! Only how an entry is built and what a received message is read into
+//! differ by kind.
 
+use crate::batch_retry::BatchRetry;
+use crate::batch_send::{EntryOutcome, send_with_retry};
 use crate::error::SqsError;
 use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::{Message, MessageSystemAttributeName as Attr, QueueAttributeName};
-use sluice_domain::queue::rules;
+use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
+use aws_sdk_sqs::types::{
+    Message, MessageSystemAttributeName as Attr, QueueAttributeName, SendMessageBatchRequestEntry,
+};
+use sluice_domain::queue::rules::{self, MAX_BATCH_ENTRIES, RuleViolation};
 use sluice_domain::queue::{MessageId, QueueAttributes, ReceiptHandle, ReceiveRequest};
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// ReceiveMessage with every system attribute.
-pub(crate) async fn receive(client: &Client, url: &str, request: ReceiveRequest) -> Result<Vec<Message>, SqsError> {
-    let output = client
-        .receive_message()
-        .queue_url(url)
-        .max_number_of_messages(i32::from(request.max_messages()))
-        .visibility_timeout(seconds(request.visibility_timeout()))
-        .wait_time_seconds(seconds(request.wait()))
-        .message_system_attribute_names(Attr::All)
-        .send()
-        .await
-        .map_err(|e| SqsError::call("ReceiveMessage", e))?;
-    Ok(output.messages.unwrap_or_default())
+/// One SQS queue, by URL. `Kind` ([`Fifo`] or [`Standard`]) only picks
+/// which port it implements: [`SqsQueue`](crate::SqsQueue) and
+/// [`SqsDelayQueue`](crate::SqsDelayQueue) are this type, so what they hold
+/// and how they are built is written once.
+#[derive(Debug, Clone)]
+pub struct SqsQueueOf<Kind> {
+    client: Client,
+    url: String,
+    retry: BatchRetry,
+    kind: PhantomData<Kind>,
 }
 
-pub(crate) async fn delete(client: &Client, url: &str, receipt: &ReceiptHandle) -> Result<(), SqsError> {
-    client
-        .delete_message()
-        .queue_url(url)
-        .receipt_handle(receipt.as_str())
-        .send()
-        .await
-        .map_err(|e| SqsError::call("DeleteMessage", e))?;
-    Ok(())
+/// A FIFO queue: the domain's `WorkQueue` port.
+#[derive(Debug, Clone, Copy)]
+pub struct Fifo;
+
+/// A standard queue: the domain's `DelayQueue` port.
+#[derive(Debug, Clone, Copy)]
+pub struct Standard;
+
+impl<Kind> SqsQueueOf<Kind> {
+    pub fn new(client: Client, url: impl Into<String>) -> Self {
+        Self { client, url: url.into(), retry: BatchRetry::default(), kind: PhantomData }
+    }
+
+    /// How entries SQS failed not by the sender's fault are retried.
+    pub fn with_retry(mut self, retry: BatchRetry) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Checks `entries` against SQS's rules, then sends them as one batch
+    /// with its failed entries retried. The port's helpers check all this
+    /// already; an adapter called directly checks again rather than let
+    /// SQS find out.
+    pub(crate) async fn send_checked<M: SqsEntry>(&self, entries: &[&M]) -> Result<Vec<EntryOutcome>, SqsError> {
+        if entries.len() > MAX_BATCH_ENTRIES {
+            return Err(RuleViolation::TooManyEntries { count: entries.len() }.into());
+        }
+        for entry in entries {
+            entry.check()?;
+        }
+        rules::check_batch_payload(entries.iter().map(|e| e.body()))?;
+
+        let request = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                // The index as id is what `send_with_retry` matches answers by.
+                e.kind_fields(SendMessageBatchRequestEntry::builder().id(i.to_string()).message_body(e.body()))
+                    .build()
+                    .map_err(|err| SqsError::malformed("SendMessageBatch", err.to_string()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        send_with_retry(&self.client, &self.url, self.retry, &request).await
+    }
+
+    /// ReceiveMessage with every system attribute.
+    pub(crate) async fn receive_messages(&self, request: ReceiveRequest) -> Result<Vec<Message>, SqsError> {
+        let output = self
+            .client
+            .receive_message()
+            .queue_url(&self.url)
+            .max_number_of_messages(i32::from(request.max_messages()))
+            .visibility_timeout(seconds(request.visibility_timeout()))
+            .wait_time_seconds(seconds(request.wait()))
+            .message_system_attribute_names(Attr::All)
+            .send()
+            .await
+            .map_err(|e| SqsError::call("ReceiveMessage", e))?;
+        Ok(output.messages.unwrap_or_default())
+    }
+
+    pub(crate) async fn delete_message(&self, receipt: &ReceiptHandle) -> Result<(), SqsError> {
+        self.client
+            .delete_message()
+            .queue_url(&self.url)
+            .receipt_handle(receipt.as_str())
+            .send()
+            .await
+            .map_err(|e| SqsError::call("DeleteMessage", e))?;
+        Ok(())
+    }
+
+    pub(crate) async fn change_message_visibility(
+        &self,
+        receipt: &ReceiptHandle,
+        timeout: Duration,
+    ) -> Result<(), SqsError> {
+        rules::check_visibility_timeout(timeout)?;
+        self.client
+            .change_message_visibility()
+            .queue_url(&self.url)
+            .receipt_handle(receipt.as_str())
+            .visibility_timeout(seconds(timeout))
+            .send()
+            .await
+            .map_err(|e| SqsError::call("ChangeMessageVisibility", e))?;
+        Ok(())
+    }
+
+    /// Waiting, in flight and delayed messages. SQS keeps no oldest age as
+    /// a queue attribute (only as a CloudWatch metric), so it is `None`.
+    pub(crate) async fn queue_attributes(&self) -> Result<QueueAttributes, SqsError> {
+        let output = self
+            .client
+            .get_queue_attributes()
+            .queue_url(&self.url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesDelayed)
+            .send()
+            .await
+            .map_err(|e| SqsError::call("GetQueueAttributes", e))?;
+        let attributes = output.attributes.unwrap_or_default();
+        let count = |name: QueueAttributeName| -> Result<Option<u64>, SqsError> {
+            let Some(value) = attributes.get(&name) else { return Ok(None) };
+            let bad = || SqsError::malformed("GetQueueAttributes", format!("{}={value:?}", name.as_str()));
+            value.parse().map(Some).map_err(|_| bad())
+        };
+        let required = |name: QueueAttributeName| -> Result<u64, SqsError> {
+            count(name.clone())?
+                .ok_or_else(|| SqsError::malformed("GetQueueAttributes", format!("no {}", name.as_str())))
+        };
+        Ok(QueueAttributes {
+            visible: required(QueueAttributeName::ApproximateNumberOfMessages)?,
+            in_flight: required(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)?,
+            // Stand-ins that predate delays may leave it out: nothing delayed.
+            delayed: count(QueueAttributeName::ApproximateNumberOfMessagesDelayed)?.unwrap_or(0),
+            oldest_age: None,
+        })
+    }
 }
 
-pub(crate) async fn change_visibility(
-    client: &Client,
-    url: &str,
-    receipt: &ReceiptHandle,
-    timeout: Duration,
-) -> Result<(), SqsError> {
-    rules::check_visibility_timeout(timeout)?;
-    client
-        .change_message_visibility()
-        .queue_url(url)
-        .receipt_handle(receipt.as_str())
-        .visibility_timeout(seconds(timeout))
-        .send()
-        .await
-        .map_err(|e| SqsError::call("ChangeMessageVisibility", e))?;
-    Ok(())
+/// What the checked send needs of a message of either kind.
+pub(crate) trait SqsEntry {
+    fn body(&self) -> &str;
+    /// SQS's rules for one message of this kind.
+    fn check(&self) -> Result<(), RuleViolation>;
+    /// Sets what an entry of this kind carries besides its id and body.
+    fn kind_fields(&self, entry: SendMessageBatchRequestEntryBuilder) -> SendMessageBatchRequestEntryBuilder;
 }
 
-/// Waiting, in flight and delayed messages. SQS keeps no oldest age as a
-/// queue attribute (only as a CloudWatch metric), so it is `None`.
-pub(crate) async fn attributes(client: &Client, url: &str) -> Result<QueueAttributes, SqsError> {
-    let output = client
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesDelayed)
-        .send()
-        .await
-        .map_err(|e| SqsError::call("GetQueueAttributes", e))?;
-    let attributes = output.attributes.unwrap_or_default();
-    let count = |name: QueueAttributeName| -> Result<Option<u64>, SqsError> {
-        let Some(value) = attributes.get(&name) else { return Ok(None) };
-        let bad = || SqsError::malformed("GetQueueAttributes", format!("{}={value:?}", name.as_str()));
-        value.parse().map(Some).map_err(|_| bad())
+/// The port methods both adapters implement alike, in their
+/// `impl WorkQueue` and `impl DelayQueue`: the two ports are separate
+/// traits, but on SQS these are the same calls. `$read` turns one received
+/// SQS message into the port's message type `$Received`.
+macro_rules! shared_port_methods {
+    ($read:path => $Received:ty) => {
+        async fn receive(
+            &self,
+            request: sluice_domain::queue::ReceiveRequest,
+        ) -> Result<Vec<$Received>, $crate::error::SqsError> {
+            self.receive_messages(request).await?.iter().map($read).collect()
+        }
+
+        async fn delete(&self, receipt: &sluice_domain::queue::ReceiptHandle) -> Result<(), $crate::error::SqsError> {
+            self.delete_message(receipt).await
+        }
+
+        async fn change_visibility(
+            &self,
+            receipt: &sluice_domain::queue::ReceiptHandle,
+            timeout: std::time::Duration,
+        ) -> Result<(), $crate::error::SqsError> {
+            self.change_message_visibility(receipt, timeout).await
+        }
+
+        async fn attributes(&self) -> Result<sluice_domain::queue::QueueAttributes, $crate::error::SqsError> {
+            self.queue_attributes().await
+        }
     };
-    let required = |name: QueueAttributeName| -> Result<u64, SqsError> {
-        count(name.clone())?.ok_or_else(|| SqsError::malformed("GetQueueAttributes", format!("no {}", name.as_str())))
-    };
-    Ok(QueueAttributes {
-        visible: required(QueueAttributeName::ApproximateNumberOfMessages)?,
-        in_flight: required(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)?,
-        // Stand-ins that predate delays may leave it out: nothing delayed.
-        delayed: count(QueueAttributeName::ApproximateNumberOfMessagesDelayed)?.unwrap_or(0),
-        oldest_age: None,
-    })
 }
+pub(crate) use shared_port_methods;
 
 /// A received message's id, receipt and system attributes, read with
 /// errors that name what is missing.

@@ -45,6 +45,13 @@ impl Cafe24Error {
     }
 }
 
+/// `code: message`, as an unavailable answer quotes it.
+impl std::fmt::Display for Cafe24Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
 fn code_as_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
     match Value::deserialize(deserializer)? {
         Value::String(s) => Ok(s),

@@ -36,33 +36,8 @@ pub struct Found {
     pub usage: CallUsage,
 }
 
-/// Why the upstream could not answer usefully; worth retrying.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Unavailable {
-    ServerError {
-        status: u16,
-        error: Option<Cafe24Error>,
-    },
-    Timeout,
-    Connect(String),
-    /// The connection broke while the body was read.
-    Body(String),
-    /// A success status with a body that is not the expected JSON.
-    InvalidBody(String),
-}
-
-impl fmt::Display for Unavailable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::ServerError { status, error: Some(e) } => write!(f, "HTTP {status} ({}: {})", e.code, e.message),
-            Self::ServerError { status, error: None } => write!(f, "HTTP {status}"),
-            Self::Timeout => f.write_str("timed out"),
-            Self::Connect(e) => write!(f, "connection failed: {e}"),
-            Self::Body(e) => write!(f, "response broke off: {e}"),
-            Self::InvalidBody(e) => write!(f, "unexpected response body: {e}"),
-        }
-    }
-}
+/// Why Cafe24 could not answer usefully; worth retrying.
+pub type Unavailable = sluice_domain::upstream::Unavailable<Cafe24Error>;
 
 /// What a fetch produced. Every outcome that came with response headers
 /// carries their rate-limit reading.

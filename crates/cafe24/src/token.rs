@@ -20,13 +20,10 @@
 //! The times carry no UTC offset; Cafe24 documents its dates as Korea time
 //! (`+09:00`), so an offset-less time is read as KST.
 
-use crate::fetch::Unavailable;
+use crate::error_body::Cafe24Error;
 use chrono::{DateTime, FixedOffset, NaiveDateTime};
 use serde::{Deserialize, Serialize};
-use sluice_domain::ErrorKind;
-use sluice_domain::OAuthError;
 use sluice_domain::Secret;
-use std::time::Duration;
 
 /// Korea Standard Time, the offset of Cafe24's dates.
 pub fn kst() -> FixedOffset {
@@ -118,51 +115,14 @@ impl TokenGrant {
     }
 }
 
-/// Why a refresh did not produce a token. `Display` never includes a token
-/// or the client secret.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RefreshError {
-    /// The mall id cannot be used in a URL.
-    #[error("cannot refresh: {0}")]
-    InvalidTarget(String),
-    /// 400/401/403: the refresh token is unknown, spent (rotated) or expired
-    /// (`invalid_grant`), or the client credentials are wrong
-    /// (`invalid_client`). A person must re-authorise the app.
-    #[error("token endpoint rejected the refresh with {status}: {}", describe(.error))]
-    Rejected { status: u16, error: Option<OAuthError> },
-    #[error("token endpoint throttled the refresh (429)")]
-    Throttled { retry_after: Option<Duration> },
-    #[error("token endpoint unavailable: {0}")]
-    Unavailable(Unavailable),
-    /// 200 with a body that is not a usable token response.
-    #[error("token endpoint answered an unusable token response: {0}")]
-    InvalidResponse(String),
-}
-
-fn describe(error: &Option<OAuthError>) -> String {
-    match error {
-        Some(OAuthError { error, error_description: Some(d) }) => format!("{error} ({d})"),
-        Some(OAuthError { error, error_description: None }) => error.clone(),
-        None => "no OAuth error body".into(),
-    }
-}
-
-impl RefreshError {
-    /// The state machine's view: a rejected refresh needs a person; a
-    /// throttle or outage passes.
-    pub fn error_kind(&self) -> ErrorKind {
-        match self {
-            Self::InvalidTarget(_) => ErrorKind::InvalidRequest,
-            Self::Rejected { .. } => ErrorKind::CredentialRejected,
-            Self::Throttled { .. } => ErrorKind::UpstreamThrottled,
-            Self::Unavailable(_) | Self::InvalidResponse(_) => ErrorKind::UpstreamUnavailable,
-        }
-    }
-}
+/// Why a refresh did not produce a token.
+pub type RefreshError = sluice_domain::upstream::RefreshError<Cafe24Error>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fetch::Unavailable;
+    use sluice_domain::{ErrorKind, OAuthError};
 
     #[test]
     fn offsetless_times_are_korea_time() {

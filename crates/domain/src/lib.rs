@@ -15,6 +15,7 @@
 //! - [`work_item`]: the message body: one work item, tagged by kind.
 //! - [`secret`]: [`Secret`], a string redacted in `Debug` (tokens, client secrets, keys).
 //! - [`oauth_error`]: [`OAuthError`], the RFC 6749 error body both token endpoints answer.
+//! - [`upstream`]: why an upstream API or its token endpoint gave no usable answer.
 
 pub mod dedup;
 pub mod emf;
@@ -25,6 +26,7 @@ pub mod oauth_error;
 pub mod queue;
 pub mod secret;
 pub mod sqs_token;
+pub mod upstream;
 pub mod work_item;
 
 pub use dedup::DedupId;

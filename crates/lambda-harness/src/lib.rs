@@ -267,8 +267,8 @@ impl Drop for Bootstrap {
 }
 
 /// Runs `bin` with `vars` only (no Runtime API needed: it must stop
-/// before serving) and returns its exit success and everything it printed.
-pub fn failed_start(bin: &str, vars: &[(&str, &str)]) -> (bool, String) {
+/// before serving) and asserts that it failed and printed `says`.
+pub fn assert_refuses_to_start(bin: &str, vars: &[(&str, &str)], says: &str) {
     let output = Command::new(bin)
         .env_clear()
         .envs(vars.iter().copied())
@@ -276,5 +276,6 @@ pub fn failed_start(bin: &str, vars: &[(&str, &str)]) -> (bool, String) {
         .output()
         .unwrap_or_else(|e| panic!("{bin}: {e}"));
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    (output.status.success(), printed)
+    assert!(!output.status.success(), "{printed}");
+    assert!(printed.contains(says), "{printed}");
 }

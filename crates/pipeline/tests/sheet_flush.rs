@@ -22,6 +22,14 @@ async fn start(test: &str) -> SheetTest {
     SheetTest::start(test, SheetsSandboxConfig::default(), fast(), Duration::from_secs(1)).await
 }
 
+/// A test whose sheet 0 has rows `ids(range)` buffered, not yet flushed.
+async fn start_buffered(test: &str, range: std::ops::Range<u32>) -> (SheetTest, Vec<String>) {
+    let t = start(test).await;
+    let rows = ids(range);
+    t.buffer_all(0, &rows).await;
+    (t, rows)
+}
+
 fn ids(range: std::ops::Range<u32>) -> Vec<String> {
     range.map(|i| format!("r{i:03}")).collect()
 }
@@ -33,14 +41,15 @@ fn assert_sheet(t: &SheetTest, gid: u64, expected: &[String]) {
     assert_eq!(&column[1..], expected, "every row once, in arrival order");
 }
 
+/// How many appends the sandbox applied (answered or not).
+fn applied_appends(t: &SheetTest) -> usize {
+    t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count()
+}
+
 #[tokio::test]
 async fn buffered_rows_go_out_in_one_append_with_one_header_in_order() {
     tokio::time::timeout(LIMIT, async {
-        let t = start("flush_one_append").await;
-        let rows = ids(0..50);
-        for id in &rows {
-            t.buffer(0, id).await;
-        }
+        let (t, rows) = start_buffered("flush_one_append", 0..50).await;
         // One request pending for the sheet, however many rows asked.
         assert_eq!(t.trigger.requests.lock().unwrap().len(), 1);
         let out = t.flush(0).await;
@@ -48,13 +57,10 @@ async fn buffered_rows_go_out_in_one_append_with_one_header_in_order() {
         assert_sheet(&t, 0, &rows);
         // More rows later: no second header.
         let more = ids(50..60);
-        for id in &more {
-            t.buffer(0, id).await;
-        }
+        t.buffer_all(0, &more).await;
         t.flush_until_idle(0, 5).await;
         assert_sheet(&t, 0, &[rows, more].concat());
-        let appends = t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count();
-        assert_eq!(appends, 2);
+        assert_eq!(applied_appends(&t), 2);
         // A redelivered row is not buffered twice.
         t.buffer(0, "r000").await;
         t.flush_until_idle(0, 5).await;
@@ -67,11 +73,7 @@ async fn buffered_rows_go_out_in_one_append_with_one_header_in_order() {
 #[tokio::test]
 async fn kill_between_claim_and_append_sends_the_rows_once() {
     tokio::time::timeout(LIMIT, async {
-        let t = start("flush_kill_after_claim").await;
-        let rows = ids(0..5);
-        for id in &rows {
-            t.buffer(0, id).await;
-        }
+        let (t, rows) = start_buffered("flush_kill_after_claim", 0..5).await;
         // A flush that claimed (LMOVE) and died before its call.
         let buffers = SheetBuffers::new(t.redis.conn().await, t.redis.keyspace());
         let sheet = Tag::for_sheet(&request(0).sheet);
@@ -91,19 +93,14 @@ async fn kill_between_claim_and_append_sends_the_rows_once() {
 #[tokio::test]
 async fn timeout_after_apply_is_verified_not_resent() {
     tokio::time::timeout(LIMIT, async {
-        let t = start("flush_timeout_after_apply").await;
-        let rows = ids(0..8);
-        for id in &rows {
-            t.buffer(0, id).await;
-        }
+        let (t, rows) = start_buffered("flush_timeout_after_apply", 0..8).await;
         // Applied, then the answer is held past the client's 1 s timeout.
         t.sandbox.inject(SheetsFault::ApplyThenHold { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(3) });
         let first = t.flush(0).await;
         assert_eq!((first.appended_rows, first.next), (0, FlushNext::Later));
         t.flush_until_idle(0, 5).await;
         assert_sheet(&t, 0, &rows);
-        let applied = t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count();
-        assert_eq!(applied, 1, "the batch went out once");
+        assert_eq!(applied_appends(&t), 1, "the batch went out once");
     })
     .await
     .unwrap();
@@ -112,17 +109,13 @@ async fn timeout_after_apply_is_verified_not_resent() {
 #[tokio::test]
 async fn kill_between_append_and_trim_finds_the_rows_in_the_sheet() {
     tokio::time::timeout(LIMIT, async {
-        let t = start("flush_kill_after_append").await;
-        let rows = ids(0..6);
-        for id in &rows {
-            t.buffer(0, id).await;
-        }
+        let (t, rows) = start_buffered("flush_kill_after_append", 0..6).await;
         // The append is applied and its answer held; the flush is killed
         // while it waits, before it could trim anything.
         t.sandbox.inject(SheetsFault::ApplyThenHold { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(30) });
         let steps = t.steps.clone();
         let flush = tokio::spawn(async move { steps.flush_sheet(request(0)).await });
-        while !t.sandbox.calls().iter().any(|c| c.op == SheetsOp::ValuesAppend && c.applied) {
+        while applied_appends(&t) == 0 {
             tokio::task::yield_now().await;
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -140,8 +133,7 @@ async fn kill_between_append_and_trim_finds_the_rows_in_the_sheet() {
         }
         assert!(outputs.contains(&FlushNext::Busy), "the lock held while the lease lasted: {outputs:?}");
         assert_sheet(&t, 0, &rows);
-        let applied = t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count();
-        assert_eq!(applied, 1);
+        assert_eq!(applied_appends(&t), 1);
     })
     .await
     .unwrap();
@@ -150,18 +142,12 @@ async fn kill_between_append_and_trim_finds_the_rows_in_the_sheet() {
 #[tokio::test]
 async fn server_errors_are_retried_and_never_duplicate() {
     tokio::time::timeout(LIMIT, async {
-        let t = start("flush_server_errors").await;
-        let rows = ids(0..4);
-        for id in &rows {
-            t.buffer(0, id).await;
-        }
+        let (t, rows) = start_buffered("flush_server_errors", 0..4).await;
         // Applied but answered 503, then a plain 503.
         t.sandbox.inject(SheetsFault::ApplyThenStatus { op: SheetsOp::ValuesAppend, status: 503 });
         t.flush_until_idle(0, 6).await;
         let more = ids(4..7);
-        for id in &more {
-            t.buffer(0, id).await;
-        }
+        t.buffer_all(0, &more).await;
         t.sandbox.inject(SheetsFault::Status { op: SheetsOp::ValuesAppend, status: 500, times: 1 });
         t.flush_until_idle(0, 6).await;
         assert_sheet(&t, 0, &[rows, more].concat());
@@ -179,9 +165,7 @@ async fn a_revoked_credential_parks_alerts_once_and_redrives_when_set() {
         t.sandbox.revoke_refresh_tokens(USER);
         t.sandbox.expire_access_tokens(USER);
         let held = ids(1..4);
-        for id in &held {
-            t.buffer(0, id).await;
-        }
+        t.buffer_all(0, &held).await;
         let out = t.flush(0).await;
         assert_eq!(out.next, FlushNext::Parked, "{out:?}");
         assert!(out.parked.unwrap().starts_with("credential"));
@@ -239,9 +223,7 @@ async fn the_quotas_are_never_exceeded() {
         let settings = SheetConfig { per_credential: (3, window), max_rows: 1, ..fast() };
         let t = SheetTest::start("flush_quota", sandbox, settings, Duration::from_secs(1)).await;
         let rows = ids(0..10);
-        for id in &rows {
-            t.buffer(0, id).await;
-        }
+        t.buffer_all(0, &rows).await;
         t.flush_until_idle(0, 20).await;
         assert_sheet(&t, 0, &rows);
         let calls = t.sandbox.calls();
@@ -265,9 +247,7 @@ async fn a_batch_found_partly_in_the_sheet_sends_only_the_rest() {
         let input = sluice_sheets::values::ValueInputOption::Raw;
         assert!(client.append(&token, DOC, 0, &rows, input).await.ok().is_some());
         let all = ids(0..3);
-        for id in &all {
-            t.buffer(0, id).await;
-        }
+        t.buffer_all(0, &all).await;
         let buffers = SheetBuffers::new(t.redis.conn().await, t.redis.keyspace());
         let sheet = Tag::for_sheet(&request(0).sheet);
         assert!(matches!(buffers.claim(&sheet, 5000, 2_000_000).await.unwrap(), Claim::Fresh(_)));

@@ -6,6 +6,10 @@
 --
 -- Returns 1 when extended, 0 when the lock is gone (expired), -1 when another
 -- holder has it now.
+--
+-- The holder check is compare_and_delete.lua's, written again: a script
+-- runs alone and cannot call another, and one script with a delete-or-
+-- extend switch would be harder to read than the six lines twice.
 
 local current = redis.call('GET', KEYS[1])
 if not current then

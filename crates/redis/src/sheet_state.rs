@@ -46,14 +46,7 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
     /// flush-lock holder writes it, one append at a time, so each value is
     /// the newest.
     pub async fn set_tail(&self, sheet: &Tag, row: u32) -> Result<(), Error> {
-        redis::cmd("SET")
-            .arg(self.key(sheet, "tail"))
-            .arg(row)
-            .arg("PX")
-            .arg(SHEET_STATE_TTL.as_millis() as u64)
-            .exec_async(&mut self.conn.clone())
-            .await?;
-        Ok(())
+        self.set_for_state_ttl(sheet, "tail", row).await
     }
 
     pub async fn header_known(&self, sheet: &Tag) -> Result<bool, Error> {
@@ -61,9 +54,15 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
     }
 
     pub async fn set_header_known(&self, sheet: &Tag) -> Result<(), Error> {
+        self.set_for_state_ttl(sheet, "header", "1").await
+    }
+
+    /// `SET` with [`SHEET_STATE_TTL`]: the tail and the header flag live
+    /// alike.
+    async fn set_for_state_ttl(&self, sheet: &Tag, kind: &str, value: impl redis::ToRedisArgs) -> Result<(), Error> {
         redis::cmd("SET")
-            .arg(self.key(sheet, "header"))
-            .arg("1")
+            .arg(self.key(sheet, kind))
+            .arg(value)
             .arg("PX")
             .arg(SHEET_STATE_TTL.as_millis() as u64)
             .exec_async(&mut self.conn.clone())

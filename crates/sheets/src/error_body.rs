@@ -138,6 +138,14 @@ impl GoogleError {
     }
 }
 
+/// `status: message` (`UNAVAILABLE: The service is currently
+/// unavailable.`), as an unavailable answer quotes it.
+impl std::fmt::Display for GoogleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.status, self.message)
+    }
+}
+
 /// How a 400 for an unknown sheet title begins (`Unable to parse range:
 /// Sheet9!A1`).
 pub const UNABLE_TO_PARSE_RANGE: &str = "Unable to parse range: ";

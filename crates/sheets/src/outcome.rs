@@ -35,35 +35,7 @@ use std::fmt;
 use std::time::Duration;
 
 /// Why Google could not answer usefully.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Unavailable {
-    ServerError {
-        status: u16,
-        error: Option<GoogleError>,
-    },
-    /// The whole-request deadline passed.
-    Timeout,
-    /// No connection was made (refused, DNS, connect timeout): the request
-    /// never left.
-    Connect(String),
-    /// The connection broke while the answer was read.
-    Body(String),
-    /// A success status with a body that is not the expected JSON.
-    InvalidBody(String),
-}
-
-impl fmt::Display for Unavailable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::ServerError { status, error: Some(e) } => write!(f, "HTTP {status} ({}: {})", e.status, e.message),
-            Self::ServerError { status, error: None } => write!(f, "HTTP {status}"),
-            Self::Timeout => f.write_str("timed out"),
-            Self::Connect(e) => write!(f, "connection failed: {e}"),
-            Self::Body(e) => write!(f, "response broke off: {e}"),
-            Self::InvalidBody(e) => write!(f, "unexpected response body: {e}"),
-        }
-    }
-}
+pub type Unavailable = sluice_domain::upstream::Unavailable<GoogleError>;
 
 /// What a `NotFound` is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,10 +18,9 @@
 //! `{"error": "invalid_grant", "error_description": "Token has been expired
 //! or revoked."}`; wrong client credentials give 401 `invalid_client`.
 
-use crate::outcome::Unavailable;
+use crate::error_body::GoogleError;
 use serde::{Deserialize, Serialize};
-use sluice_domain::ErrorKind;
-use sluice_domain::{OAuthError, Secret};
+use sluice_domain::Secret;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The token endpoint's success JSON, field for field. Tokens are
@@ -82,51 +81,14 @@ impl AccessGrant {
     }
 }
 
-/// Why a refresh produced no token. `Display` never includes a token or
-/// the client secret.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RefreshError {
-    /// 400/401: the refresh token is revoked, expired or unknown
-    /// (`invalid_grant`), or the client credentials are wrong
-    /// (`invalid_client`). A person must act.
-    #[error("token endpoint rejected the refresh with {status}: {}", describe(.error))]
-    Rejected { status: u16, error: Option<OAuthError> },
-    #[error("token endpoint throttled the refresh (429)")]
-    Throttled { retry_after: Option<Duration> },
-    #[error("token endpoint unavailable: {0}")]
-    Unavailable(Unavailable),
-    /// 200 with a body that is not a usable token response.
-    #[error("token endpoint answered an unusable token response: {0}")]
-    InvalidResponse(String),
-}
-
-fn describe(error: &Option<OAuthError>) -> String {
-    match error {
-        Some(OAuthError { error, error_description: Some(d) }) => format!("{error} ({d})"),
-        Some(OAuthError { error, error_description: None }) => error.clone(),
-        None => "no OAuth error body".into(),
-    }
-}
-
-impl RefreshError {
-    /// A rejected refresh needs a person; a throttle or an outage passes.
-    pub fn error_kind(&self) -> ErrorKind {
-        match self {
-            Self::Rejected { .. } => ErrorKind::CredentialRejected,
-            Self::Throttled { .. } => ErrorKind::UpstreamThrottled,
-            Self::Unavailable(_) | Self::InvalidResponse(_) => ErrorKind::UpstreamUnavailable,
-        }
-    }
-
-    /// The refresh token itself is dead (revoked, expired, unknown).
-    pub fn is_invalid_grant(&self) -> bool {
-        matches!(self, Self::Rejected { error: Some(e), .. } if e.error == "invalid_grant")
-    }
-}
+/// Why a refresh produced no token.
+pub type RefreshError = sluice_domain::upstream::RefreshError<GoogleError>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Unavailable;
+    use sluice_domain::{ErrorKind, OAuthError};
 
     #[test]
     fn parses_googles_documented_refresh_answer() {

@@ -32,6 +32,15 @@ fn sluice(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sluice")).args(args).output().expect("run sluice")
 }
 
+/// `sluice asl run` on [`SHOP`] (written for `test`), its placeholder
+/// filled, with `extra` arguments.
+fn run_shop(test: &str, extra: &[&str]) -> Output {
+    let file = definition(test, SHOP);
+    let mut args = vec!["asl", "run", file.to_str().unwrap(), "--sub", "FetchFunction=fetch"];
+    args.extend_from_slice(extra);
+    sluice(&args)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -69,18 +78,7 @@ fn validate_refuses_a_placeholder_without_a_value() {
 
 #[test]
 fn run_prints_the_output_of_a_successful_execution() {
-    let file = definition("run_echo", SHOP);
-    let out = sluice(&[
-        "asl",
-        "run",
-        file.to_str().unwrap(),
-        "--sub",
-        "FetchFunction=fetch",
-        "--input",
-        r#"{"shop": "a"}"#,
-        "--task",
-        "fetch=echo",
-    ]);
+    let out = run_shop("run_echo", &["--input", r#"{"shop": "a"}"#, "--task", "fetch=echo"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let output: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the output is JSON");
     assert_eq!(output, serde_json::json!({"shop": "a"}));
@@ -88,22 +86,10 @@ fn run_prints_the_output_of_a_successful_execution() {
 
 #[test]
 fn run_follows_a_catch_and_a_failure_exits_1_with_error_and_cause() {
-    let file = definition("run_fail", SHOP);
-    let path = file.to_str().unwrap();
-    let caught = sluice(&[
-        "asl",
-        "run",
-        path,
-        "--sub",
-        "FetchFunction=fetch",
-        "--input",
-        r#"{"shop": "a"}"#,
-        "--task",
-        "fetch=fail:Sluice.NotFound",
-    ]);
+    let caught = run_shop("run_fail", &["--input", r#"{"shop": "a"}"#, "--task", "fetch=fail:Sluice.NotFound"]);
     assert_eq!(caught.status.code(), Some(0), "{}", text(&caught.stderr));
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&caught.stdout).unwrap(), serde_json::json!({"gone": "a"}));
-    let failed = sluice(&["asl", "run", path, "--sub", "FetchFunction=fetch", "--task", "fetch=fail:Sluice.LockBusy"]);
+    let failed = run_shop("run_fail", &["--task", "fetch=fail:Sluice.LockBusy"]);
     assert_eq!(failed.status.code(), Some(1));
     let output: serde_json::Value = serde_json::from_slice(&failed.stdout).expect("the failure is JSON");
     assert_eq!(output["Error"], "Sluice.LockBusy");
@@ -114,17 +100,7 @@ fn run_follows_a_catch_and_a_failure_exits_1_with_error_and_cause() {
 
 #[test]
 fn run_with_history_prints_step_functions_event_names() {
-    let file = definition("run_history", SHOP);
-    let out = sluice(&[
-        "asl",
-        "run",
-        file.to_str().unwrap(),
-        "--sub",
-        "FetchFunction=fetch",
-        "--task",
-        "fetch=echo",
-        "--history",
-    ]);
+    let out = run_shop("run_history", &["--task", "fetch=echo", "--history"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let types: Vec<&str> = stdout.lines().skip(1).filter_map(|l| l.split_whitespace().nth(3)).collect();
@@ -147,16 +123,14 @@ fn run_with_history_prints_step_functions_event_names() {
 
 #[test]
 fn run_refuses_missing_tasks_and_bad_input_with_exit_2() {
-    let file = definition("run_bad", SHOP);
-    let path = file.to_str().unwrap();
-    let missing = sluice(&["asl", "run", path, "--sub", "FetchFunction=fetch"]);
+    let missing = run_shop("run_bad", &[]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(text(&missing.stderr).contains("\"fetch\", which no --task gives"), "{}", text(&missing.stderr));
-    let bad_input =
-        sluice(&["asl", "run", path, "--sub", "FetchFunction=fetch", "--task", "fetch=echo", "--input", "{oops"]);
+    let bad_input = run_shop("run_bad", &["--task", "fetch=echo", "--input", "{oops"]);
     assert_eq!(bad_input.status.code(), Some(2));
     assert!(text(&bad_input.stderr).contains("--input is not JSON"));
-    let bad_task = sluice(&["asl", "run", path, "--task", "fetch=sleep"]);
+    let file = definition("run_bad", SHOP);
+    let bad_task = sluice(&["asl", "run", file.to_str().unwrap(), "--task", "fetch=sleep"]);
     assert_eq!(bad_task.status.code(), Some(2));
     assert!(text(&bad_task.stderr).contains("--task"));
     let no_file = sluice(&["asl", "run", "/nonexistent/x.asl.json"]);

@@ -21,20 +21,39 @@ fn trace(dev: &Dev, event_id: &str) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-#[tokio::test]
-async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
-    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--bucket-capacity", "5", "--bucket-drain", "10"]);
-    let sandbox = dev.url("Cafe24 sandbox");
-    let http = reqwest::Client::new();
-    let change: Value = http
+/// Creates a product in mall `acme` of the sandbox at `sandbox`; the
+/// answer is the change report, with the webhook delivery it caused.
+async fn create_product(sandbox: &str, product: Value) -> Value {
+    reqwest::Client::new()
         .post(format!("{sandbox}/sandbox/malls/acme/resources/products"))
-        .json(&json!({"product_name": "sluice mug", "price": "12000"}))
+        .json(&product)
         .send()
         .await
         .expect("sandbox control plane")
         .json()
         .await
-        .expect("change report");
+        .expect("change report")
+}
+
+/// `sluice trace` of `event_id`, polled until it shows the event stored
+/// (30 s at the most).
+async fn trace_once_stored(dev: &Dev, event_id: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, output) = trace(dev, event_id);
+        if code == Some(0) && output.contains("now: stored") {
+            return output;
+        }
+        assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
+    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--bucket-capacity", "5", "--bucket-drain", "10"]);
+    let sandbox = dev.url("Cafe24 sandbox");
+    let change = create_product(&sandbox, json!({"product_name": "sluice mug", "price": "12000"})).await;
     let delivery = &change["webhook"];
     assert_eq!(delivery["status"], 202, "ingest did not accept the webhook: {change}");
     let id = change["id"].as_str().expect("id").to_owned();
@@ -46,15 +65,7 @@ async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
     )
     .unwrap();
     let event_id = event.dedup_id().as_str().to_owned();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let output = loop {
-        let (code, output) = trace(&dev, &event_id);
-        if code == Some(0) && output.contains("now: stored") {
-            break output;
-        }
-        assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let output = trace_once_stored(&dev, &event_id).await;
     for stage in ["received", "enqueued", "dequeued", "fetch", "stored"] {
         assert!(output.contains(stage), "trace lacks {stage}:\n{output}");
     }
@@ -76,22 +87,13 @@ async fn a_product_larger_than_a_state_may_carry_is_stored() {
     let variants: Vec<Value> = (0..1600)
         .map(|i| json!({"variant_code": format!("V{i:07}"), "options": [{"name": "size", "value": "x".repeat(180)}]}))
         .collect();
-    let http = reqwest::Client::new();
-    let change: Value = http
-        .post(format!("{sandbox}/sandbox/malls/acme/resources/products"))
-        .json(&json!({"product_name": "many variants", "variants": variants}))
-        .send()
-        .await
-        .expect("sandbox control plane")
-        .json()
-        .await
-        .expect("change report");
+    let change = create_product(&sandbox, json!({"product_name": "many variants", "variants": variants})).await;
     // The sandbox's own webhook carries the whole resource, over ingest's
     // body limit; a sender's webhook names the product, as this one does.
     assert_eq!(change["webhook"]["status"], 413, "{}", change["webhook"]["status"]);
     let id = change["id"].as_str().expect("id").to_owned();
     let product_no: u64 = id.parse().expect("a product number");
-    let response = http
+    let response = reqwest::Client::new()
         .post(&ingest)
         .header("X-API-Key", "sluice-dev")
         .header("X-Trace-ID", "big-product-1")
@@ -103,15 +105,7 @@ async fn a_product_larger_than_a_state_may_carry_is_stored() {
     let event =
         ShopEvent::new("acme", Topic(90001), ResourceRef { kind: ResourceKind::Product, id }, "big-product-1").unwrap();
     let event_id = event.dedup_id().as_str().to_owned();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let output = loop {
-        let (code, output) = trace(&dev, &event_id);
-        if code == Some(0) && output.contains("now: stored") {
-            break output;
-        }
-        assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let output = trace_once_stored(&dev, &event_id).await;
     // The stored stage's detail: the body that went into the stream.
     let stored = output.lines().find(|l| l.contains(" stored ")).expect("a stored stage");
     let detail: Value = serde_json::from_str(&stored[stored.find('{').expect("detail")..]).expect("detail JSON");

@@ -70,7 +70,5 @@ async fn the_bootstrap_reports_bad_input_to_the_runtime_api_as_an_invalid_reques
 #[test]
 fn the_bootstrap_refuses_to_start_without_its_configuration() {
     let vars = [("SLUICE_REDIS_URL", "redis://127.0.0.1:6379"), ("SLUICE_CAFE24_CLIENT_ID", "app")];
-    let (ok, printed) = harness::failed_start(BOOTSTRAP, &vars);
-    assert!(!ok, "{printed}");
-    assert!(printed.contains("SLUICE_CAFE24_CLIENT_SECRET is not set"), "{printed}");
+    harness::assert_refuses_to_start(BOOTSTRAP, &vars, "SLUICE_CAFE24_CLIENT_SECRET is not set");
 }

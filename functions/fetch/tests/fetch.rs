@@ -46,12 +46,19 @@ async fn an_input_without_an_item_is_an_invalid_request() {
     h.stop().await;
 }
 
-#[tokio::test]
-async fn an_upstream_5xx_is_reported_as_upstream_unavailable() {
-    let h = Harness::start("fn_fetch_5xx", &["acme"]).await;
+/// A harness whose sandbox mall `acme` has a token and a product (its id
+/// is returned) but answers every call with a 500.
+async fn with_a_failing_upstream(test: &str) -> (Harness, String) {
+    let h = Harness::start(test, &["acme"]).await;
     h.seed_token("acme").await;
     let (id, _) = h.product("acme").await;
     h.sandbox.set_faults(FaultConfig { server_error_rate: 1.0, ..FaultConfig::default() }).unwrap();
+    (h, id)
+}
+
+#[tokio::test]
+async fn an_upstream_5xx_is_reported_as_upstream_unavailable() {
+    let (h, id) = with_a_failing_upstream("fn_fetch_5xx").await;
 
     let report = diagnostic(
         handler(&h.shop, event(json!({ "item": item("acme", &id, "f2") }))).await,
@@ -64,10 +71,7 @@ async fn an_upstream_5xx_is_reported_as_upstream_unavailable() {
 
 #[tokio::test]
 async fn the_bootstrap_reports_an_upstream_5xx_to_the_runtime_api_by_its_kind_name() {
-    let h = Harness::start("fn_fetch_bootstrap", &["acme"]).await;
-    h.seed_token("acme").await;
-    let (id, _) = h.product("acme").await;
-    h.sandbox.set_faults(FaultConfig { server_error_rate: 1.0, ..FaultConfig::default() }).unwrap();
+    let (h, id) = with_a_failing_upstream("fn_fetch_bootstrap").await;
 
     let reply = h.invoke_bootstrap(BOOTSTRAP, json!({ "item": item("acme", &id, "f3") })).await;
     let Reply::Error { request_id, body, .. } = reply else { panic!("expected an error report, got {reply:?}") };
@@ -81,7 +85,5 @@ async fn the_bootstrap_reports_an_upstream_5xx_to_the_runtime_api_by_its_kind_na
 
 #[test]
 fn the_bootstrap_refuses_to_start_without_its_configuration() {
-    let (ok, printed) = harness::failed_start(BOOTSTRAP, &[("SLUICE_CAFE24_CLIENT_ID", "app")]);
-    assert!(!ok, "{printed}");
-    assert!(printed.contains("SLUICE_REDIS_URL is not set"), "{printed}");
+    harness::assert_refuses_to_start(BOOTSTRAP, &[("SLUICE_CAFE24_CLIENT_ID", "app")], "SLUICE_REDIS_URL is not set");
 }

@@ -88,12 +88,8 @@ async fn the_bootstrap_answers_a_batch_through_the_runtime_api() {
 
 #[test]
 fn the_bootstrap_refuses_to_start_without_its_configuration() {
-    let (ok, printed) = harness::failed_start(BOOTSTRAP, &[("SLUICE_MAP_MAX_CONCURRENCY", "10")]);
-    assert!(!ok, "{printed}");
-    assert!(printed.contains("SLUICE_REDIS_URL is not set"), "{printed}");
+    harness::assert_refuses_to_start(BOOTSTRAP, &[("SLUICE_MAP_MAX_CONCURRENCY", "10")], "SLUICE_REDIS_URL is not set");
     // It reads no Cafe24 variable, but refuses a setting the state machine cannot honour.
     let vars = [("SLUICE_REDIS_URL", "redis://127.0.0.1:1"), ("SLUICE_MAP_MAX_CONCURRENCY", "41")];
-    let (ok, printed) = harness::failed_start(BOOTSTRAP, &vars);
-    assert!(!ok, "{printed}");
-    assert!(printed.contains("SLUICE_MAP_MAX_CONCURRENCY is invalid: 41 is not from 1 to 40"), "{printed}");
+    harness::assert_refuses_to_start(BOOTSTRAP, &vars, "SLUICE_MAP_MAX_CONCURRENCY is invalid: 41 is not from 1 to 40");
 }

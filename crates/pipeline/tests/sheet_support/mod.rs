@@ -97,6 +97,13 @@ impl SheetTest {
         self.steps.buffer_row(BufferInput { item }).await.unwrap();
     }
 
+    /// Buffers each of `ids`, in order, as rows of sheet `gid`.
+    pub async fn buffer_all(&self, gid: u64, ids: &[String]) {
+        for id in ids {
+            self.buffer(gid, id).await;
+        }
+    }
+
     /// A flush of sheet `gid`, as the flush queue would deliver the latest
     /// request for it (with its gate token).
     pub async fn flush(&self, gid: u64) -> FlushOutput {
