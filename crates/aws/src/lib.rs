@@ -22,6 +22,7 @@ mod batch_send;
 pub mod client;
 pub mod error;
 pub mod queue_calls;
+#[cfg(feature = "secrets")]
 pub mod secrets;
 pub mod sqs_delay_queue;
 pub mod sqs_queue;
@@ -30,6 +31,7 @@ pub use batch_retry::BatchRetry;
 pub use client::{SqsEndpoint, sqs_client};
 pub use error::SqsError;
 pub use queue_calls::{Fifo, SqsQueueOf, Standard};
+#[cfg(feature = "secrets")]
 pub use secrets::{SecretsError, SecretsReader};
 pub use sqs_delay_queue::SqsDelayQueue;
 pub use sqs_queue::SqsQueue;
