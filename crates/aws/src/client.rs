@@ -4,8 +4,15 @@
 //! client signs with fixed placeholder ones, and the region defaults to
 //! `us-east-1`. Nothing is read from instance metadata in that case, so a
 //! local client starts at once on a machine without AWS access.
+//!
+//! Every client here speaks HTTPS through rustls on *ring*, the crypto
+//! provider the rest of the workspace uses too (reqwest, redis): the SDK's
+//! default (aws-lc-rs) would add a C library whose build alone took 77 s of
+//! the release build that `make run` starts with.
 
-use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region};
+use aws_config::SdkConfig;
+use aws_sdk_sqs::config::{BehaviorVersion, Credentials, Region, SharedHttpClient};
+use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
 
 /// Where SQS is.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -23,7 +30,7 @@ pub const LOCAL_REGION: &str = "us-east-1";
 /// An SQS client for `endpoint`.
 pub async fn sqs_client(endpoint: &SqsEndpoint) -> aws_sdk_sqs::Client {
     match endpoint {
-        SqsEndpoint::Aws => aws_sdk_sqs::Client::new(&aws_config::load_defaults(BehaviorVersion::latest()).await),
+        SqsEndpoint::Aws => aws_sdk_sqs::Client::new(&aws_defaults().await),
         SqsEndpoint::Local(url) => {
             let region = std::env::var("AWS_REGION").unwrap_or_else(|_| LOCAL_REGION.to_owned());
             let credentials = match (std::env::var("AWS_ACCESS_KEY_ID"), std::env::var("AWS_SECRET_ACCESS_KEY")) {
@@ -37,8 +44,20 @@ pub async fn sqs_client(endpoint: &SqsEndpoint) -> aws_sdk_sqs::Client {
                 .region(Region::new(region))
                 .endpoint_url(url)
                 .credentials_provider(credentials)
+                .http_client(https_client())
                 .build();
             aws_sdk_sqs::Client::from_conf(config)
         }
     }
+}
+
+/// The SDK's default chain (region, credentials, endpoint override), with
+/// this crate's HTTP client.
+pub(crate) async fn aws_defaults() -> SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest()).http_client(https_client()).load().await
+}
+
+/// The HTTP client every SDK client here uses: hyper with rustls on ring.
+pub(crate) fn https_client() -> SharedHttpClient {
+    aws_smithy_http_client::Builder::new().tls_provider(Provider::Rustls(CryptoMode::Ring)).build_https()
 }

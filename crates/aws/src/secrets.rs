@@ -30,8 +30,7 @@ impl SecretsReader {
     /// A reader configured as the SDK's default chain says (region,
     /// credentials, endpoint override).
     pub async fn from_env() -> Self {
-        let config = aws_config::load_defaults(BehaviorVersion::latest()).await;
-        Self { client: aws_sdk_secretsmanager::Client::new(&config) }
+        Self { client: aws_sdk_secretsmanager::Client::new(&crate::client::aws_defaults().await) }
     }
 
     /// A reader of the Secrets Manager stand-in at `url` (tests), signing
@@ -48,6 +47,7 @@ impl SecretsReader {
                 None,
                 "sluice-local",
             ))
+            .http_client(crate::client::https_client())
             .build();
         Self { client: aws_sdk_secretsmanager::Client::from_conf(config) }
     }

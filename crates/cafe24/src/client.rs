@@ -36,10 +36,9 @@ pub struct Cafe24Client {
 
 impl Cafe24Client {
     pub fn new(config: Cafe24Config) -> Result<Self, ClientError> {
-        let http = reqwest::Client::builder()
+        let http = sluice_http::builder()
             .timeout(config.request_timeout)
             .connect_timeout(config.connect_timeout)
-            .user_agent(concat!("sluice/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ClientError(e.to_string()))?;
         let credentials = format!("{}:{}", config.client_id, config.client_secret.expose());

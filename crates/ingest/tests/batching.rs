@@ -114,7 +114,7 @@ async fn a_graceful_shutdown_answers_every_webhook_in_flight() {
     });
     // New connections are refused once the server stops listening.
     tokio::time::timeout(BOUND, async {
-        while reqwest::get(format!("{url}/health")).await.is_ok() {
+        while sluice_http::client().get(format!("{url}/health")).send().await.is_ok() {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })

@@ -44,7 +44,7 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
     let stack = stack(&redis, &sandbox).await;
     stack.sheet.set_google_credential("cred", &Secret::new(refresh), None).await.unwrap();
     let url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").unwrap().1.clone();
-    let http = reqwest::Client::new();
+    let http = sluice_http::client();
 
     tokio::time::timeout(Duration::from_secs(90), async {
         // A burst from 20 concurrent clients to one sheet...

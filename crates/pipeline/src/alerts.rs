@@ -20,7 +20,7 @@ pub struct Alerter<C> {
 
 impl<C: ConnectionLike + Clone + Send + Sync> Alerter<C> {
     pub fn new(conn: C, keyspace: Keyspace, url: Option<String>, window: Duration) -> Self {
-        let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap_or_default();
+        let http = sluice_http::builder().timeout(Duration::from_secs(5)).build().unwrap_or_default();
         Self { url, window, gates: Gates::new(conn, keyspace), http }
     }
 

@@ -11,7 +11,7 @@ use sluice_testkit::sandbox::cafe24_client;
 use std::time::Duration;
 
 async fn call(method: reqwest::Method, url: String, body: Option<Value>) -> (StatusCode, Value) {
-    let http = reqwest::Client::new();
+    let http = sluice_http::client();
     let mut request = http.request(method, url);
     if let Some(body) = body {
         request = request.json(&body);

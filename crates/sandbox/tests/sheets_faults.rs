@@ -43,7 +43,7 @@ async fn apply_then_hold_writes_the_rows_and_times_the_client_out_without_holdin
         let f = Fixture::start(roomy).await;
         let hold = Duration::from_secs(30);
         f.sandbox.inject(SheetsFault::ApplyThenHold { op: SheetsOp::ValuesAppend, hold });
-        let impatient = reqwest::Client::builder().timeout(Duration::from_millis(1000)).build().unwrap();
+        let impatient = sluice_http::builder().timeout(Duration::from_millis(1000)).build().unwrap();
         let url = format!("{}:append?valueInputOption=RAW&insertDataOption=INSERT_ROWS", f.values_url("Sheet1"));
         let held = impatient.post(url).bearer_auth(&f.access_token).json(&json!({"values": [["held"]]})).send();
         let others = async {

@@ -228,7 +228,7 @@ mod tests {
     async fn a_connection_never_made_is_unavailable_even_for_a_write() {
         // A real refused connection: the port was just free.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let error = reqwest::Client::new().post(format!("http://127.0.0.1:{port}/")).send().await.unwrap_err();
+        let error = sluice_http::client().post(format!("http://127.0.0.1:{port}/")).send().await.unwrap_err();
         let outcome: Outcome<()> = send_failed(Call::Write, &error);
         assert!(matches!(outcome, Outcome::Unavailable { cause: Unavailable::Connect(_) }), "{outcome:?}");
         assert_eq!(outcome.error_kind(), Some(sluice_domain::ErrorKind::UpstreamUnavailable));

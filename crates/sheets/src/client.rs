@@ -56,12 +56,11 @@ pub struct SheetsClient {
 impl SheetsClient {
     pub fn new(config: SheetsConfig) -> Result<Self, ConfigError> {
         config.validate()?;
-        let http = reqwest::Client::builder()
+        let http = sluice_http::builder()
             .timeout(config.request_timeout)
             .connect_timeout(config.connect_timeout)
             // A followed redirect would send a POST again: a second append.
             .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("sluice/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ConfigError::HttpClient(e.to_string()))?;
         Ok(Self { http, config: Arc::new(config), titles: TitleCache::default() })

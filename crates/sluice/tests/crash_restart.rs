@@ -163,7 +163,7 @@ impl Drop for Run {
 impl Run {
     async fn go(&mut self, plan: Plan) {
         let mut rng = StdRng::seed_from_u64(plan.seed);
-        let http = reqwest::Client::builder()
+        let http = sluice_http::builder()
             .connect_timeout(Duration::from_secs(1))
             .timeout(Duration::from_secs(5))
             .build()

@@ -81,7 +81,7 @@ async fn dev_holding_a_batch(redis: &TestRedis, prefix: &str) -> (Dev, String, m
     let mut dev = start(redis, prefix, &cafe24);
     set_tokens(&dev);
     let ingest = dev.url("Ingest");
-    let response = reqwest::Client::new()
+    let response = sluice_http::client()
         .post(&ingest)
         .header("X-API-Key", "sluice-dev")
         .header("X-Trace-ID", "restart-test-1")

@@ -24,7 +24,7 @@ fn trace(dev: &Dev, event_id: &str) -> (Option<i32>, String) {
 /// Creates a product in mall `acme` of the sandbox at `sandbox`; the
 /// answer is the change report, with the webhook delivery it caused.
 async fn create_product(sandbox: &str, product: Value) -> Value {
-    reqwest::Client::new()
+    sluice_http::client()
         .post(format!("{sandbox}/sandbox/malls/acme/resources/products"))
         .json(&product)
         .send()
@@ -93,7 +93,7 @@ async fn a_product_larger_than_a_state_may_carry_is_stored() {
     assert_eq!(change["webhook"]["status"], 413, "{}", change["webhook"]["status"]);
     let id = change["id"].as_str().expect("id").to_owned();
     let product_no: u64 = id.parse().expect("a product number");
-    let response = reqwest::Client::new()
+    let response = sluice_http::client()
         .post(&ingest)
         .header("X-API-Key", "sluice-dev")
         .header("X-Trace-ID", "big-product-1")

@@ -163,7 +163,7 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
         let server = tokio::spawn(sluice_ingest::serve(listener, ingest.clone(), async {
             stopped.await.ok();
         }));
-        Self { url, http: reqwest::Client::new(), redis, queue, ingest, traces, stop: Some(stop), server: Some(server) }
+        Self { url, http: sluice_http::client(), redis, queue, ingest, traces, stop: Some(stop), server: Some(server) }
     }
 
     pub fn keyspace(&self) -> Keyspace {

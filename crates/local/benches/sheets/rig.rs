@@ -44,7 +44,7 @@ impl Rig {
         let stack = DevStack::start(conn, config).await.expect("stack");
         stack.sheet.set_google_credential(USER, &Secret::new(refresh), None).await.expect("credential");
         let rows_url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").unwrap().1.clone();
-        Self { stack, sandbox, rows_url, http: reqwest::Client::new(), _redis: redis }
+        Self { stack, sandbox, rows_url, http: sluice_http::client(), _redis: redis }
     }
 
     pub(crate) async fn send(&self, id: &str) {

@@ -82,7 +82,7 @@ async fn serve(router: Router) -> String {
 /// Webhooks per second answered 202, each for a product of its own (so
 /// none coalesces: every one goes to the queue).
 async fn load(url: &str) -> f64 {
-    let client = reqwest::Client::new();
+    let client = sluice_http::client();
     let accepted = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
     let mut clients = tokio::task::JoinSet::new();

@@ -103,7 +103,7 @@ impl Shared {
         for mall in &config.malls {
             inner.add_mall(mall, config.bucket, epoch)?;
         }
-        let http = reqwest::Client::builder()
+        let http = sluice_http::builder()
             .timeout(config.webhook_timeout)
             .build()
             .map_err(|e| SandboxError::Io(format!("cannot build the webhook client: {e}")))?;

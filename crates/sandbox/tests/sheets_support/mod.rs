@@ -58,7 +58,7 @@ impl Fixture {
         sandbox.add_client(CLIENT_ID, CLIENT_SECRET);
         sandbox.create_spreadsheet(SPREADSHEET, &[(FIRST_GID, "Sheet1"), (FORM_GID, "Form responses")]);
         let refresh_token = sandbox.add_user(CLIENT_ID, USER);
-        let http = reqwest::Client::new();
+        let http = sluice_http::client();
         let mut fixture = Self { sandbox, http, refresh_token, access_token: String::new() };
         fixture.access_token = fixture.access_token_for(&fixture.refresh_token.clone()).await;
         fixture

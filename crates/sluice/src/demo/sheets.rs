@@ -131,7 +131,7 @@ async fn phase(
 /// Each client takes the next row and POSTs it until none are left.
 /// Returns how many were refused.
 async fn send_all(url: &str, api_key: &str, rows: &[(String, u64)], clients: usize) -> anyhow::Result<usize> {
-    let http = reqwest::Client::builder().build()?;
+    let http = sluice_http::client();
     let bar = ProgressBar::new(rows.len() as u64).with_style(
         ProgressStyle::with_template("   rows {bar:40} {pos}/{len} {per_sec}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
