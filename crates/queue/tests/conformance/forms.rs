@@ -33,18 +33,13 @@ pub(crate) struct Fixture<Q> {
 pub(crate) trait Form: Sized {
     type Queue: WorkQueue;
 
-    /// `None` when the form is not available here (no endpoint configured).
-    async fn start(test: &str) -> Option<Self>;
+    /// Panics, naming what is missing, when the form cannot start here.
+    async fn start(test: &str) -> Self;
 
     async fn queue(&self, spec: Spec) -> Fixture<Self::Queue>;
 
     /// Moves the dead-letter queue's messages back to the queue.
     async fn redrive(&self, fixture: &Fixture<Self::Queue>);
-
-    /// Why this form is known to get a case wrong, if it does.
-    fn known_wrong(&self, _case: &str) -> Option<&'static str> {
-        None
-    }
 
     /// Whether the form keeps the embedded queue's round-robin fairness
     /// (SQS serves groups in arrival order instead).
@@ -119,9 +114,9 @@ impl TestBackend for RedisBackend<Conn> {
 impl<B: TestBackend> Form for Embedded<B> {
     type Queue = EmbeddedQueue<B>;
 
-    async fn start(test: &str) -> Option<Self> {
+    async fn start(test: &str) -> Self {
         let (backend, redis) = B::start(test).await;
-        Some(Self { backend, test: test.to_owned(), _redis: redis })
+        Self { backend, test: test.to_owned(), _redis: redis }
     }
 
     async fn queue(&self, spec: Spec) -> Fixture<Self::Queue> {
@@ -199,8 +194,8 @@ fn fifo() -> (QueueAttributeName, String) {
 impl Form for Sqs {
     type Queue = SqsQueue;
 
-    async fn start(test: &str) -> Option<Self> {
-        Some(Self::ours(test).await)
+    async fn start(test: &str) -> Self {
+        Self::ours(test).await
     }
 
     async fn queue(&self, spec: Spec) -> Fixture<SqsQueue> {
@@ -232,60 +227,28 @@ impl Form for Sqs {
         }
     }
 
-    fn known_wrong(&self, case: &str) -> Option<&'static str> {
-        if !self.external {
-            return None;
-        }
-        KNOWN_WRONG_ELSEWHERE.iter().find(|(c, _)| *c == case).map(|(_, why)| *why)
-    }
-
     fn round_robin(&self) -> bool {
         !self.external
     }
 }
 
-/// Cases SQS stand-ins are known to get wrong, and why (checked against
-/// moto 5 `moto_server`). They are skipped for `SLUICE_SQS_ENDPOINT` with
-/// the reason printed.
-const KNOWN_WRONG_ELSEWHERE: &[(&str, &str)] = &[
-    (
-        "a_dedup_id_is_remembered_after_its_message_is_deleted",
-        "moto forgets a deduplication id when its message is deleted; SQS remembers it for 5 minutes",
-    ),
-    (
-        "sequence_numbers_rise_within_a_group",
-        "moto draws random sequence numbers; SQS's keep rising within a message group",
-    ),
-    (
-        "a_receive_fills_its_batch_group_by_group",
-        "moto fills a batch in arrival order across groups; SQS returns as many messages of one group as it can first",
-    ),
-    (
-        "a_stale_receipt_deletes_nothing",
-        "moto deletes with any receipt handle of a message; SQS deletes only with the latest receipt's",
-    ),
-    (
-        "too_many_receives_move_a_message_to_the_dlq_in_group_order",
-        "moto delivers a message beyond maxReceiveCount instead of moving it on that receive",
-    ),
-    (
-        "expired_messages_return_to_the_head_of_their_group_in_order",
-        "moto does not return expired messages to the head of their group (it answered g-1, g-2 without g-0)",
-    ),
-    ("a_redrive_moves_dead_letters_back_in_order", "moto does not implement StartMessageMoveTask (HTTP 500)"),
-];
+/// Where the external form's SQS is.
+const ENDPOINT_VARIABLE: &str = "SLUICE_SQS_ENDPOINT";
 
 /// The SQS endpoint in `SLUICE_SQS_ENDPOINT` (moto, or another stand-in).
+/// Its cases are all `#[ignore]`d (`main.rs`): run, they fail without it.
 #[derive(Debug)]
 pub(crate) struct External(Sqs);
 
 impl Form for External {
     type Queue = SqsQueue;
 
-    async fn start(test: &str) -> Option<Self> {
-        let url = std::env::var("SLUICE_SQS_ENDPOINT").ok().filter(|u| !u.is_empty())?;
+    async fn start(test: &str) -> Self {
+        let url = std::env::var(ENDPOINT_VARIABLE).ok().filter(|u| !u.is_empty()).unwrap_or_else(|| {
+            panic!("{test} needs {ENDPOINT_VARIABLE} (moto_server or LocalStack); make check-aws runs it against moto")
+        });
         let client = sqs_client(&SqsEndpoint::Local(url)).await;
-        Some(Self(Sqs { client, test: test.to_owned(), external: true, _server: None }))
+        Self(Sqs { client, test: test.to_owned(), external: true, _server: None })
     }
 
     async fn queue(&self, spec: Spec) -> Fixture<SqsQueue> {
@@ -294,10 +257,6 @@ impl Form for External {
 
     async fn redrive(&self, fixture: &Fixture<SqsQueue>) {
         self.0.redrive(fixture).await;
-    }
-
-    fn known_wrong(&self, case: &str) -> Option<&'static str> {
-        self.0.known_wrong(case)
     }
 
     fn round_robin(&self) -> bool {
