@@ -16,7 +16,9 @@
 //! - [`batch_retry`]: how a partly failed `SendMessageBatch` is retried.
 //! - [`error`]: the adapters' errors.
 //! - [`secrets`]: [`SecretsReader`], secrets read from Secrets Manager.
+//! - [`api_calls`]: the AWS calls each adapter makes, with the IAM action allowing each.
 
+pub mod api_calls;
 pub mod batch_retry;
 mod batch_send;
 pub mod client;
@@ -27,6 +29,7 @@ pub mod secrets;
 pub mod sqs_delay_queue;
 pub mod sqs_queue;
 
+pub use api_calls::{ApiCall, AwsUse, Resource};
 pub use batch_retry::BatchRetry;
 pub use client::{SqsEndpoint, sqs_client};
 pub use error::SqsError;

@@ -5,6 +5,7 @@
 //! Only how an entry is built and what a received message is read into
 //! differ by kind.
 
+use crate::api_calls::ApiCall;
 use crate::batch_retry::BatchRetry;
 use crate::batch_send::{EntryOutcome, send_with_retry};
 use crate::error::SqsError;
@@ -39,7 +40,22 @@ pub struct Fifo;
 #[derive(Debug, Clone, Copy)]
 pub struct Standard;
 
+/// The calls each port method makes, for either kind: what a function
+/// using that method must be allowed (`crate::api_calls`).
+/// `tests/api_calls.rs` records what each method sends and checks it.
 impl<Kind> SqsQueueOf<Kind> {
+    /// `send_call` / `send_delayed_call` (so every send helper of the ports).
+    pub const SEND_CALLS: &[ApiCall] = &[ApiCall::new("SendMessageBatch", "sqs:SendMessage")];
+    /// `receive`.
+    pub const RECEIVE_CALLS: &[ApiCall] = &[ApiCall::new("ReceiveMessage", "sqs:ReceiveMessage")];
+    /// `delete`.
+    pub const DELETE_CALLS: &[ApiCall] = &[ApiCall::new("DeleteMessage", "sqs:DeleteMessage")];
+    /// `change_visibility`.
+    pub const CHANGE_VISIBILITY_CALLS: &[ApiCall] =
+        &[ApiCall::new("ChangeMessageVisibility", "sqs:ChangeMessageVisibility")];
+    /// `attributes`.
+    pub const ATTRIBUTES_CALLS: &[ApiCall] = &[ApiCall::new("GetQueueAttributes", "sqs:GetQueueAttributes")];
+
     pub fn new(client: Client, url: impl Into<String>) -> Self {
         Self { client, url: url.into(), retry: BatchRetry::default(), kind: PhantomData }
     }

@@ -7,6 +7,7 @@
 //! `AWS_ENDPOINT_URL_SECRETS_MANAGER`: how tests point it at a local
 //! stand-in (moto).
 
+use crate::api_calls::ApiCall;
 use aws_sdk_secretsmanager::config::BehaviorVersion;
 
 /// Why a secret could not be read. Never carries the value.
@@ -27,6 +28,10 @@ pub struct SecretsReader {
 }
 
 impl SecretsReader {
+    /// What [`read`](Self::read) and [`read_field`](Self::read_field) call
+    /// (`crate::api_calls`; `tests/secrets.rs` records it).
+    pub const CALLS: &[ApiCall] = &[ApiCall::new("GetSecretValue", "secretsmanager:GetSecretValue")];
+
     /// A reader configured as the SDK's default chain says (region,
     /// credentials, endpoint override).
     pub async fn from_env() -> Self {
