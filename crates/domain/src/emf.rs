@@ -19,6 +19,17 @@ use std::sync::{Mutex, PoisonError};
 /// The namespace every sluice metric is in.
 pub const NAMESPACE: &str = "Sluice";
 
+/// The one dimension set every sluice metric is published under: the
+/// stack's stage (`SLUICE_STAGE`) and the function that counted. An alarm
+/// or a dashboard finds a metric only under all of them
+/// (`tests/tests/template_metrics.rs` checks the template's).
+pub const DIMENSIONS: [&str; 2] = ["Stage", "Function"];
+
+/// [`DIMENSIONS`] with their values, as an [`EmfLine`] takes them.
+pub fn dimensions<'a>(stage: &'a str, function: &'a str) -> [(&'a str, &'a str); 2] {
+    [(DIMENSIONS[0], stage), (DIMENSIONS[1], function)]
+}
+
 /// A metric's unit, as CloudWatch names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {

@@ -8,7 +8,9 @@
 //! - `failure`: [`StepFailure`], a step's error as the report Step Functions matches.
 //! - `start`: the services built from the environment (`sluice_config`), secrets resolved.
 //! - `secrets`: secrets read from Secrets Manager at cold start.
+//! - [`aws_calls`]: what the services built at cold start call in AWS (each function's `AWS_CALLS`).
 
+pub mod aws_calls;
 mod failure;
 mod secrets;
 mod serve;
@@ -16,4 +18,5 @@ pub mod start;
 
 pub use failure::StepFailure;
 pub use serve::{CredentialRefusal, REREAD_AFTER, serve_step};
+pub use sluice_aws::{AwsUse, Resource};
 pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env, store_from_env};

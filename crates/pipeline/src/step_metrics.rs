@@ -7,7 +7,7 @@
 //! CloudWatch once.
 
 use sluice_domain::emf::Unit::{Count, Milliseconds};
-use sluice_domain::emf::{Counter, EmfLine, Reported};
+use sluice_domain::emf::{Counter, EmfLine, Reported, dimensions};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 #[derive(Debug, Default)]
@@ -69,7 +69,7 @@ impl StepMetrics {
     /// What was counted since the last take, as an EMF line for `function`
     /// in `stage`; `None` when nothing was.
     pub fn take_emf(&self, stage: &str, function: &str) -> Option<EmfLine> {
-        self.reported.take(COUNTERS, self, &[("Stage", stage), ("Function", function)])
+        self.reported.take(COUNTERS, self, &dimensions(stage, function))
     }
 }
 
@@ -86,6 +86,10 @@ mod tests {
         let line = metrics.take_emf("prod", "fetch").unwrap().render(1);
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!((value["UpstreamCalls"].as_f64(), value["Upstream429"].as_f64()), (Some(3.0), Some(1.0)));
+        // What the template's alarms are checked against (sluice_domain::emf::DIMENSIONS).
+        let published = &value["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(published["Dimensions"], serde_json::json!([sluice_domain::emf::DIMENSIONS]));
+        assert_eq!((value["Stage"].as_str(), value["Function"].as_str()), (Some("prod"), Some("fetch")));
         assert!(metrics.take_emf("prod", "fetch").is_none(), "taken once");
         // The running totals keep counting for /metrics.
         StepMetrics::add(&metrics.cafe24_calls, 2);

@@ -14,6 +14,11 @@ use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{SheetService, call_json};
 
+/// What this function calls in AWS: what the service `main` starts
+/// (`sluice_lambda::sheet_from_env`) calls. Its IAM policy in `infra/template.yaml`
+/// must allow each (`tests/tests/template_iam.rs`).
+pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::SHEET_CALLS;
+
 /// One invocation: the payload is a [`BufferInput`], the answer a
 /// [`BufferOutput`]; a failure, a [`StepFailure`], is named by its kind.
 ///

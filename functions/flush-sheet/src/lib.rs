@@ -14,6 +14,11 @@ use redis::aio::ConnectionManager;
 use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
 
+/// What this function calls in AWS: what the service `main` starts
+/// (`sluice_lambda::sheet_from_env`) calls. Its IAM policy in `infra/template.yaml`
+/// must allow each (`tests/tests/template_iam.rs`).
+pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::SHEET_CALLS;
+
 /// One invocation: every record's flush, its failures reported by message id.
 pub async fn handler(
     sheet: &SheetService<ConnectionManager>,

@@ -18,9 +18,17 @@ pub mod metrics;
 pub use sluice_config::{ConfigError as EnvError, IngestSettings};
 
 use redis::aio::{ConnectionLike, ConnectionManager};
-use sluice_aws::{SqsQueue, sqs_client};
+use sluice_aws::{AwsUse, Resource, SqsQueue, sqs_client};
 use sluice_domain::WorkQueue;
 use sluice_ingest::{ApiKeys, ConfigError, Ingest, IngestConfig};
+
+/// What the function calls in AWS: its secrets (API keys, the Redis
+/// password) and the events queue's sends. Its IAM policy in
+/// `infra/template.yaml` must allow each (`tests/tests/template_iam.rs`).
+pub const AWS_CALLS: &[AwsUse] = &[
+    sluice_lambda::aws_calls::READS_SECRETS,
+    AwsUse { calls: SqsQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_QUEUE_URL") },
+];
 
 /// Why the function could not start.
 #[derive(Debug, thiserror::Error)]

@@ -3,10 +3,14 @@
 //! [`COUNTERS`] names), dimensions `Stage` and `Function`. A warm execution
 //! environment serves requests one at a time, so each line is that request's.
 
-use sluice_domain::emf::{EmfLine, Reported};
+use sluice_domain::emf::{EmfLine, Reported, dimensions};
 use sluice_ingest::Counters;
 use sluice_ingest::counters::COUNTERS;
 use std::sync::Arc;
+
+/// The `Function` dimension of ingest's metrics (alarms and the dashboard
+/// name it; `tests/tests/template_metrics.rs` checks they do so rightly).
+pub const FUNCTION: &str = "ingest";
 
 /// Reports the counters' growth since its last report (the first report
 /// carries all counted so far, so no count is lost).
@@ -24,7 +28,7 @@ impl EmfReporter {
 
     /// The growth since the last call, as an EMF line; `None` when nothing changed.
     pub fn take(&self) -> Option<EmfLine> {
-        self.reported.take(COUNTERS, &self.counters, &[("Stage", &self.stage), ("Function", "ingest")])
+        self.reported.take(COUNTERS, &self.counters, &dimensions(&self.stage, FUNCTION))
     }
 }
 
