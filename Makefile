@@ -28,7 +28,7 @@ dev: deps
 	$(CARGO) run --release --quiet -p sluice -- dev
 
 ## test: the whole suite, against private redis-servers the tests start (with
-## the template's wiring: tests/tests/template_wiring.rs). The AWS tools' checks
+## the template checked against the code: tests/tests/template_*.rs). The AWS tools' checks
 ## are in check-aws and package, so this needs no AWS tooling.
 test: deps
 	@scripts/asl-validate.sh
