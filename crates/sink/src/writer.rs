@@ -20,8 +20,8 @@ use std::collections::{BTreeMap, HashSet};
 const UPSERT: &str = "\
 INSERT INTO sluice.snapshots AS s
     (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id, written_at)
-SELECT u.mall_id, u.kind, u.resource_id, u.status, u.body, u.updated_date, u.version, u.event_ids, u.entry_id, now()
-FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::int8[], $8::jsonb[], $9::text[])
+SELECT u.mall_id, u.kind, u.resource_id, u.status, u.body::jsonb, u.updated_date, u.version, u.event_ids, u.entry_id, now()
+FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::jsonb[], $9::text[])
     AS u(mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id)
 ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET
     status = excluded.status, body = excluded.body, updated_date = excluded.updated_date,
@@ -105,7 +105,7 @@ impl SnapshotWriter {
                 .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.status.as_str()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.body.clone()).collect::<Vec<Option<Value>>>())
+                .bind(rows.iter().map(|r| r.body.as_deref()).collect::<Vec<Option<&str>>>())
                 .bind(rows.iter().map(|r| r.updated_date.as_deref()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.version).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| json!(r.event_ids)).collect::<Vec<_>>())
