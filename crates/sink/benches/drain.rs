@@ -264,9 +264,8 @@ async fn main() {
 
     println!("# Drain: snapshot streams → PostgreSQL\n");
     println!(
-        "This machine (2 cores): a private PostgreSQL {} and redis-server; {SNAPSHOTS} snapshots of {MALLS} malls, \
+        "This machine (2 cores): a private PostgreSQL and redis-server; {SNAPSHOTS} snapshots of {MALLS} malls, \
          {BODY_BYTES}-byte bodies, over {SHARDS} stream shards; batches of {}.\n",
-        "15",
         DrainConfig::default().batch
     );
     println!("## 1. Throughput\n\n| writer | rows/s | ÷ COPY ceiling |\n|---|---:|---:|");
