@@ -240,9 +240,9 @@ async fn lag(store: &SnapshotStore<MultiplexedConnection>, pool: &PgPool, rate: 
 
 #[tokio::main]
 async fn main() {
-    let server = PostgresServer::start().await;
+    let server = PostgresServer::start().await.expect("private postgresql");
     let redis = TestRedis::new("bench-drain");
-    let (_, pool) = server.database("bench").await;
+    let (_, pool) = server.database("bench").await.expect("bench database");
     migrate(&pool).await.expect("migrate");
     let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).expect("store");
 

@@ -28,16 +28,19 @@
 //! - [`snapshot_row`]: a stream entry read as a row.
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
 //! - [`drain`]: the worker: read, write, acknowledge, trim; retry with backoff.
+//! - [`server`]: a private PostgreSQL (initdb + postgres on a free port) for the demo and the tests.
 //! - [`error`]: what can go wrong, named.
 
 pub mod drain;
 pub mod error;
 pub mod schema;
+pub mod server;
 pub mod snapshot_row;
 pub mod writer;
 
 pub use drain::{Drain, DrainConfig, DrainHealth, PassReport};
 pub use error::SinkError;
 pub use schema::migrate;
+pub use server::{PostgresServer, ServerError};
 pub use snapshot_row::{SnapshotRow, parse_entry};
 pub use writer::{BatchOutcome, SnapshotWriter};

@@ -223,8 +223,8 @@ async fn two_drains_racing_on_the_same_resources_keep_the_newest_of_each() {
 
 #[tokio::test]
 async fn a_database_outage_leaves_entries_pending_and_they_are_written_after_it() {
-    let mut server = PostgresServer::start().await;
-    let (_, pool) = server.database("outage").await;
+    let mut server = PostgresServer::start().await.unwrap();
+    let (_, pool) = server.database("outage").await.unwrap();
     let rig = Rig::new("outage", pool).await;
     for id in 0..3 {
         rig.append("m1", &id.to_string(), 100, &[&format!("e{id}")]).await;
@@ -236,7 +236,7 @@ async fn a_database_outage_leaves_entries_pending_and_they_are_written_after_it(
     assert!(error.to_string().starts_with("postgresql"), "{error}");
     let lag = drain.consumer().lag(shard).await.unwrap();
     assert_eq!(lag.pending, 3, "taken, not acknowledged: {lag:?}");
-    server.start_again().await;
+    server.start_again().await.unwrap();
     let report = tokio::time::timeout(LIMIT, async {
         loop {
             // The pool reconnects on its own; its first attempts may still fail.
