@@ -24,6 +24,7 @@
 //!
 //! # Layout
 //!
+//! - [`database`]: connecting, with errors that name the endpoint, never the URL.
 //! - [`schema`]: the migrations, embedded, and applying them.
 //! - [`snapshot_row`]: a stream entry read as a row.
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
@@ -31,6 +32,7 @@
 //! - [`server`]: a private PostgreSQL (initdb + postgres on a free port) for the demo and the tests.
 //! - [`error`]: what can go wrong, named.
 
+pub mod database;
 pub mod drain;
 pub mod error;
 pub mod schema;
@@ -38,6 +40,7 @@ pub mod server;
 pub mod snapshot_row;
 pub mod writer;
 
+pub use database::connect;
 pub use drain::{Drain, DrainConfig, DrainHealth, PassReport};
 pub use error::SinkError;
 pub use schema::migrate;

@@ -252,3 +252,16 @@ async fn a_database_outage_leaves_entries_pending_and_they_are_written_after_it(
     assert_eq!(rig.rows().await, 3);
     assert_eq!(drain.consumer().lag(shard).await.unwrap().pending, 0);
 }
+
+#[tokio::test]
+async fn a_database_that_refuses_is_named_without_its_password() {
+    // A port just freed: nothing listens there, the connection is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://app:hunter2@127.0.0.1:{port}/nope");
+    let error = sluice_sink::connect(&url).await.expect_err("nothing listens there").to_string();
+    assert!(error.starts_with(&format!("cannot connect to postgresql at 127.0.0.1:{port}/nope")), "{error}");
+    assert!(!error.contains("hunter2"), "{error}");
+    let error = sluice_sink::connect("postgres://app:hunter2@127.0.0.1:notaport/db").await.unwrap_err().to_string();
+    assert!(error.starts_with("the database URL is invalid"), "{error}");
+    assert!(!error.contains("hunter2"), "{error}");
+}

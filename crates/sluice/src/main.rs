@@ -63,6 +63,11 @@ enum Command {
     Status(commands::status::Args),
     /// Where an event (or a sheet row, by row id) is, and everything that happened to it.
     Trace(commands::trace::Args),
+    /// sluice's tables in PostgreSQL (the drain's sink).
+    Db {
+        #[command(subcommand)]
+        command: commands::db::DbCommand,
+    },
     /// Stand-ins for the upstream APIs (Cafe24, Google Sheets), until Ctrl-C.
     Sandbox {
         #[command(subcommand)]
@@ -90,6 +95,7 @@ fn main() -> ExitCode {
             Command::Dlq { command } => commands::dlq::run(command).await,
             Command::Status(args) => commands::status::run(args).await,
             Command::Trace(args) => commands::trace::run(args).await,
+            Command::Db { command } => commands::db::run(command).await,
             Command::Sandbox { command } => commands::sandbox::run(command).await,
         }
     });
