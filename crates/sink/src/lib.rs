@@ -30,11 +30,13 @@
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
 //! - [`drain`]: the worker: read, write, acknowledge, trim; retry with backoff.
 //! - [`server`]: a private PostgreSQL (initdb + postgres on a free port) for the demo and the tests.
+//! - [`event_log`]: an event's outcomes, read back for `sluice trace`.
 //! - [`error`]: what can go wrong, named.
 
 pub mod database;
 pub mod drain;
 pub mod error;
+pub mod event_log;
 pub mod schema;
 pub mod server;
 pub mod snapshot_row;
@@ -43,6 +45,7 @@ pub mod writer;
 pub use database::connect;
 pub use drain::{Drain, DrainConfig, DrainHealth, PassReport};
 pub use error::SinkError;
+pub use event_log::{EventOutcome, outcomes};
 pub use schema::migrate;
 pub use server::{PostgresServer, ServerError};
 pub use snapshot_row::{SnapshotRow, parse_entry};

@@ -98,11 +98,11 @@ async fn drained_snapshots_become_rows_with_their_events_and_leave_the_streams()
             .await
             .unwrap();
     assert_eq!(body, serde_json::json!({"product_no": "1", "v": 100}));
-    let outcome: String = sqlx::query_scalar("SELECT outcome FROM sluice.events WHERE event_id = 'ev-m3-9'")
-        .fetch_one(&rig.pool)
-        .await
-        .unwrap();
-    assert_eq!(outcome, "written");
+    let outcomes = sluice_sink::outcomes(&rig.pool, "ev-m3-9").await.unwrap();
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(outcomes[0].outcome, "written");
+    assert_eq!(outcomes[0].detail["resource_id"], "9");
+    assert!(sluice_sink::outcomes(&rig.pool, "never-seen").await.unwrap().is_empty());
     let trace = traces.read("ev-m1-2").await.unwrap();
     assert!(trace.iter().any(|t| t.stage == "written"), "the trace says it reached PostgreSQL: {trace:?}");
     assert_eq!(rig.stream_lengths().await, 0, "every group acknowledged everything: the streams are empty");

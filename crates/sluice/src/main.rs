@@ -6,12 +6,14 @@
 //! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `status`, …).
 //! - [`demo`]: `sluice demo primitives|shops|sheets` and the reports they check.
 //! - [`redis_target`]: the Redis a command uses (`SLUICE_REDIS_URL`, a private one, or `sluice dev`'s).
+//! - [`database_target`]: the PostgreSQL an operator command reads, if one is configured.
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
 //! - [`closed_stdout`]: a closed stdout (`sluice status | head`) ends any command quietly, with status 0.
 
 mod closed_stdout;
 mod commands;
+mod database_target;
 mod demo;
 mod dev_state;
 mod redis_target;

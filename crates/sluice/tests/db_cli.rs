@@ -55,3 +55,40 @@ fn no_database_or_a_bad_one_is_a_usage_error() {
     );
     assert!(!stderr(&down).contains("hunter2"));
 }
+
+#[tokio::test]
+async fn trace_falls_back_to_postgresql_once_the_redis_trace_is_gone() {
+    let pg = TestPostgres::new("trace_fallback").await;
+    let redis = sluice_testkit::TestRedis::new("trace_fallback");
+    sluice_sink::migrate(&pg.pool).await.unwrap();
+    let entry = sluice_redis::StoredEntry {
+        id: "1700000000000-0".into(),
+        fields: [
+            ("mall_id", "m1"),
+            ("kind", "product"),
+            ("id", "7"),
+            ("status", "found"),
+            ("event_ids", r#"["ev-old"]"#),
+            ("fetched_at_ms", "1700000000000"),
+            ("body", "{}"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect(),
+    };
+    sluice_sink::SnapshotWriter::new(pg.pool.clone()).write("stream", &[entry]).await.unwrap();
+    let env = [
+        ("SLUICE_REDIS_URL", redis.url()),
+        ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
+        ("SLUICE_DATABASE_URL", pg.url.clone()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = sluice(&["trace", "ev-old"], &env);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", stderr(&out));
+    assert!(stdout.contains("from PostgreSQL"), "{stdout}");
+    assert!(stdout.contains("written") && stdout.contains("\"resource_id\":\"7\""), "{stdout}");
+    let unknown = sluice(&["trace", "ev-never"], &env);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stdout).contains("not in PostgreSQL"));
+}
