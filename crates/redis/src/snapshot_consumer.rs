@@ -21,6 +21,9 @@ use redis::aio::ConnectionLike;
 use redis::streams::{StreamAutoClaimReply, StreamId, StreamInfoGroupsReply, StreamPendingReply, StreamReadReply};
 use std::time::Duration;
 
+/// A group's oldest pending id, and its pending count per consumer.
+type PendingSummary = (Option<(u64, u64)>, Vec<(String, u64)>);
+
 /// The group drain workers read in unless configured otherwise.
 pub const DEFAULT_GROUP: &str = "sink";
 
@@ -43,6 +46,8 @@ pub struct ShardLag {
     pub undelivered: Option<u64>,
     /// The oldest unacknowledged entry's id, delivered or not.
     pub oldest_unacknowledged: Option<String>,
+    /// Pending entries per consumer.
+    pub consumers: Vec<(String, u64)>,
 }
 
 impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
@@ -171,17 +176,25 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
             // No drain has run yet: everything in the stream is behind.
             let length: u64 = redis::cmd("XLEN").arg(key).query_async(&mut self.conn.clone()).await?;
             let first = self.first_id_after(key, "-").await?;
-            return Ok(ShardLag { pending: 0, undelivered: Some(length), oldest_unacknowledged: first });
+            return Ok(ShardLag { undelivered: Some(length), oldest_unacknowledged: first, ..ShardLag::default() });
         };
-        let oldest_pending = match group.pending {
-            0 => None,
-            _ => self.oldest_pending(key, &group.name).await?.map(|(ms, seq)| format!("{ms}-{seq}")),
+        let (oldest_pending, consumers) = match group.pending {
+            0 => (None, Vec::new()),
+            _ => {
+                let (oldest, consumers) = self.pending_summary(key, &group.name).await?;
+                (oldest.map(|(ms, seq)| format!("{ms}-{seq}")), consumers)
+            }
         };
         let oldest_unacknowledged = match oldest_pending {
             Some(id) => Some(id),
             None => self.first_id_after(key, &format!("({}", group.last_delivered_id)).await?,
         };
-        Ok(ShardLag { pending: group.pending as u64, undelivered: group.lag.map(|l| l as u64), oldest_unacknowledged })
+        Ok(ShardLag {
+            pending: group.pending as u64,
+            undelivered: group.lag.map(|l| l as u64),
+            oldest_unacknowledged,
+            consumers,
+        })
     }
 
     async fn read_group(&self, shard: u32, count: usize, from: &str) -> Result<Vec<StoredEntry>, Error> {
@@ -200,11 +213,18 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     }
 
     async fn oldest_pending(&self, key: &str, group: &str) -> Result<Option<(u64, u64)>, Error> {
+        Ok(self.pending_summary(key, group).await?.0)
+    }
+
+    /// The group's oldest pending id and its pending count per consumer.
+    async fn pending_summary(&self, key: &str, group: &str) -> Result<PendingSummary, Error> {
         let reply: StreamPendingReply =
             redis::cmd("XPENDING").arg(key).arg(group).query_async(&mut self.conn.clone()).await?;
         Ok(match reply {
-            StreamPendingReply::Data(data) => parse_id(&data.start_id),
-            _ => None,
+            StreamPendingReply::Data(data) => {
+                (parse_id(&data.start_id), data.consumers.into_iter().map(|c| (c.name, c.pending as u64)).collect())
+            }
+            _ => (None, Vec::new()),
         })
     }
 
