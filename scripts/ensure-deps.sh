@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure what `make run`, `make test` and `make bench` need is on this
-# machine: cargo, and redis-server (installed with apt-get when missing).
-# Tests and the demo start their own private redis-server on a free port;
-# nothing here starts or touches a system Redis service.
+# machine: cargo, redis-server and PostgreSQL's server binaries (each
+# installed with apt-get when missing). Tests and the demo start their own
+# private redis-server (and the tests their own PostgreSQL) on a free port;
+# nothing here starts or touches a system service.
 set -euo pipefail
 
 if ! command -v cargo >/dev/null 2>&1; then
@@ -10,9 +11,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-if command -v redis-server >/dev/null 2>&1; then
-  exit 0
-fi
+have_redis() { command -v redis-server >/dev/null 2>&1; }
+have_postgres() { compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null; }
+
+missing=()
+have_redis || missing+=(redis-server)
+have_postgres || missing+=(postgresql)
+[ ${#missing[@]} -eq 0 ] && exit 0
 
 if command -v apt-get >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ]; then
@@ -20,14 +25,14 @@ if command -v apt-get >/dev/null 2>&1; then
   elif command -v sudo >/dev/null 2>&1; then
     sudo="sudo"
   else
-    echo "redis-server is missing: run 'apt-get install -y redis-server' as root, then re-run." >&2
+    echo "${missing[*]} missing: run 'apt-get install -y ${missing[*]}' as root, then re-run." >&2
     exit 1
   fi
-  echo "redis-server is missing; installing it with apt-get (Debian's redis-server package)..." >&2
+  echo "${missing[*]} missing; installing with apt-get (Debian's packages)..." >&2
   $sudo apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
-  command -v redis-server >/dev/null 2>&1 && exit 0
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  have_redis && have_postgres && exit 0
 fi
 
-echo "redis-server is missing: install your system's redis-server package (e.g. 'sudo apt-get install -y redis-server'), then re-run." >&2
+echo "${missing[*]} missing: install your system's packages (e.g. 'sudo apt-get install -y ${missing[*]}'), then re-run." >&2
 exit 1

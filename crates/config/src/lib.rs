@@ -18,6 +18,7 @@
 //! - `cafe24_vars`: the Cafe24 app (shop functions).
 //! - `sheet_vars`: the Google client, the flush queue and alerts (sheet functions).
 //! - `ingest_vars`: the ingest function.
+//! - `database_vars`: the PostgreSQL the drain writes to ([`database_url`]).
 //! - `cli_vars`: [`OperatorQueues`], the queues the operator commands fall back to.
 //! - `secret_setting`: [`SecretSetting`], a secret's value or its Secrets Manager ARN.
 //! - `deployables`: the per-deployable structs built from the parts.
@@ -27,6 +28,7 @@
 mod cafe24_vars;
 mod cli_vars;
 mod common;
+mod database_vars;
 mod deployables;
 mod ingest_vars;
 mod pipeline_vars;
@@ -38,6 +40,7 @@ mod variables;
 pub use cafe24_vars::cafe24_config;
 pub use cli_vars::OperatorQueues;
 pub use common::{Common, Serving};
+pub use database_vars::database_url;
 pub use deployables::{FlushQueue, IngestSettings, SheetSettings, ShopSettings, StepSettings};
 pub use pipeline_vars::pipeline_config;
 pub use secret_setting::SecretSetting;

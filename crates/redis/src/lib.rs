@@ -21,7 +21,7 @@
 //! {prefix}{<tag>}:joined:<name>  LIST    ids coalesced into the owner   TTL: mark's remaining + timeout; taken by the owner
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
-//! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker; MAXLEN ~1M
+//! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker trims what every group acked; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
 //! {prefix}{store:<n>}:fetched:<e> HASH   a fetched snapshot for store  TTL: 15 min; store drops its body
 //! {prefix}{sheet:<g>}:buffer:    LIST    a sheet's rows to append       owner: the sheet's flush
@@ -53,6 +53,7 @@
 //! - [`deny_cache`]: the in-process "blocked until" cache.
 //! - [`trace`]: every event's journey.
 //! - [`snapshot_store`]: fetched snapshots, sharded streams, idempotent.
+//! - [`snapshot_consumer`]: the streams read as a consumer group, acknowledged, trimmed.
 //! - [`token_store`]: OAuth token pairs.
 //! - [`credential_state`]: a credential's rejection and its sheets.
 //! - [`sheet_buffer`]: each Google Sheet's buffer, in-flight and parked rows.
@@ -78,6 +79,7 @@ mod scripts;
 pub mod server;
 pub mod sheet_buffer;
 pub mod sheet_state;
+pub mod snapshot_consumer;
 pub mod snapshot_store;
 pub mod token_store;
 pub mod trace;
@@ -97,6 +99,7 @@ pub use lock::{Acquire, Lease, Locks};
 pub use server::{RedisProcess, ServerError, ServerOptions};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_state::SheetState;
+pub use snapshot_consumer::{DEFAULT_GROUP, ShardLag, SnapshotConsumer};
 pub use snapshot_store::{Appended, SnapshotStore, StoredEntry, StoredFetched};
 pub use token_store::{StoredToken, TokenStore};
 pub use trace::{TraceEntry, Traces};

@@ -1,13 +1,14 @@
 //! Where fetched snapshots go: a Redis stream per shard, the mall deciding
 //! the shard, appended once per work item however often it is redelivered.
-//! A drain worker reads the streams into the database; shards let several
-//! drain at once (one list for every shop would make that consumer the
-//! bottleneck).
+//! The drain worker (`sluice-sink`) reads the streams into PostgreSQL as a
+//! consumer group ([`SnapshotConsumer`](crate::SnapshotConsumer)) and trims
+//! what every group has acknowledged; shards let several drain at once (one
+//! stream for every shop would make its consumer the bottleneck).
 //!
 //! Keys, with `N` = the shard (0..shards):
 //!
 //! ```text
-//! {prefix}{store:N}:stream        STREAM  snapshots              owner: the drain worker trims what it consumed; MAXLEN caps it meanwhile
+//! {prefix}{store:N}:stream        STREAM  snapshots              owner: the drain worker trims what every group acknowledged; MAXLEN caps it meanwhile
 //! {prefix}{store:N}:seen:<key>    STRING  the entry id           TTL: 24 h (redeliveries come within minutes)
 //! {prefix}{store:N}:fetched:<ev>  HASH    a fetched snapshot     TTL: 15 min; written by fetch, its body dropped by store
 //! ```
@@ -24,6 +25,7 @@
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
 use crate::scripts;
+use crate::snapshot_consumer::SnapshotConsumer;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
 
@@ -102,6 +104,12 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
             .query_async(&mut self.conn.clone())
             .await?;
         Ok(entries.into_iter().map(|(id, fields)| StoredEntry { id, fields: fields.into_iter().collect() }).collect())
+    }
+
+    /// A consumer of every shard's stream, named `consumer` in `group`.
+    pub fn consumer(&self, group: &str, consumer: &str) -> Result<SnapshotConsumer<C>, Error> {
+        let keys = (0..self.shards).map(|shard| self.stream_key(shard)).collect();
+        SnapshotConsumer::new(self.conn.clone(), keys, group, consumer)
     }
 
     /// The stream key of a shard.

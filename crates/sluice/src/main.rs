@@ -6,12 +6,14 @@
 //! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `status`, …).
 //! - [`demo`]: `sluice demo primitives|shops|sheets` and the reports they check.
 //! - [`redis_target`]: the Redis a command uses (`SLUICE_REDIS_URL`, a private one, or `sluice dev`'s).
+//! - [`database_target`]: the PostgreSQL an operator command reads, if one is configured.
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
 //! - [`closed_stdout`]: a closed stdout (`sluice status | head`) ends any command quietly, with status 0.
 
 mod closed_stdout;
 mod commands;
+mod database_target;
 mod demo;
 mod dev_state;
 mod redis_target;
@@ -63,6 +65,11 @@ enum Command {
     Status(commands::status::Args),
     /// Where an event (or a sheet row, by row id) is, and everything that happened to it.
     Trace(commands::trace::Args),
+    /// sluice's tables in PostgreSQL (the drain's sink).
+    Db {
+        #[command(subcommand)]
+        command: commands::db::DbCommand,
+    },
     /// Stand-ins for the upstream APIs (Cafe24, Google Sheets), until Ctrl-C.
     Sandbox {
         #[command(subcommand)]
@@ -90,6 +97,7 @@ fn main() -> ExitCode {
             Command::Dlq { command } => commands::dlq::run(command).await,
             Command::Status(args) => commands::status::run(args).await,
             Command::Trace(args) => commands::trace::run(args).await,
+            Command::Db { command } => commands::db::run(command).await,
             Command::Sandbox { command } => commands::sandbox::run(command).await,
         }
     });

@@ -110,3 +110,28 @@ async fn status_names_the_lagging_groups_and_their_malls_and_credentials() {
     let _ = stop.send(());
     tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_shows_what_waits_for_the_drain_to_postgresql() {
+    let redis = TestRedis::new("cli_status_drain");
+    // The shard count the functions use by default (SLUICE_SNAPSHOT_SHARDS).
+    let store = sluice_redis::SnapshotStore::new(redis.conn().await, redis.keyspace(), 16).unwrap();
+    for i in 0..3 {
+        store.append("acme", &format!("k{i}"), &[("mall_id", "acme".to_owned())]).await.unwrap();
+    }
+    let out = sluice(&redis, &["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Drain to PostgreSQL (group sink): 3 not yet read, 0 read and not yet committed; oldest waiting"),
+        "{text}"
+    );
+    // A drain consumer takes one and has not committed it yet.
+    let worker = store.consumer("sink", "w1").unwrap();
+    let shard = store.shard_of("acme");
+    worker.ensure_group(shard).await.unwrap();
+    assert_eq!(worker.new_entries(shard, 1).await.unwrap().len(), 1);
+    let out = sluice(&redis, &["status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("2 not yet read, 1 read and not yet committed"), "{text}");
+    assert!(text.contains("  consumer w1: 1 pending"), "{text}");
+}

@@ -15,11 +15,14 @@
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
 //! - `sandbox` (feature `sandbox`): clients wired to the sandbox upstreams.
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
+//! - `postgres` (feature `postgres`): a private PostgreSQL, a database per test.
 
 pub mod crash_point;
 pub mod crash_scenario;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod slot;

@@ -2,6 +2,7 @@
 
 pub(crate) mod asl;
 pub(crate) mod credentials;
+pub(crate) mod db;
 pub(crate) mod dev;
 pub(crate) mod dlq;
 pub(crate) mod sandbox;

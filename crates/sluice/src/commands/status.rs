@@ -18,7 +18,7 @@ use sluice_config::EnvSource;
 use sluice_domain::{GroupAbout, WorkQueue};
 use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
 use sluice_pipeline::{ServiceCore, StatusReader};
-use sluice_redis::{LaggingGroup, WindowUsage};
+use sluice_redis::{DEFAULT_GROUP, LaggingGroup, SnapshotStore, WindowUsage};
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -58,6 +58,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         sluice_config::pipeline_config(&EnvSource::from_process()).map_err(|e| crate::usage("sluice status", e))?;
     let redis = StateRedis::locate("sluice")?;
     let conn = redis.connection().await?;
+    let shards = config.snapshot_shards;
     let status = StatusReader::new(ServiceCore::new(conn, redis.keyspace.clone(), config));
 
     print_queues(&args).await?;
@@ -66,6 +67,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let top = usize::try_from(args.top).unwrap_or(usize::MAX);
     let (lagging, waiting) = ledger.lagging(top).await?;
     print_lagging(&lagging, waiting);
+    print_drain(SnapshotStore::new(redis.connection().await?, redis.keyspace.clone(), shards)?).await?;
 
     let (mut malls, mut credentials) = (BTreeSet::new(), BTreeSet::new());
     if args.malls.is_empty() && args.credentials.is_empty() {
@@ -208,4 +210,39 @@ fn usage(u: &WindowUsage) -> String {
 
 fn seconds(d: Duration) -> String {
     format!("{:.1} s", d.as_secs_f64())
+}
+
+/// The drain to PostgreSQL: what waits in the snapshot streams for it.
+async fn print_drain<C: redis::aio::ConnectionLike + Clone + Send>(store: SnapshotStore<C>) -> anyhow::Result<()> {
+    let consumer = store.consumer(DEFAULT_GROUP, "sluice-status")?;
+    let (mut undelivered, mut pending, mut oldest_ms) = (0u64, 0u64, None::<u64>);
+    let mut per_consumer = std::collections::BTreeMap::<String, u64>::new();
+    for shard in 0..consumer.shards() {
+        let lag = consumer.lag(shard).await?;
+        undelivered += lag.undelivered.unwrap_or(0);
+        pending += lag.pending;
+        for (name, count) in lag.consumers {
+            *per_consumer.entry(name).or_default() += count;
+        }
+        let ms = lag.oldest_unacknowledged.and_then(|id| id.split_once('-').and_then(|(ms, _)| ms.parse().ok()));
+        oldest_ms = match (oldest_ms, ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    let age = oldest_ms.map_or_else(
+        || "nothing waiting".to_owned(),
+        |ms| format!("oldest waiting {:.1} s", now_ms().saturating_sub(ms) as f64 / 1000.0),
+    );
+    println!(
+        "\nDrain to PostgreSQL (group {DEFAULT_GROUP}): {undelivered} not yet read, {pending} read and not yet committed; {age}"
+    );
+    for (name, count) in per_consumer {
+        println!("  consumer {name}: {count} pending");
+    }
+    Ok(())
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }

@@ -36,8 +36,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         let trace = traces.read(&event).await?;
         if trace.is_empty() {
             if hop == 0 {
-                println!("no trace for {event}: unknown, or older than the trace retention (7 days by default)");
-                return Ok(ExitCode::FAILURE);
+                return from_event_log(&event).await;
             }
             println!("no trace for {event} (the fetch it joined)");
             break;
@@ -46,12 +45,38 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("\n{} was coalesced into {event}:", args.event_id);
         }
         print_trace(&event, &trace, args.json);
+        let done = trace.iter().any(|e| matches!(e.stage.as_str(), "stored" | "written" | "superseded"));
         match trace.iter().rev().find(|e| e.stage == "coalesced").and_then(|e| e.detail["into"].as_str()) {
-            Some(into) if into != event && !trace.iter().any(|e| e.stage == "stored") => event = into.to_owned(),
+            Some(into) if into != event && !done => event = into.to_owned(),
             _ => break,
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// After the Redis trace expired: what the drain recorded in PostgreSQL.
+async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
+    let retention = "unknown, or older than the trace retention (7 days by default)";
+    let Some(pool) = crate::database_target::optional_pool("sluice trace").await? else {
+        println!("no trace for {event}: {retention}; SLUICE_DATABASE_URL would let sluice look in PostgreSQL too");
+        return Ok(ExitCode::FAILURE);
+    };
+    let outcomes = sluice_sink::outcomes(&pool, event).await?;
+    if outcomes.is_empty() {
+        println!("no trace for {event}: {retention}, and not in PostgreSQL's sluice.events");
+        return Ok(ExitCode::FAILURE);
+    }
+    println!("{event} (from PostgreSQL: its Redis trace has expired)");
+    for outcome in &outcomes {
+        println!("  {}  {:<10} {}", timestamp(outcome.at_ms as u64), outcome.outcome, outcome.detail);
+    }
+    println!("  now: in PostgreSQL (sluice.snapshots)");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn timestamp(at_ms: u64) -> String {
+    chrono::DateTime::from_timestamp_millis(at_ms as i64)
+        .map_or_else(|| at_ms.to_string(), |t| t.format("%Y-%m-%d %H:%M:%S%.3fZ").to_string())
 }
 
 fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
@@ -63,13 +88,13 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
     }
     println!("{event}");
     for entry in trace {
-        let at = chrono::DateTime::from_timestamp_millis(entry.at_ms as i64)
-            .map_or_else(|| entry.at_ms.to_string(), |t| t.format("%Y-%m-%d %H:%M:%S%.3fZ").to_string());
-        println!("  {at}  {:<10} {}", entry.stage, entry.detail);
+        println!("  {}  {:<10} {}", timestamp(entry.at_ms), entry.stage, entry.detail);
     }
     if let Some(last) = trace.last() {
         let now = match last.stage.as_str() {
-            "stored" => "stored",
+            "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
+            "written" => "in PostgreSQL (sluice.snapshots)",
+            "superseded" => "answered by a newer snapshot already in PostgreSQL",
             "coalesced" => "answered by the pending fetch it joined",
             "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
             "failed" => "waiting for redelivery",

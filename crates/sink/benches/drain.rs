@@ -1,0 +1,297 @@
+//! The drain, side by side with what a user could do instead, on this
+//! machine: a private PostgreSQL and redis-server, 100,000 snapshots of 20
+//! malls with 1 KiB bodies in the snapshot streams.
+//!
+//! 1. Drain throughput with 1, 2 and 4 consumers, against a naive baseline
+//!    (one upsert statement per row, autocommit) and PostgreSQL's own
+//!    ceiling for the same rows (one `COPY` into an unindexed table).
+//! 2. How a batch is written: one `UNNEST` upsert statement (what the
+//!    writer does) against `COPY` into a staging table then one upsert.
+//! 3. End-to-end lag (appended to the stream → committed) at 1,000
+//!    snapshots a second, p50 and p99.
+//!
+//! Prints markdown (`make bench` writes it to bench/drain.md).
+
+use redis::aio::MultiplexedConnection;
+use sluice_redis::SnapshotStore;
+use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
+use sluice_testkit::TestRedis;
+use sluice_testkit::postgres::PostgresServer;
+use sqlx::PgPool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+const SNAPSHOTS: usize = 100_000;
+const MALLS: usize = 20;
+const SHARDS: u32 = 16;
+const BODY_BYTES: usize = 1024;
+const NAIVE_ROWS: usize = 10_000;
+
+fn fields(i: usize, version: i64) -> (String, String, Vec<(&'static str, String)>) {
+    let mall = format!("mall{}", i % MALLS);
+    let id = (i / MALLS).to_string();
+    let padding = "x".repeat(BODY_BYTES - 40);
+    let body = serde_json::json!({"product_no": id, "padding": padding}).to_string();
+    let fields = vec![
+        ("mall_id", mall.clone()),
+        ("kind", "product".to_owned()),
+        ("id", id.clone()),
+        ("status", "found".to_owned()),
+        ("updated_date", "2026-11-24T10:00:00+09:00".to_owned()),
+        ("version", String::new()),
+        ("event_ids", format!("[\"ev-{i}\"]")),
+        ("fetched_at_ms", version.to_string()),
+        ("body", body),
+    ];
+    (mall, format!("{i}-{version}"), fields)
+}
+
+async fn fill(store: &SnapshotStore<MultiplexedConnection>, version: i64) {
+    let store = Arc::new(store.clone());
+    let mut tasks = Vec::new();
+    for worker in 0..16 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for i in (worker..SNAPSHOTS).step_by(16) {
+                let (mall, key, fields) = fields(i, version);
+                store.append(&mall, &key, &fields).await.expect("append");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("fill");
+    }
+}
+
+async fn reset(pool: &PgPool) {
+    sqlx::query("TRUNCATE sluice.snapshots, sluice.events").execute(pool).await.expect("truncate");
+}
+
+async fn drain_with(store: &SnapshotStore<MultiplexedConnection>, pool: &PgPool, consumers: usize) -> f64 {
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..consumers {
+        let drain = Drain::new(
+            store.consumer("sink", &format!("c{c}")).expect("consumer"),
+            SnapshotWriter::new(pool.clone()),
+            DrainConfig::default(),
+        );
+        tasks.push(tokio::spawn(async move {
+            drain.until_empty(Instant::now() + Duration::from_secs(600)).await.expect("drain").written
+        }));
+    }
+    let mut written = 0;
+    for task in tasks {
+        written += task.await.expect("drain task");
+    }
+    assert_eq!(written as usize, SNAPSHOTS, "every snapshot written once");
+    SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
+}
+
+async fn naive(pool: &PgPool) -> f64 {
+    let started = Instant::now();
+    for i in 0..NAIVE_ROWS {
+        let (mall, _, f) = fields(i, 1);
+        sqlx::query(
+            "INSERT INTO sluice.snapshots (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id)
+             VALUES ($1, 'product', $2, 'found', $3::jsonb, $4, $5, $6::jsonb, '0-0')
+             ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET body = excluded.body, version = excluded.version
+             WHERE excluded.version > snapshots.version",
+        )
+        .bind(mall)
+        .bind(&f[2].1)
+        .bind(&f[8].1)
+        .bind(&f[4].1)
+        .bind(1i64)
+        .bind(&f[6].1)
+        .execute(pool)
+        .await
+        .expect("naive upsert");
+    }
+    NAIVE_ROWS as f64 / started.elapsed().as_secs_f64()
+}
+
+fn copy_text(rows: std::ops::Range<usize>) -> String {
+    let mut text = String::new();
+    for i in rows {
+        let (mall, _, f) = fields(i, 1);
+        // COPY's text format: tabs between columns; the bodies have no tab,
+        // newline or backslash to escape.
+        text.push_str(&format!("{mall}\tproduct\t{}\tfound\t{}\t{}\t1\t{}\t0-0\n", f[2].1, f[8].1, f[4].1, f[6].1));
+    }
+    text
+}
+
+async fn copy_ceiling(pool: &PgPool) -> f64 {
+    sqlx::query(
+        "CREATE UNLOGGED TABLE IF NOT EXISTS copy_ceiling (mall_id text, kind text, resource_id text, status text,
+         body jsonb, updated_date text, version bigint, event_ids jsonb, entry_id text)",
+    )
+    .execute(pool)
+    .await
+    .expect("ceiling table");
+    let text = copy_text(0..SNAPSHOTS);
+    let started = Instant::now();
+    let mut conn = pool.acquire().await.expect("conn");
+    let mut copy = conn.copy_in_raw("COPY copy_ceiling FROM STDIN").await.expect("copy");
+    copy.send(text.as_bytes()).await.expect("send");
+    copy.finish().await.expect("finish");
+    SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Batches of 500 written by the drain's writer (one UNNEST upsert each),
+/// without Redis: the same work as `copy_staging`.
+async fn unnest_batches(pool: &PgPool) -> f64 {
+    let writer = SnapshotWriter::new(pool.clone());
+    let started = Instant::now();
+    for start in (0..SNAPSHOTS).step_by(500) {
+        let entries: Vec<sluice_redis::StoredEntry> = (start..start + 500)
+            .map(|i| {
+                let (_, _, f) = fields(i, 1);
+                let fields = f.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+                sluice_redis::StoredEntry { id: format!("{i}-0"), fields }
+            })
+            .collect();
+        writer.write("bench", &entries).await.expect("write");
+    }
+    SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
+}
+
+/// A batch of 500 written through COPY into a temporary staging table, then
+/// one upsert from it.
+async fn copy_staging(pool: &PgPool) -> f64 {
+    let started = Instant::now();
+    for start in (0..SNAPSHOTS).step_by(500) {
+        let mut tx = pool.begin().await.expect("tx");
+        sqlx::query(
+            "CREATE TEMP TABLE IF NOT EXISTS staging (LIKE sluice.snapshots INCLUDING DEFAULTS) ON COMMIT DELETE ROWS",
+        )
+        .execute(&mut *tx)
+        .await
+        .expect("staging");
+        let mut copy = tx
+            .copy_in_raw(
+                "COPY staging (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id) FROM STDIN",
+            )
+            .await
+            .expect("copy");
+        copy.send(copy_text(start..start + 500).as_bytes()).await.expect("send");
+        copy.finish().await.expect("finish");
+        sqlx::query(
+            "INSERT INTO sluice.snapshots SELECT * FROM staging ORDER BY mall_id, kind, resource_id
+             ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET body = excluded.body, version = excluded.version
+             WHERE excluded.version > snapshots.version",
+        )
+        .execute(&mut *tx)
+        .await
+        .expect("upsert from staging");
+        tx.commit().await.expect("commit");
+    }
+    SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Appends at `rate` per second for `seconds` while one drain runs; the lag
+/// of each row is its commit time minus its stream entry's time.
+async fn lag(store: &SnapshotStore<MultiplexedConnection>, pool: &PgPool, rate: usize, seconds: usize) -> (f64, f64) {
+    let cancel = CancellationToken::new();
+    let drain = Arc::new(Drain::new(
+        store.consumer("sink", "lag").expect("consumer"),
+        SnapshotWriter::new(pool.clone()),
+        DrainConfig { idle_poll: Duration::from_millis(20), ..DrainConfig::default() },
+    ));
+    let runner = {
+        let (drain, cancel) = (drain.clone(), cancel.clone());
+        tokio::spawn(async move { drain.run(cancel).await })
+    };
+    let mut tick = tokio::time::interval(Duration::from_millis(10));
+    let per_tick = rate / 100;
+    for t in 0..seconds * 100 {
+        tick.tick().await;
+        for j in 0..per_tick {
+            let (mall, key, fields) = fields(t * per_tick + j, 2);
+            store.append(&mall, &key, &fields).await.expect("append");
+        }
+    }
+    let total = (seconds * 100 * per_tick) as i64;
+    loop {
+        let done: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots WHERE version = 2")
+            .fetch_one(pool)
+            .await
+            .expect("count");
+        if done >= total {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    cancel.cancel();
+    runner.await.expect("drain");
+    let mut lags: Vec<f64> = sqlx::query_scalar(
+        "SELECT (extract(epoch FROM written_at) * 1000 - split_part(entry_id, '-', 1)::bigint)::float8
+         FROM sluice.snapshots WHERE version = 2",
+    )
+    .fetch_all(pool)
+    .await
+    .expect("lags");
+    lags.sort_by(f64::total_cmp);
+    let at = |q: f64| lags[((lags.len() as f64 * q) as usize).min(lags.len() - 1)];
+    (at(0.50), at(0.99))
+}
+
+#[tokio::main]
+async fn main() {
+    let server = PostgresServer::start().await.expect("private postgresql");
+    let redis = TestRedis::new("bench-drain");
+    let (_, pool) = server.database("bench").await.expect("bench database");
+    migrate(&pool).await.expect("migrate");
+    let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).expect("store");
+
+    let ceiling = copy_ceiling(&pool).await;
+    let naive = naive(&pool).await;
+    reset(&pool).await;
+    let mut drains = Vec::new();
+    for (round, consumers) in [1usize, 2, 4].into_iter().enumerate() {
+        fill(&store, 10 + round as i64).await;
+        reset(&pool).await;
+        drains.push((consumers, drain_with(&store, &pool, consumers).await));
+    }
+    reset(&pool).await;
+    let staging = copy_staging(&pool).await;
+    reset(&pool).await;
+    let unnest = unnest_batches(&pool).await;
+    reset(&pool).await;
+    let (p50, p99) = lag(&store, &pool, 1000, 10).await;
+
+    println!("# Drain: snapshot streams → PostgreSQL\n");
+    println!(
+        "This machine (2 cores): a private PostgreSQL and redis-server; {SNAPSHOTS} snapshots of {MALLS} malls, \
+         {BODY_BYTES}-byte bodies, over {SHARDS} stream shards; batches of {}.\n",
+        DrainConfig::default().batch
+    );
+    println!("## 1. Throughput\n\n| writer | rows/s | ÷ COPY ceiling |\n|---|---:|---:|");
+    println!("| PostgreSQL ceiling: one COPY into an unindexed table | {ceiling:.0} | 1.00 |");
+    for (consumers, rate) in &drains {
+        println!(
+            "| sluice drain, {consumers} consumer(s): XREADGROUP → UNNEST upsert → XACK → trim | {rate:.0} | {:.2} |",
+            rate / ceiling
+        );
+    }
+    println!("| naive: one upsert statement per row ({NAIVE_ROWS} rows) | {naive:.0} | {:.2} |", naive / ceiling);
+    let two = drains.iter().find(|(c, _)| *c == 2).map_or(0.0, |(_, r)| *r);
+    println!(
+        "\nTarget ≥ 0.5 of the ceiling with 2 consumers: {:.2}, {}.\n",
+        two / ceiling,
+        if two / ceiling >= 0.5 { "met" } else { "not met" }
+    );
+    println!(
+        "## 2. Writing a batch of 500 (PostgreSQL only, one connection)\n\n| how | rows/s | ratio |\n|---|---:|---:|"
+    );
+    println!("| one UNNEST upsert per batch, with the events rows (the drain's writer) | {unnest:.0} | 1.00 |");
+    println!(
+        "| COPY into a staging table, then one upsert (no events rows) | {staging:.0} | {:.2} |\n",
+        staging / unnest
+    );
+    println!("## 3. Lag at 1,000 snapshots/s for 10 s (stream entry → committed)\n");
+    println!("| p50 | p99 |\n|---:|---:|\n| {p50:.0} ms | {p99:.0} ms |\n");
+    println!("Target p99 ≤ 1 s: {}.", if p99 <= 1000.0 { "met" } else { "not met" });
+}

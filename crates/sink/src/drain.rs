@@ -1,0 +1,244 @@
+//! The drain worker: moves the snapshot streams into PostgreSQL.
+//!
+//! One pass over a shard: take this consumer's own unacknowledged entries
+//! first (a batch the database refused last time), else entries another
+//! consumer has held past `claim_idle` (it died), else new entries; write
+//! them in one transaction; acknowledge them; trim what every group has
+//! acknowledged. A failure anywhere before the acknowledgement leaves the
+//! entries pending, to be taken again by this consumer or claimed by
+//! another: nothing is acknowledged that is not committed.
+//!
+//! [`Drain::run`] loops over the shards until cancelled, waiting
+//! `idle_poll` when a whole round found nothing (a blocking read cannot
+//! wait on several shards: on a cluster they live in different slots) and
+//! backing off exponentially while PostgreSQL or Redis fails;
+//! [`DrainHealth`] says since when, for the caller's alert.
+//! [`Drain::until_empty`] is the scheduled function's body: drain until a
+//! round finds nothing or the deadline nears.
+
+use crate::error::SinkError;
+use crate::writer::{BatchOutcome, SnapshotWriter};
+use redis::aio::ConnectionLike;
+use serde_json::json;
+use sluice_redis::{SnapshotConsumer, Traces};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// How a drain worker reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrainConfig {
+    /// Entries per batch (one transaction).
+    pub batch: usize,
+    /// An entry another consumer has held this long is claimed: longer
+    /// than any one batch's write takes.
+    pub claim_idle: Duration,
+    /// The wait after a round that found nothing.
+    pub idle_poll: Duration,
+    /// The longest wait between retries while a write keeps failing.
+    pub max_backoff: Duration,
+}
+
+impl Default for DrainConfig {
+    fn default() -> Self {
+        Self {
+            batch: 500,
+            claim_idle: Duration::from_secs(30),
+            idle_poll: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What one pass (or several, summed) did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PassReport {
+    /// Entries taken from the stream (own pending, claimed or new).
+    pub taken: u64,
+    /// Of those, taken over from another consumer.
+    pub claimed: u64,
+    /// Rows inserted or replaced.
+    pub written: u64,
+    /// Snapshots older than (or as old as) what the table held.
+    pub superseded: u64,
+    /// Entries kept as unreadable.
+    pub unreadable: u64,
+    /// Entries acknowledged.
+    pub acked: u64,
+    /// Entries trimmed from the streams.
+    pub trimmed: u64,
+}
+
+impl PassReport {
+    fn add(&mut self, other: PassReport) {
+        self.taken += other.taken;
+        self.claimed += other.claimed;
+        self.written += other.written;
+        self.superseded += other.superseded;
+        self.unreadable += other.unreadable;
+        self.acked += other.acked;
+        self.trimmed += other.trimmed;
+    }
+}
+
+/// Whether the drain is failing, and since when.
+#[derive(Debug, Default)]
+pub struct DrainHealth {
+    failing: Mutex<Option<(Instant, String)>>,
+}
+
+impl DrainHealth {
+    /// How long the drain has been failing, and the latest error.
+    pub fn failing(&self) -> Option<(Duration, String)> {
+        let failing = self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        failing.as_ref().map(|(since, error)| (since.elapsed(), error.clone()))
+    }
+
+    fn failed(&self, error: &SinkError) {
+        let mut failing = self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let since = failing.as_ref().map_or_else(Instant::now, |(since, _)| *since);
+        *failing = Some((since, error.to_string()));
+    }
+
+    fn recovered(&self) {
+        *self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+}
+
+/// A drain worker: one consumer of the snapshot streams.
+#[derive(Debug)]
+pub struct Drain<C> {
+    consumer: SnapshotConsumer<C>,
+    writer: SnapshotWriter,
+    traces: Option<Traces<C>>,
+    config: DrainConfig,
+    groups_ready: Vec<AtomicBool>,
+    health: DrainHealth,
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
+    pub fn new(consumer: SnapshotConsumer<C>, writer: SnapshotWriter, config: DrainConfig) -> Self {
+        let groups_ready = (0..consumer.shards()).map(|_| AtomicBool::new(false)).collect();
+        Self { consumer, writer, traces: None, config, groups_ready, health: DrainHealth::default() }
+    }
+
+    /// Also records "written to PostgreSQL" in each answered event's trace.
+    pub fn with_traces(mut self, traces: Traces<C>) -> Self {
+        self.traces = Some(traces);
+        self
+    }
+
+    pub fn health(&self) -> &DrainHealth {
+        &self.health
+    }
+
+    pub fn consumer(&self) -> &SnapshotConsumer<C> {
+        &self.consumer
+    }
+
+    /// One batch from `shard`, written, acknowledged and trimmed.
+    pub async fn pass(&self, shard: u32) -> Result<PassReport, SinkError> {
+        if !self.groups_ready[shard as usize].load(Ordering::Relaxed) {
+            self.consumer.ensure_group(shard).await?;
+            self.groups_ready[shard as usize].store(true, Ordering::Relaxed);
+        }
+        let batch = self.config.batch;
+        let mut claimed = 0;
+        let mut entries = self.consumer.own_pending(shard, batch).await?;
+        // Entries whose fields were trimmed away while pending (the stream's
+        // MAXLEN cap) cannot be written: acknowledge them so they stop
+        // coming back.
+        let (gone, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.fields.is_empty());
+        entries = kept;
+        let gone: Vec<String> = gone.into_iter().map(|e| e.id).collect();
+        let mut acked = self.consumer.ack(shard, &gone).await?;
+        if entries.is_empty() {
+            entries = self.consumer.claim_idle(shard, self.config.claim_idle, batch).await?;
+            claimed = entries.len() as u64;
+        }
+        if entries.is_empty() {
+            entries = self.consumer.new_entries(shard, batch).await?;
+        }
+        if entries.is_empty() {
+            return Ok(PassReport { acked, ..PassReport::default() });
+        }
+        let stream = self.consumer.stream_key(shard)?.to_owned();
+        let outcome = self.writer.write(&stream, &entries).await?;
+        let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
+        acked += self.consumer.ack(shard, &ids).await?;
+        self.trace(&outcome).await;
+        let trimmed = self.consumer.trim_acknowledged(shard).await?;
+        Ok(PassReport {
+            taken: entries.len() as u64,
+            claimed,
+            written: outcome.written.len() as u64,
+            superseded: outcome.superseded.len() as u64,
+            unreadable: outcome.unreadable as u64,
+            acked,
+            trimmed,
+        })
+    }
+
+    /// One pass over every shard.
+    pub async fn round(&self) -> Result<PassReport, SinkError> {
+        let mut report = PassReport::default();
+        for shard in 0..self.consumer.shards() {
+            report.add(self.pass(shard).await?);
+        }
+        Ok(report)
+    }
+
+    /// Rounds until one finds nothing, or `deadline` is reached.
+    pub async fn until_empty(&self, deadline: Instant) -> Result<PassReport, SinkError> {
+        let mut total = PassReport::default();
+        while Instant::now() < deadline {
+            let round = self.round().await?;
+            total.add(round);
+            if round.taken == 0 {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    /// Drains until `cancel`: rounds back to back while there is work,
+    /// `idle_poll` apart when there is none, backing off while failing.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let mut backoff = Duration::ZERO;
+        while !cancel.is_cancelled() {
+            let wait = match self.round().await {
+                Ok(report) => {
+                    self.health.recovered();
+                    backoff = Duration::ZERO;
+                    if report.taken == 0 { self.config.idle_poll } else { Duration::ZERO }
+                }
+                Err(e) => {
+                    self.health.failed(&e);
+                    backoff = (backoff * 2).clamp(Duration::from_millis(100), self.config.max_backoff);
+                    tracing::warn!(error = %e, retry_in_ms = backoff.as_millis() as u64, "drain: batch not written; its entries stay pending");
+                    backoff
+                }
+            };
+            if !wait.is_zero() {
+                tokio::select! {
+                    () = cancel.cancelled() => break,
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+
+    /// Best effort: the rows are committed whether or not the traces say so.
+    async fn trace(&self, outcome: &BatchOutcome) {
+        let Some(traces) = &self.traces else { return };
+        for (stage, rows) in [("written", &outcome.written), ("superseded", &outcome.superseded)] {
+            for row in rows {
+                let detail = json!({"sink": "postgresql", "version": row.version, "resource": format!("{}/{}/{}", row.mall_id, row.kind, row.resource_id)});
+                if let Err(e) = traces.record_all(&row.event_ids, stage, &detail).await {
+                    tracing::debug!(error = %e, "drain: trace not recorded");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! Reading `sluice.events`: an event's outcomes after its Redis trace (7
+//! days by default) has expired, for `sluice trace`.
+
+use crate::error::SinkError;
+use serde_json::Value;
+use sqlx::PgPool;
+
+/// One outcome of an event, as the drain recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventOutcome {
+    /// `written` (its snapshot's row) or `superseded` (a newer row answers it).
+    pub outcome: String,
+    /// When, in ms since the epoch.
+    pub at_ms: i64,
+    pub detail: Value,
+}
+
+/// `event_id`'s outcomes, oldest first; empty when the drain never saw it.
+pub async fn outcomes(pool: &PgPool, event_id: &str) -> Result<Vec<EventOutcome>, SinkError> {
+    let rows: Vec<(String, i64, Value)> = sqlx::query_as(
+        "SELECT outcome, (extract(epoch FROM at) * 1000)::int8 AS at_ms, detail
+         FROM sluice.events WHERE event_id = $1 ORDER BY at",
+    )
+    .bind(event_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(outcome, at_ms, detail)| EventOutcome { outcome, at_ms, detail }).collect())
+}

@@ -1,0 +1,120 @@
+//! A snapshot stream entry read as a `sluice.snapshots` row. The field
+//! names are the ones the fetch step writes (`Snapshot::fields` in
+//! sluice-pipeline); an entry missing one, or whose body or event ids are
+//! not JSON, is unreadable and says why.
+
+use serde::de::IgnoredAny;
+use sluice_redis::StoredEntry;
+
+/// One snapshot, ready to upsert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SnapshotRow {
+    pub mall_id: String,
+    pub kind: String,
+    pub resource_id: String,
+    /// `found` or `deleted`.
+    pub status: String,
+    /// The resource as JSON text (checked to be JSON, passed to PostgreSQL
+    /// as is: parsing it into a tree only to print it again was a third of
+    /// the drain's CPU); `None` for a deleted resource.
+    pub body: Option<String>,
+    pub updated_date: Option<String>,
+    /// The fetch time in ms: a larger version is a later read of Cafe24.
+    pub version: i64,
+    pub event_ids: Vec<String>,
+    pub entry_id: String,
+}
+
+impl SnapshotRow {
+    /// The row's key in `sluice.snapshots`.
+    pub fn key(&self) -> (&str, &str, &str) {
+        (&self.mall_id, &self.kind, &self.resource_id)
+    }
+}
+
+/// `entry` as a row, or why it cannot be one.
+pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
+    let field = |name: &str| entry.fields.get(name).ok_or_else(|| format!("no `{name}` field"));
+    let text = |name: &str| field(name).cloned();
+    let nonempty =
+        |name: &str| text(name).and_then(|v| if v.is_empty() { Err(format!("`{name}` is empty")) } else { Ok(v) });
+    let status = nonempty("status")?;
+    let body = match status.as_str() {
+        "deleted" => None,
+        _ => {
+            let body = field("body")?;
+            serde_json::from_str::<IgnoredAny>(body).map_err(|e| format!("`body` is not JSON: {e}"))?;
+            Some(body.clone())
+        }
+    };
+    let version = field("fetched_at_ms")?
+        .parse::<i64>()
+        .map_err(|_| format!("`fetched_at_ms` is not a number: {:?}", entry.fields["fetched_at_ms"]))?;
+    let event_ids: Vec<String> = serde_json::from_str(field("event_ids")?)
+        .map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))?;
+    Ok(SnapshotRow {
+        mall_id: nonempty("mall_id")?,
+        kind: nonempty("kind")?,
+        resource_id: nonempty("id")?,
+        status,
+        body,
+        updated_date: text("updated_date").ok().filter(|d| !d.is_empty()),
+        version,
+        event_ids,
+        entry_id: entry.id.clone(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(fields: &[(&str, &str)]) -> StoredEntry {
+        StoredEntry {
+            id: "1-0".into(),
+            fields: fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        }
+    }
+
+    const FOUND: &[(&str, &str)] = &[
+        ("mall_id", "m1"),
+        ("kind", "product"),
+        ("id", "7"),
+        ("status", "found"),
+        ("updated_date", "2026-11-24T10:00:00+09:00"),
+        ("version", "3"),
+        ("event_ids", r#"["e1","e2"]"#),
+        ("fetched_at_ms", "1700000000000"),
+        ("body", r#"{"product_no":7}"#),
+    ];
+
+    #[test]
+    fn a_found_snapshot_becomes_a_row_versioned_by_its_fetch_time() {
+        let row = parse_entry(&entry(FOUND)).unwrap();
+        assert_eq!(row.key(), ("m1", "product", "7"));
+        assert_eq!(row.version, 1_700_000_000_000);
+        assert_eq!(row.body.as_deref(), Some(r#"{"product_no":7}"#));
+        assert_eq!(row.event_ids, ["e1", "e2"]);
+        assert_eq!(row.updated_date.as_deref(), Some("2026-11-24T10:00:00+09:00"));
+    }
+
+    #[test]
+    fn a_deleted_snapshot_has_no_body() {
+        let mut fields = FOUND.to_vec();
+        fields.retain(|(k, _)| *k != "status" && *k != "body" && *k != "updated_date");
+        fields.extend([("status", "deleted"), ("body", "null"), ("updated_date", "")]);
+        let row = parse_entry(&entry(&fields)).unwrap();
+        assert_eq!((row.status.as_str(), row.body, row.updated_date), ("deleted", None, None));
+    }
+
+    #[test]
+    fn an_entry_that_is_not_a_snapshot_says_what_is_wrong() {
+        let without_mall: Vec<_> = FOUND.iter().copied().filter(|(k, _)| *k != "mall_id").collect();
+        assert_eq!(parse_entry(&entry(&without_mall)).unwrap_err(), "no `mall_id` field");
+        let mut bad_body = FOUND.to_vec();
+        bad_body.retain(|(k, _)| *k != "body");
+        bad_body.push(("body", "{not json"));
+        assert!(parse_entry(&entry(&bad_body)).unwrap_err().starts_with("`body` is not JSON"));
+        assert!(parse_entry(&entry(&[])).is_err());
+    }
+}

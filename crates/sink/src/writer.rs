@@ -1,0 +1,160 @@
+//! One drained batch in one PostgreSQL transaction: the snapshots upserted
+//! (a row is replaced only by a newer version), each answered event's
+//! outcome recorded, unreadable entries kept. Nothing of a batch is
+//! visible unless all of it committed, so acknowledging after the commit
+//! never acknowledges what the database does not hold.
+//!
+//! Both statements take whole arrays (`UNNEST`): one round trip per batch
+//! whatever its size. Rows are sorted by key first, so two drains writing
+//! overlapping batches lock rows in the same order and cannot deadlock on
+//! each other; a batch holding two snapshots of one resource keeps the
+//! newer (PostgreSQL refuses to update one row twice in a statement).
+
+use crate::error::SinkError;
+use crate::snapshot_row::{SnapshotRow, parse_entry};
+use serde_json::{Value, json};
+use sluice_redis::StoredEntry;
+use sqlx::PgPool;
+use std::collections::{BTreeMap, HashSet};
+
+const UPSERT: &str = "\
+INSERT INTO sluice.snapshots AS s
+    (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id, written_at)
+SELECT u.mall_id, u.kind, u.resource_id, u.status, u.body::jsonb, u.updated_date, u.version, u.event_ids, u.entry_id, now()
+FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::jsonb[], $9::text[])
+    AS u(mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id)
+ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET
+    status = excluded.status, body = excluded.body, updated_date = excluded.updated_date,
+    version = excluded.version, event_ids = excluded.event_ids, entry_id = excluded.entry_id,
+    written_at = excluded.written_at
+WHERE excluded.version > s.version
+RETURNING s.mall_id, s.kind, s.resource_id";
+
+const EVENTS: &str = "\
+INSERT INTO sluice.events (event_id, outcome, at, detail)
+SELECT e.event_id, e.outcome, now(), e.detail
+FROM UNNEST($1::text[], $2::text[], $3::jsonb[]) AS e(event_id, outcome, detail)
+ON CONFLICT (event_id, outcome) DO NOTHING";
+
+const UNREADABLE: &str = "\
+INSERT INTO sluice.unreadable_entries (stream, entry_id, fields, reason)
+SELECT $1, u.entry_id, u.fields, u.reason
+FROM UNNEST($2::text[], $3::jsonb[], $4::text[]) AS u(entry_id, fields, reason)
+ON CONFLICT (stream, entry_id) DO NOTHING";
+
+/// What a batch did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BatchOutcome {
+    /// Rows inserted or replaced.
+    pub written: Vec<SnapshotRow>,
+    /// Snapshots not written: the table (or the batch) held a newer or equal version.
+    pub superseded: Vec<SnapshotRow>,
+    /// Entries kept in `sluice.unreadable_entries`.
+    pub unreadable: usize,
+}
+
+/// Writes batches to `sluice.snapshots`.
+#[derive(Debug, Clone)]
+pub struct SnapshotWriter {
+    pool: PgPool,
+}
+
+impl SnapshotWriter {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Writes `entries`, read from `stream`, in one transaction.
+    pub async fn write(&self, stream: &str, entries: &[StoredEntry]) -> Result<BatchOutcome, SinkError> {
+        let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
+        let mut superseded = Vec::new();
+        let mut unreadable = Vec::new();
+        for entry in entries {
+            match parse_entry(entry) {
+                Ok(row) => {
+                    let key = (row.mall_id.clone(), row.kind.clone(), row.resource_id.clone());
+                    match newest.remove(&key) {
+                        Some(kept) if kept.version >= row.version => {
+                            superseded.push(row);
+                            newest.insert(key, kept);
+                        }
+                        Some(older) => {
+                            superseded.push(older);
+                            newest.insert(key, row);
+                        }
+                        None => {
+                            newest.insert(key, row);
+                        }
+                    }
+                }
+                Err(reason) => unreadable.push((entry, reason)),
+            }
+        }
+        let rows: Vec<SnapshotRow> = newest.into_values().collect();
+
+        let mut tx = self.pool.begin().await?;
+        let written_keys: HashSet<(String, String, String)> = if rows.is_empty() {
+            HashSet::new()
+        } else {
+            sqlx::query_as::<_, (String, String, String)>(UPSERT)
+                .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.status.as_str()).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.body.as_deref()).collect::<Vec<Option<&str>>>())
+                .bind(rows.iter().map(|r| r.updated_date.as_deref()).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.version).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| json!(r.event_ids)).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.entry_id.as_str()).collect::<Vec<_>>())
+                .fetch_all(&mut *tx)
+                .await?
+                .into_iter()
+                .collect()
+        };
+        let (written, older): (Vec<_>, Vec<_>) = rows
+            .into_iter()
+            .partition(|r| written_keys.contains(&(r.mall_id.clone(), r.kind.clone(), r.resource_id.clone())));
+        superseded.extend(older);
+
+        let outcomes: Vec<(&str, &str, Value)> = written
+            .iter()
+            .map(|row| ("written", row))
+            .chain(superseded.iter().map(|row| ("superseded", row)))
+            .flat_map(|(outcome, row)| row.event_ids.iter().map(move |id| (id.as_str(), outcome, detail(row))))
+            .collect();
+        if !outcomes.is_empty() {
+            sqlx::query(EVENTS)
+                .bind(outcomes.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())
+                .bind(outcomes.iter().map(|(_, outcome, _)| *outcome).collect::<Vec<_>>())
+                .bind(outcomes.into_iter().map(|(_, _, detail)| detail).collect::<Vec<_>>())
+                .execute(&mut *tx)
+                .await?;
+        }
+        if !unreadable.is_empty() {
+            sqlx::query(UNREADABLE)
+                .bind(stream)
+                .bind(unreadable.iter().map(|(e, _)| e.id.as_str()).collect::<Vec<_>>())
+                .bind(unreadable.iter().map(|(e, _)| json!(e.fields)).collect::<Vec<_>>())
+                .bind(unreadable.iter().map(|(_, reason)| reason.as_str()).collect::<Vec<_>>())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(BatchOutcome { written, superseded, unreadable: unreadable.len() })
+    }
+}
+
+/// What an event's outcome row says about the snapshot that answered it.
+fn detail(row: &SnapshotRow) -> Value {
+    json!({
+        "mall_id": row.mall_id,
+        "kind": row.kind,
+        "resource_id": row.resource_id,
+        "version": row.version,
+        "entry_id": row.entry_id,
+    })
+}

@@ -1,0 +1,267 @@
+//! The drain against a real PostgreSQL and a real Redis: rows land, newer
+//! wins, nothing is acknowledged that is not committed, streams are trimmed
+//! only below what every group acknowledged, a dead consumer's entries are
+//! claimed, and an outage loses nothing.
+
+use redis::aio::MultiplexedConnection;
+use sluice_redis::{SnapshotStore, Traces};
+use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
+use sluice_testkit::TestRedis;
+use sluice_testkit::postgres::{PostgresServer, TestPostgres};
+use sqlx::PgPool;
+use std::time::{Duration, Instant};
+
+const SHARDS: u32 = 2;
+/// Every test finishes well within this.
+const LIMIT: Duration = Duration::from_secs(60);
+
+struct Rig {
+    redis: TestRedis,
+    store: SnapshotStore<MultiplexedConnection>,
+    pool: PgPool,
+}
+
+impl Rig {
+    async fn new(test: &str, pool: PgPool) -> Self {
+        let redis = TestRedis::new(test);
+        let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).unwrap();
+        migrate(&pool).await.expect("migrate");
+        Self { redis, store, pool }
+    }
+
+    fn drain(&self, consumer: &str, config: DrainConfig) -> Drain<MultiplexedConnection> {
+        let consumer = self.store.consumer("sink", consumer).unwrap();
+        Drain::new(consumer, SnapshotWriter::new(self.pool.clone()), config)
+    }
+
+    /// Appends a found snapshot of product `id` of `mall` fetched at `version`.
+    async fn append(&self, mall: &str, id: &str, version: i64, events: &[&str]) {
+        let key = format!("{mall}/{id}/{version}/{}", events.join(","));
+        let body = serde_json::json!({"product_no": id, "v": version}).to_string();
+        let fields = [
+            ("mall_id", mall.to_owned()),
+            ("kind", "product".to_owned()),
+            ("id", id.to_owned()),
+            ("status", "found".to_owned()),
+            ("updated_date", String::new()),
+            ("version", String::new()),
+            ("event_ids", serde_json::json!(events).to_string()),
+            ("fetched_at_ms", version.to_string()),
+            ("body", body),
+        ];
+        self.store.append(mall, &key, &fields).await.unwrap();
+    }
+
+    async fn row_version(&self, mall: &str, id: &str) -> Option<i64> {
+        sqlx::query_scalar("SELECT version FROM sluice.snapshots WHERE mall_id = $1 AND resource_id = $2")
+            .bind(mall)
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .unwrap()
+    }
+
+    async fn rows(&self) -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots").fetch_one(&self.pool).await.unwrap()
+    }
+
+    async fn stream_lengths(&self) -> u64 {
+        let mut conn = self.redis.conn().await;
+        let mut total = 0;
+        for shard in 0..SHARDS {
+            let len: u64 = redis::cmd("XLEN").arg(self.store.stream_key(shard)).query_async(&mut conn).await.unwrap();
+            total += len;
+        }
+        total
+    }
+}
+
+fn deadline() -> Instant {
+    Instant::now() + LIMIT
+}
+
+#[tokio::test]
+async fn drained_snapshots_become_rows_with_their_events_and_leave_the_streams() {
+    let pg = TestPostgres::new("drained_snapshots").await;
+    let rig = Rig::new("drained_snapshots", pg.pool.clone()).await;
+    for (mall, id) in [("m1", "1"), ("m1", "2"), ("m2", "1"), ("m3", "9")] {
+        rig.append(mall, id, 100, &[&format!("ev-{mall}-{id}")]).await;
+    }
+    let traces = Traces::new(rig.redis.conn().await, rig.redis.keyspace(), Duration::from_secs(60));
+    let drain = rig.drain("a", DrainConfig::default()).with_traces(traces.clone());
+    let report = drain.until_empty(deadline()).await.unwrap();
+    assert_eq!((report.taken, report.written, report.acked), (4, 4, 4));
+    assert_eq!(rig.rows().await, 4);
+    let body: serde_json::Value =
+        sqlx::query_scalar("SELECT body FROM sluice.snapshots WHERE mall_id = 'm2' AND resource_id = '1'")
+            .fetch_one(&rig.pool)
+            .await
+            .unwrap();
+    assert_eq!(body, serde_json::json!({"product_no": "1", "v": 100}));
+    let outcomes = sluice_sink::outcomes(&rig.pool, "ev-m3-9").await.unwrap();
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(outcomes[0].outcome, "written");
+    assert_eq!(outcomes[0].detail["resource_id"], "9");
+    assert!(sluice_sink::outcomes(&rig.pool, "never-seen").await.unwrap().is_empty());
+    let trace = traces.read("ev-m1-2").await.unwrap();
+    assert!(trace.iter().any(|t| t.stage == "written"), "the trace says it reached PostgreSQL: {trace:?}");
+    assert_eq!(rig.stream_lengths().await, 0, "every group acknowledged everything: the streams are empty");
+}
+
+#[tokio::test]
+async fn an_older_snapshot_never_replaces_a_newer_one() {
+    let pg = TestPostgres::new("older_never_replaces").await;
+    let rig = Rig::new("older_never_replaces", pg.pool.clone()).await;
+    let drain = rig.drain("a", DrainConfig::default());
+    rig.append("m1", "1", 200, &["new"]).await;
+    drain.until_empty(deadline()).await.unwrap();
+    // Reordered: an older fetch arrives after the newer one, and within one
+    // batch an older and a newer snapshot of another resource.
+    rig.append("m1", "1", 150, &["old"]).await;
+    rig.append("m1", "2", 300, &["b-new"]).await;
+    rig.append("m1", "2", 250, &["b-old"]).await;
+    let report = drain.until_empty(deadline()).await.unwrap();
+    assert_eq!((report.written, report.superseded), (1, 2));
+    assert_eq!(rig.row_version("m1", "1").await, Some(200));
+    assert_eq!(rig.row_version("m1", "2").await, Some(300));
+    let superseded: Vec<String> =
+        sqlx::query_scalar("SELECT event_id FROM sluice.events WHERE outcome = 'superseded' ORDER BY event_id")
+            .fetch_all(&rig.pool)
+            .await
+            .unwrap();
+    assert_eq!(superseded, ["b-old", "old"], "an answered event is recorded even when a newer row answers it");
+}
+
+#[tokio::test]
+async fn a_dead_consumers_entries_are_claimed_and_written_once() {
+    let pg = TestPostgres::new("dead_consumer").await;
+    let rig = Rig::new("dead_consumer", pg.pool.clone()).await;
+    for id in 0..5 {
+        rig.append("m1", &id.to_string(), 100, &[&format!("e{id}")]).await;
+    }
+    // Consumer "dead" takes the entries and never acknowledges them.
+    let dead = rig.store.consumer("sink", "dead").unwrap();
+    let shard = rig.store.shard_of("m1");
+    dead.ensure_group(shard).await.unwrap();
+    assert_eq!(dead.new_entries(shard, 100).await.unwrap().len(), 5);
+    let live = rig.drain("live", DrainConfig { claim_idle: Duration::ZERO, ..DrainConfig::default() });
+    let report = live.until_empty(deadline()).await.unwrap();
+    assert_eq!((report.claimed, report.written), (5, 5));
+    assert_eq!(live.consumer().lag(shard).await.unwrap().pending, 0);
+    // Claimed again (the dead one's copy is gone): nothing is written twice.
+    let written_at: Vec<String> =
+        sqlx::query_scalar("SELECT written_at::text FROM sluice.snapshots ORDER BY resource_id")
+            .fetch_all(&rig.pool)
+            .await
+            .unwrap();
+    assert_eq!(live.until_empty(deadline()).await.unwrap().written, 0);
+    let again: Vec<String> = sqlx::query_scalar("SELECT written_at::text FROM sluice.snapshots ORDER BY resource_id")
+        .fetch_all(&rig.pool)
+        .await
+        .unwrap();
+    assert_eq!(written_at, again);
+}
+
+#[tokio::test]
+async fn entries_another_group_has_not_read_are_not_trimmed() {
+    let pg = TestPostgres::new("other_group").await;
+    let rig = Rig::new("other_group", pg.pool.clone()).await;
+    let analytics = rig.store.consumer("analytics", "x").unwrap();
+    for shard in 0..SHARDS {
+        analytics.ensure_group(shard).await.unwrap();
+    }
+    for id in 0..4 {
+        rig.append("m1", &id.to_string(), 100, &[&format!("e{id}")]).await;
+    }
+    let drain = rig.drain("a", DrainConfig::default());
+    assert_eq!(drain.until_empty(deadline()).await.unwrap().written, 4);
+    assert_eq!(rig.stream_lengths().await, 4, "the analytics group has read none of them");
+    let shard = rig.store.shard_of("m1");
+    let read = analytics.new_entries(shard, 2).await.unwrap();
+    let ids: Vec<String> = read.iter().map(|e| e.id.clone()).collect();
+    analytics.ack(shard, &ids).await.unwrap();
+    assert_eq!(drain.consumer().trim_acknowledged(shard).await.unwrap(), 2);
+    assert_eq!(rig.stream_lengths().await, 2);
+}
+
+#[tokio::test]
+async fn an_unreadable_entry_is_kept_and_does_not_block_the_stream() {
+    let pg = TestPostgres::new("unreadable").await;
+    let rig = Rig::new("unreadable", pg.pool.clone()).await;
+    rig.store.append("m1", "bad", &[("mall_id", "m1".to_owned()), ("body", "{".to_owned())]).await.unwrap();
+    rig.append("m1", "1", 100, &["good"]).await;
+    let report = rig.drain("a", DrainConfig::default()).until_empty(deadline()).await.unwrap();
+    assert_eq!((report.written, report.unreadable, report.acked), (1, 1, 2));
+    let reason: String =
+        sqlx::query_scalar("SELECT reason FROM sluice.unreadable_entries").fetch_one(&rig.pool).await.unwrap();
+    assert!(reason.contains("status"), "{reason}");
+}
+
+#[tokio::test]
+async fn two_drains_racing_on_the_same_resources_keep_the_newest_of_each() {
+    let pg = TestPostgres::new("racing").await;
+    let rig = Rig::new("racing", pg.pool.clone()).await;
+    // 20 resources, each fetched 10 times, the versions shuffled.
+    for round in 0..10i64 {
+        for id in 0..20i64 {
+            let version = 1000 + ((round * 7 + id * 3) % 10);
+            rig.append(&format!("m{}", id % 4), &id.to_string(), version, &[&format!("e{id}-{round}")]).await;
+        }
+    }
+    let small = DrainConfig { batch: 7, ..DrainConfig::default() };
+    let (a, b) = (rig.drain("a", small.clone()), rig.drain("b", small));
+    let (ra, rb) = tokio::join!(a.until_empty(deadline()), b.until_empty(deadline()));
+    let (ra, rb) = (ra.expect("drain a"), rb.expect("drain b"));
+    assert_eq!(ra.taken + rb.taken, 200, "each entry was taken by one of them");
+    assert_eq!(rig.rows().await, 20);
+    let versions: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM sluice.snapshots").fetch_all(&rig.pool).await.unwrap();
+    assert!(versions.iter().all(|v| *v == 1009), "the newest fetch of each resource won: {versions:?}");
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.events").fetch_one(&rig.pool).await.unwrap();
+    assert_eq!(events, 200, "every event's outcome is recorded once");
+}
+
+#[tokio::test]
+async fn a_database_outage_leaves_entries_pending_and_they_are_written_after_it() {
+    let mut server = PostgresServer::start().await.unwrap();
+    let (_, pool) = server.database("outage").await.unwrap();
+    let rig = Rig::new("outage", pool).await;
+    for id in 0..3 {
+        rig.append("m1", &id.to_string(), 100, &[&format!("e{id}")]).await;
+    }
+    let drain = rig.drain("a", DrainConfig::default());
+    server.stop();
+    let shard = rig.store.shard_of("m1");
+    let error = drain.pass(shard).await.expect_err("the database is down");
+    assert!(error.to_string().starts_with("postgresql"), "{error}");
+    let lag = drain.consumer().lag(shard).await.unwrap();
+    assert_eq!(lag.pending, 3, "taken, not acknowledged: {lag:?}");
+    server.start_again().await.unwrap();
+    let report = tokio::time::timeout(LIMIT, async {
+        loop {
+            // The pool reconnects on its own; its first attempts may still fail.
+            if let Ok(report) = drain.until_empty(deadline()).await {
+                break report;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("drained after the restart");
+    assert_eq!(report.written, 3);
+    assert_eq!(rig.rows().await, 3);
+    assert_eq!(drain.consumer().lag(shard).await.unwrap().pending, 0);
+}
+
+#[tokio::test]
+async fn a_database_that_refuses_is_named_without_its_password() {
+    // A port just freed: nothing listens there, the connection is refused.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("postgres://app:hunter2@127.0.0.1:{port}/nope");
+    let error = sluice_sink::connect(&url).await.expect_err("nothing listens there").to_string();
+    assert!(error.starts_with(&format!("cannot connect to postgresql at 127.0.0.1:{port}/nope")), "{error}");
+    assert!(!error.contains("hunter2"), "{error}");
+    let error = sluice_sink::connect("postgres://app:hunter2@127.0.0.1:notaport/db").await.unwrap_err().to_string();
+    assert!(error.starts_with("the database URL is invalid"), "{error}");
+    assert!(!error.contains("hunter2"), "{error}");
+}
