@@ -41,7 +41,7 @@ impl Dev {
         std::fs::create_dir_all(&workdir).expect("work dir");
         command.current_dir(&workdir);
         command
-            .args(["dev", "--sqs-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
+            .args(["dev", "--sqs-port", "0", "--sfn-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
