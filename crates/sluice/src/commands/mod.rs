@@ -4,6 +4,7 @@ pub(crate) mod asl;
 pub(crate) mod credentials;
 pub(crate) mod dev;
 pub(crate) mod dlq;
+pub(crate) mod redrive;
 pub(crate) mod sandbox;
 pub(crate) mod status;
 pub(crate) mod tokens;

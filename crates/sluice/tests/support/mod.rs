@@ -81,6 +81,31 @@ impl Dev {
         line[label.len() + 2..].to_owned()
     }
 
+    /// `sluice trace ID` in this `sluice dev`'s directory: (exit code, stdout).
+    pub fn trace(&self, event_id: &str) -> (Option<i32>, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["trace", event_id])
+            .current_dir(&self.workdir)
+            .env_remove("SLUICE_REDIS_URL")
+            .output()
+            .expect("run sluice trace");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// `sluice trace` of `event_id`, polled until it shows the event stored
+    /// (30 s at the most).
+    pub async fn trace_once_stored(&self, event_id: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (code, output) = self.trace(event_id);
+            if code == Some(0) && output.contains("now: stored") {
+                return output;
+            }
+            assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     pub fn signal(&self, signal: &str) {
         let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
         assert!(status.success());
