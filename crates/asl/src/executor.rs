@@ -34,6 +34,9 @@ pub struct ExecutionOptions {
     pub name: Option<String>,
     /// The state machine's name (`$$.StateMachine.Name`).
     pub state_machine_name: Option<String>,
+    /// The region of the execution's and the state machine's ARNs
+    /// ([`crate::arn::DEFAULT_REGION`] when `None`).
+    pub region: Option<String>,
     /// Seeds the random numbers of `JitterStrategy: FULL`, for tests that
     /// want the same waits every run.
     pub jitter_seed: Option<u64>,
@@ -88,15 +91,16 @@ impl Executor {
         let start_time = self.clock.now();
         let machine_name = options.state_machine_name.unwrap_or_else(|| "StateMachine".to_owned());
         let name = options.name.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let region = options.region.as_deref().unwrap_or(crate::arn::DEFAULT_REGION);
         let run = Run {
             registry: &self.registry,
             clock: &*self.clock,
             execution: ExecutionInfo {
-                id: format!("arn:aws:states:local:000000000000:execution:{machine_name}:{name}"),
+                id: crate::arn::execution_arn(region, &machine_name, &name),
                 name,
                 input: input.clone(),
                 start_time,
-                state_machine_id: format!("arn:aws:states:local:000000000000:stateMachine:{machine_name}"),
+                state_machine_id: crate::arn::state_machine_arn(region, &machine_name),
                 state_machine_name: machine_name,
             },
             history: History::default(),

@@ -50,8 +50,10 @@
 //! - [`clock`]: real and virtual time.
 //! - [`executor`]: runs executions; [`history`]: their events.
 //! - [`data_limit`]: the 256 KiB quota on inputs and outputs (`States.DataLimitExceeded`).
+//! - [`arn`]: the execution's and the state machine's ARNs.
 //! - `context_object`: `$$`; `failure`: runtime errors; `timestamp`: Step Functions' RFC 3339.
 
+pub mod arn;
 mod catch;
 pub mod clock;
 mod context_object;

@@ -167,6 +167,7 @@ fn run_case(case: &Value) -> Vec<String> {
             name: case["execution_name"].as_str().map(str::to_owned),
             state_machine_name: case["state_machine_name"].as_str().map(str::to_owned),
             jitter_seed: Some(1),
+            ..ExecutionOptions::default()
         };
         let executor = Executor::new(machine, registry, clock);
         let run = tokio::time::timeout(Duration::from_secs(86_400), executor.run(case["input"].clone(), options));

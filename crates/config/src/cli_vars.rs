@@ -1,6 +1,7 @@
-//! The queues the operator commands (`sluice status`, `sluice dlq`,
-//! `sluice credentials`) look at when no flag names them; without either,
-//! they use the running `sluice dev`'s.
+//! The queues and the state machine the operator commands (`sluice
+//! status`, `sluice dlq`, `sluice redrive`, `sluice credentials`) look at
+//! when no flag names them; without either, they use the running `sluice
+//! dev`'s.
 
 use crate::variables::{Variable, var};
 use crate::{ConfigError, EnvSource};
@@ -12,9 +13,11 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("flush_queue_url", "no", "the flush queue (SQS standard)"),
     var("flush_dlq_url", "no", "the flush dead-letter queue"),
     var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS"),
+    var("state_machine_arn", "no", "the pipeline state machine (`sluice redrive`)"),
+    var("sfn_endpoint", "no", "a local Step Functions endpoint instead of AWS"),
 ];
 
-/// The queue URLs an operator command falls back to.
+/// The queue URLs and state machine an operator command falls back to.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct OperatorQueues {
@@ -23,6 +26,8 @@ pub struct OperatorQueues {
     pub flush_queue_url: Option<String>,
     pub flush_dlq_url: Option<String>,
     pub sqs_endpoint: Option<String>,
+    pub state_machine_arn: Option<String>,
+    pub sfn_endpoint: Option<String>,
 }
 
 impl OperatorQueues {

@@ -19,7 +19,7 @@
 //! - `sheet_vars`: the Google client, the flush queue and alerts (sheet functions).
 //! - `ingest_vars`: the ingest function.
 //! - `database_vars`: the PostgreSQL the drain writes to ([`database_url`]).
-//! - `cli_vars`: [`OperatorQueues`], the queues the operator commands fall back to.
+//! - `cli_vars`: [`OperatorQueues`], the queues and state machine the operator commands fall back to.
 //! - `secret_setting`: [`SecretSetting`], a secret's value or its Secrets Manager ARN.
 //! - `deployables`: the per-deployable structs built from the parts.
 //!

@@ -1,15 +1,16 @@
 //! The whole pipeline on one machine, as `sluice dev` and the demos run
 //! it: the embedded queues (in Redis) behind their SQS endpoint — the FIFO
 //! event queue and the standard flush queue, each with a dead-letter
-//! queue — the ingest HTTP server, the pipe running the deployed state
-//! machine with the real steps, and the flush worker appending sheet rows.
-//! Everything talks to the queues through the SQS adapters, exactly as it
-//! does in AWS.
+//! queue — the ingest HTTP server, the deployed state machine with the
+//! real steps behind a Step Functions endpoint, the pipe starting its
+//! executions there, and the flush worker appending sheet rows.
+//! Everything talks to the queues through the SQS adapters and to the
+//! state machine through `aws-sdk-sfn`, exactly as it does in AWS.
 //!
 //! Stopping is ordered so nothing accepted is left half done: ingest stops
 //! taking requests and sends what it holds, the pipe finishes the batches
-//! it holds, the flush worker finishes its flushes, then the SQS endpoint
-//! stops. Rows still buffered stay in Redis for the next start.
+//! it holds, the flush worker finishes its flushes, the Step Functions
+//! endpoint finishes the executions it runs, then the SQS endpoint stops. Rows still buffered stay in Redis for the next start.
 //!
 //! A stack is the one consumer of its queues: it holds the store's consumer
 //! lease ([`sluice_queue::redis_store::lease`]) while it runs. Taking it
@@ -25,11 +26,12 @@
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
-use crate::step_functions::{PIPELINE_DEFINITION, registry, substitutions};
+use crate::sfn_api::{self, StepFunctionsApi};
+use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
 use redis::aio::ConnectionManager;
 use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
-use sluice_aws::{SqsDelayQueue, SqsEndpoint, SqsQueue, sqs_client};
+use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config};
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::QueueAttributes;
@@ -63,6 +65,8 @@ pub struct DevConfig {
     pub keyspace: Keyspace,
     /// Ports on 127.0.0.1; 0 picks a free one.
     pub sqs_port: u16,
+    /// The Step Functions endpoint's.
+    pub sfn_port: u16,
     pub ingest_port: u16,
     /// `GET /metrics` (Prometheus text).
     pub metrics_port: u16,
@@ -91,6 +95,7 @@ impl DevConfig {
         Self {
             keyspace: ingest.keyspace.clone(),
             sqs_port: 0,
+            sfn_port: 0,
             ingest_port: 0,
             metrics_port: 0,
             max_receive_count: 5,
@@ -136,9 +141,11 @@ pub struct DevStack {
     ingest_stop: CancellationToken,
     pipe_stop: CancellationToken,
     flush_stop: CancellationToken,
+    sfn_stop: CancellationToken,
     ingest_task: JoinHandle<std::io::Result<()>>,
     pipe_task: JoinHandle<()>,
     flush_task: JoinHandle<()>,
+    sfn_task: JoinHandle<std::io::Result<()>>,
     sqs_task: JoinHandle<std::io::Result<()>>,
 }
 
@@ -207,7 +214,21 @@ impl DevStack {
         if !missing.is_empty() {
             bail!("the pipeline definition calls tasks with no step: {missing:?}");
         }
-        let pipe = Pipe::new(Arc::new(events.clone()), executor, config.pipe);
+        let sfn_listener = listen(config.sfn_port, "the Step Functions endpoint", "--sfn-port").await?;
+        let sfn_url = format!("http://127.0.0.1:{}", port(&sfn_listener)?);
+        let definition = substitutions().apply(PIPELINE_DEFINITION);
+        let sfn = StepFunctionsApi::new(sfn_api::DEFAULT_KEPT_EXECUTIONS).with_state_machine(
+            PIPELINE_NAME,
+            definition,
+            executor,
+        );
+        let pipeline_arn = sfn.state_machine_arn(PIPELINE_NAME);
+        let sfn_stop = shutdown.child_token();
+        let sfn_task = tokio::spawn(sfn_api::serve(sfn_listener, sfn, sfn_stop.clone().cancelled_owned()));
+        let state_machine =
+            StateMachineClient::new(sfn_client(&SfnEndpoint::Local(sfn_url.clone())).await, pipeline_arn.clone());
+
+        let pipe = Pipe::new(Arc::new(events.clone()), state_machine, config.pipe);
         let pipe_stats = pipe.stats();
         let pipe_stop = shutdown.child_token();
         let pipe_task = tokio::spawn(pipe.run(pipe_stop.clone()));
@@ -254,6 +275,8 @@ impl DevStack {
             ("Ingest", format!("{ingest_url}{}", sluice_ingest::WEBHOOK_PATH)),
             ("Sheet rows", format!("{ingest_url}{}", sluice_ingest::SHEET_ROWS_PATH)),
             ("SQS endpoint", sqs_url),
+            ("Step Functions endpoint", sfn_url),
+            ("State machine", pipeline_arn),
             ("Queue", events_url),
             ("Dead-letter queue", dlq_url),
             ("Flush queue", flush_url),
@@ -276,9 +299,11 @@ impl DevStack {
             ingest_stop,
             pipe_stop,
             flush_stop,
+            sfn_stop,
             ingest_task,
             pipe_task,
             flush_task,
+            sfn_task,
             sqs_task,
         })
     }
@@ -301,8 +326,10 @@ impl DevStack {
     }
 
     /// Stops in order: ingest (sending what it holds), the pipe (finishing
-    /// its batches), the flush worker (finishing its flushes), the SQS
-    /// endpoint, then gives up the consumer lease.
+    /// its batches), the flush worker (finishing its flushes), the Step
+    /// Functions endpoint (finishing its executions, whose steps may still
+    /// send to the flush queue), the SQS endpoint, then gives up the
+    /// consumer lease.
     pub async fn stop(self) -> anyhow::Result<()> {
         self.ingest_stop.cancel();
         let ingest = self.ingest_task.await;
@@ -310,10 +337,12 @@ impl DevStack {
         let _ = self.pipe_task.await;
         self.flush_stop.cancel();
         let _ = self.flush_task.await;
+        self.sfn_stop.cancel();
+        let sfn = self.sfn_task.await;
         drop(self.shutdown);
         let sqs = self.sqs_task.await;
         self.lease.release().await;
-        for (what, result) in [("ingest", ingest), ("SQS endpoint", sqs)] {
+        for (what, result) in [("ingest", ingest), ("Step Functions endpoint", sfn), ("SQS endpoint", sqs)] {
             match result {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(e).context(what),

@@ -1,8 +1,9 @@
 //! The pipe: what EventBridge Pipes does in AWS, on one machine. Each
 //! worker receives a batch from the FIFO queue, runs the state machine on
-//! it synchronously (StartSyncExecution), deletes the messages the
-//! execution did not report in `batchItemFailures`, and leaves the others
-//! to come back. Several workers run side by side, as several pipes
+//! it synchronously (StartSyncExecution, through `aws-sdk-sfn` against the
+//! Step Functions endpoint of `sluice dev`, as the deployed Pipe calls Step
+//! Functions), deletes the messages the execution did not report in
+//! `batchItemFailures`, and leaves the others to come back. Several workers run side by side, as several pipes
 //! read the one queue in AWS: a pipe waits for each execution before it
 //! receives again, so one alone falls behind a burst over many malls; the
 //! queue's group locking keeps each group in order.
@@ -11,11 +12,12 @@
 //! its visibility timeout (sized above the state machine's five minutes);
 //! locally a failed message can be made visible again sooner
 //! ([`PipeConfig::retry_after`]), so development and tests need not wait
-//! minutes for a retry. An execution that fails as a whole leaves its
-//! whole batch, as in AWS.
+//! minutes for a retry. An execution that fails as a whole, or a start
+//! that Step Functions refuses or never answers, leaves its whole batch,
+//! as in AWS.
 
 use serde_json::{Value, json};
-use sluice_asl::{ExecutionOptions, Executor, Outcome};
+use sluice_aws::{StateMachineClient, SyncOutcome};
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::{ReceiveRequest, ReceivedMessage};
 use std::collections::HashSet;
@@ -60,6 +62,8 @@ pub struct PipeStats {
     pub batches: AtomicU64,
     pub items_done: AtomicU64,
     pub items_failed: AtomicU64,
+    /// Executions that failed or timed out, and starts that Step
+    /// Functions refused or did not answer.
     pub executions_failed: AtomicU64,
     pub queue_errors: AtomicU64,
 }
@@ -68,14 +72,14 @@ pub struct PipeStats {
 #[derive(Debug)]
 pub struct Pipe<Q> {
     queue: Arc<Q>,
-    executor: Executor,
+    state_machine: StateMachineClient,
     config: PipeConfig,
     stats: Arc<PipeStats>,
 }
 
 impl<Q: WorkQueue + 'static> Pipe<Q> {
-    pub fn new(queue: Arc<Q>, executor: Executor, config: PipeConfig) -> Self {
-        Self { queue, executor, config, stats: Arc::default() }
+    pub fn new(queue: Arc<Q>, state_machine: StateMachineClient, config: PipeConfig) -> Self {
+        Self { queue, state_machine, config, stats: Arc::default() }
     }
 
     pub fn stats(&self) -> Arc<PipeStats> {
@@ -97,7 +101,7 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
         for _ in 0..self.config.workers.max(1) {
             let worker = Worker {
                 queue: self.queue.clone(),
-                executor: self.executor.clone(),
+                state_machine: self.state_machine.clone(),
                 retry_after: self.config.retry_after,
                 stats: self.stats.clone(),
             };
@@ -110,7 +114,7 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
 
 struct Worker<Q> {
     queue: Arc<Q>,
-    executor: Executor,
+    state_machine: StateMachineClient,
     retry_after: Option<Duration>,
     stats: Arc<PipeStats>,
 }
@@ -136,14 +140,25 @@ impl<Q: WorkQueue> Worker<Q> {
 
     async fn process(&self, batch: Vec<ReceivedMessage>) {
         self.stats.batches.fetch_add(1, Ordering::Relaxed);
-        let input = Value::Array(batch.iter().map(pipe_message).collect());
-        let execution = self.executor.run(input, ExecutionOptions::default()).await;
-        let failed: HashSet<String> = match &execution.outcome {
-            Outcome::Succeeded(output) => failed_items(output),
-            Outcome::Failed { error, cause } => {
+        let input = Value::Array(batch.iter().map(pipe_message).collect()).to_string();
+        let whole_batch = || batch.iter().map(|m| m.message_id.to_string()).collect();
+        let failed: HashSet<String> = match self.state_machine.start_sync(&input, None).await {
+            Ok(execution) => match &execution.outcome {
+                SyncOutcome::Succeeded { output } => failed_items(output).unwrap_or_else(|| {
+                    tracing::warn!(output, "execution output is not JSON: batch left to retry");
+                    whole_batch()
+                }),
+                SyncOutcome::Failed { error, cause } | SyncOutcome::TimedOut { error, cause } => {
+                    self.stats.executions_failed.fetch_add(1, Ordering::Relaxed);
+                    let (arn, status) = (&execution.execution_arn, execution.outcome.status());
+                    tracing::warn!(arn, status, error, cause, "execution did not succeed: batch left to retry");
+                    whole_batch()
+                }
+            },
+            Err(e) => {
                 self.stats.executions_failed.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(error, cause = cause.as_deref().unwrap_or(""), "execution failed: batch left to retry");
-                batch.iter().map(|m| m.message_id.to_string()).collect()
+                tracing::warn!(error = %e, "execution not started: batch left to retry");
+                whole_batch()
             }
         };
         // Settled side by side, as Pipes deletes a batch in one call: the
@@ -191,12 +206,16 @@ pub fn pipe_message(message: &ReceivedMessage) -> Value {
     })
 }
 
-/// The message ids an execution's output reports failed.
-fn failed_items(output: &Value) -> HashSet<String> {
-    output["batchItemFailures"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["itemIdentifier"].as_str().map(str::to_owned))
-        .collect()
+/// The message ids an execution's output (JSON text) reports failed;
+/// `None` when the output is not JSON at all (then nothing is known done).
+pub fn failed_items(output: &str) -> Option<HashSet<String>> {
+    let output: Value = serde_json::from_str(output).ok()?;
+    Some(
+        output["batchItemFailures"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["itemIdentifier"].as_str().map(str::to_owned))
+            .collect(),
+    )
 }

@@ -15,6 +15,10 @@ use std::future::Future;
 /// The definition every local run executes: the deployed one.
 pub const PIPELINE_DEFINITION: &str = include_str!("../../../statemachine/pipeline.asl.json");
 
+/// The state machine's name locally: `sluice-${Stage}-pipeline` in
+/// `infra/template.yaml`, with stage `dev`.
+pub const PIPELINE_NAME: &str = "sluice-dev-pipeline";
+
 /// (placeholder, local function name) for each step.
 pub const FUNCTIONS: [(&str, &str); 6] = [
     ("PlanBatchFunction", "PlanBatch"),

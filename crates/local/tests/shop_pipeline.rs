@@ -46,6 +46,13 @@ async fn every_event_is_stored_within_the_malls_budgets_without_a_429() {
     assert_eq!(counters.refused_quota, 0);
     // 48 events over 3 malls of 10 at 20/s: most had to wait for budget.
     assert!(counters.ok >= 48, "{counters:?}");
+    // Each batch ran as an execution the pipe started through aws-sdk-sfn.
+    let executions = stack.executions(LIMIT).await;
+    assert!(!executions.is_empty());
+    for execution in &executions {
+        assert_eq!(execution.status().as_str(), "SUCCEEDED", "{execution:?}");
+        assert!(execution.execution_arn().contains(":execution:sluice-dev-pipeline:"), "{execution:?}");
+    }
     // The stored state of every resource is the sandbox's.
     for ((mall, _, id), snapshot) in latest(&stored) {
         let truth = stack.sandbox.resource(&mall, PRODUCT, &id).unwrap().unwrap();

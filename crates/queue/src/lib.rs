@@ -106,11 +106,13 @@
 //! - [`redis_store`]: the Redis store (scripts in `lua/*.lua`) and its consumer lease.
 //! - [`embedded`]: [`EmbeddedQueue`], the domain's `WorkQueue` port over a FIFO queue, long polling.
 //! - [`embedded_delay`]: [`EmbeddedDelayQueue`], the `DelayQueue` port over a standard queue.
-//! - [`sqs_api`]: the SQS-compatible endpoint (AWS JSON 1.0).
+//! - [`sqs_api`]: the SQS-compatible endpoint; [`aws_json`]: the AWS JSON 1.0 protocol it speaks
+//!   (which `sluice dev`'s Step Functions endpoint speaks too).
 //! - [`error`]: the queue's errors.
 //! - `receipt`: receipt handles and sequence numbers.
 //! - `validation`: checks shared by both stores (names, settings, kinds).
 
+pub mod aws_json;
 pub mod backend;
 pub mod config;
 pub mod embedded;

@@ -3,7 +3,7 @@
 //! # Layout
 //!
 //! - `main.rs`: argument parsing, dispatch, and how an error is printed.
-//! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `status`, …).
+//! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `redrive`, `status`, …).
 //! - [`demo`]: `sluice demo primitives|shops|sheets` and the reports they check.
 //! - [`redis_target`]: the Redis a command uses (`SLUICE_REDIS_URL`, a private one, or `sluice dev`'s).
 //! - [`database_target`]: the PostgreSQL an operator command reads, if one is configured.
@@ -60,6 +60,9 @@ enum Command {
         #[command(subcommand)]
         command: commands::dlq::DlqCommand,
     },
+    /// Run one FIFO group's parked messages through the state machine, in
+    /// order, deleting each once its execution succeeded (local `sluice dev` or AWS).
+    Redrive(commands::redrive::Args),
     /// How far behind sluice is: queue depths, the groups waiting longest,
     /// each mall's bucket and each Google credential's quotas.
     Status(commands::status::Args),
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
             Command::Tokens { command } => commands::tokens::run(command).await,
             Command::Credentials { command } => commands::credentials::run(command).await,
             Command::Dlq { command } => commands::dlq::run(command).await,
+            Command::Redrive(args) => commands::redrive::run(args).await,
             Command::Status(args) => commands::status::run(args).await,
             Command::Trace(args) => commands::trace::run(args).await,
             Command::Db { command } => commands::db::run(command).await,

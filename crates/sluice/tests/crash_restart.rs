@@ -416,7 +416,17 @@ impl DevStart {
     fn spawn(&self) -> Result<Dev, String> {
         let mut command = sluice(&self.workdir);
         command
-            .args(["dev", "--ingest-port", &self.ingest_port.to_string(), "--sqs-port", "0", "--metrics-port", "0"])
+            .args([
+                "dev",
+                "--ingest-port",
+                &self.ingest_port.to_string(),
+                "--sqs-port",
+                "0",
+                "--sfn-port",
+                "0",
+                "--metrics-port",
+                "0",
+            ])
             .args(["--cafe24-base-url", &self.template, "--cafe24-client-id", "sandbox-client"])
             .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
             .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])

@@ -7,19 +7,8 @@ mod support;
 
 use serde_json::{Value, json};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::Dev;
-
-fn trace(dev: &Dev, event_id: &str) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["trace", event_id])
-        .current_dir(&dev.workdir)
-        .env_remove("SLUICE_REDIS_URL")
-        .output()
-        .expect("run sluice trace");
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
-}
 
 /// Creates a product in mall `acme` of the sandbox at `sandbox`; the
 /// answer is the change report, with the webhook delivery it caused.
@@ -33,20 +22,6 @@ async fn create_product(sandbox: &str, product: Value) -> Value {
         .json()
         .await
         .expect("change report")
-}
-
-/// `sluice trace` of `event_id`, polled until it shows the event stored
-/// (30 s at the most).
-async fn trace_once_stored(dev: &Dev, event_id: &str) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (code, output) = trace(dev, event_id);
-        if code == Some(0) && output.contains("now: stored") {
-            return output;
-        }
-        assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test]
@@ -65,11 +40,11 @@ async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
     )
     .unwrap();
     let event_id = event.dedup_id().as_str().to_owned();
-    let output = trace_once_stored(&dev, &event_id).await;
+    let output = dev.trace_once_stored(&event_id).await;
     for stage in ["received", "enqueued", "dequeued", "fetch", "stored"] {
         assert!(output.contains(stage), "trace lacks {stage}:\n{output}");
     }
-    let (code, unknown) = trace(&dev, "s:acme:1:product:nope:x");
+    let (code, unknown) = dev.trace("s:acme:1:product:nope:x");
     assert_eq!(code, Some(1));
     assert!(unknown.contains("no trace for"), "{unknown}");
     dev.signal("-INT");
@@ -105,7 +80,7 @@ async fn a_product_larger_than_a_state_may_carry_is_stored() {
     let event =
         ShopEvent::new("acme", Topic(90001), ResourceRef { kind: ResourceKind::Product, id }, "big-product-1").unwrap();
     let event_id = event.dedup_id().as_str().to_owned();
-    let output = trace_once_stored(&dev, &event_id).await;
+    let output = dev.trace_once_stored(&event_id).await;
     // The stored stage's detail: the body that went into the stream.
     let stored = output.lines().find(|l| l.contains(" stored ")).expect("a stored stage");
     let detail: Value = serde_json::from_str(&stored[stored.find('{').expect("detail")..]).expect("detail JSON");

@@ -198,6 +198,31 @@ impl Stack {
         }
     }
 
+    /// The stack's URL for `what` (as `sluice dev` prints it).
+    pub fn url(&self, what: &str) -> String {
+        self.dev.urls.iter().find(|(w, _)| *w == what).map(|(_, url)| url.clone()).expect(what)
+    }
+
+    /// The pipeline's executions the Step Functions endpoint remembers,
+    /// newest first, once the pipe has started none that it does not list
+    /// and all have ended.
+    pub async fn executions(&self, timeout: Duration) -> Vec<aws_sdk_sfn::types::ExecutionListItem> {
+        let endpoint = sluice_aws::SfnEndpoint::Local(self.url("Step Functions endpoint"));
+        let client = sluice_aws::sfn_client(&endpoint).await;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let listed = client.list_executions().state_machine_arn(self.url("State machine")).max_results(1000);
+            let listed = listed.send().await.expect("ListExecutions").executions().to_vec();
+            let batches = self.dev.pipe.batches.load(std::sync::atomic::Ordering::Relaxed);
+            let running = listed.iter().any(|e| e.status().as_str() == "RUNNING");
+            if listed.len() as u64 == batches && !running {
+                return listed;
+            }
+            assert!(Instant::now() < deadline, "{} executions for {batches} batches after {timeout:?}", listed.len());
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     pub async fn stop(self) {
         self.dev.stop().await.expect("stop");
         self.sandbox.stop().await;

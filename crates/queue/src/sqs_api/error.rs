@@ -21,7 +21,7 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sluice_domain::queue::rules::RuleViolation;
 
-pub(crate) const JSON_1_0: &str = "application/x-amz-json-1.0";
+use crate::aws_json::CONTENT_TYPE;
 
 /// An SQS error response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,7 +218,7 @@ impl IntoResponse for ApiError {
         let fault = if self.sender_fault { "Sender" } else { "Receiver" };
         let mut response = (self.status, body).into_response();
         let headers = response.headers_mut();
-        headers.insert("content-type", HeaderValue::from_static(JSON_1_0));
+        headers.insert("content-type", HeaderValue::from_static(CONTENT_TYPE));
         if let Ok(value) = HeaderValue::from_str(&format!("{};{fault}", self.code)) {
             headers.insert("x-amzn-query-error", value);
         }

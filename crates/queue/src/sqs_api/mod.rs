@@ -47,14 +47,15 @@ mod queues;
 mod send;
 mod wire;
 
+use crate::aws_json::{self, TargetError};
 use crate::backend::QueueBackend;
 use crate::embedded::StopWaiting;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use error::{ApiError, JSON_1_0};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use error::ApiError;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
@@ -144,30 +145,18 @@ pub async fn serve<B: QueueBackend>(
 }
 
 async fn handle<B: QueueBackend>(State(api): State<Arc<SqsApi<B>>>, headers: HeaderMap, body: Bytes) -> Response {
-    let request_id = uuid::Uuid::new_v4().to_string();
-    let mut response = match dispatch(&api, &headers, &body).await {
-        Ok(value) => {
-            let mut response = (StatusCode::OK, value.to_string()).into_response();
-            response.headers_mut().insert("content-type", HeaderValue::from_static(JSON_1_0));
-            response
-        }
-        Err(err) => err.into_response(),
-    };
-    if let Ok(id) = HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert("x-amzn-requestid", id);
-    }
-    response
+    aws_json::respond(dispatch(&api, &headers, &body).await)
 }
 
 async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
-    let target = headers.get("x-amz-target").and_then(|v| v.to_str().ok()).ok_or_else(|| {
-        ApiError::unknown_operation(
+    let action = aws_json::operation(headers, "AmazonSQS").map_err(|e| match e {
+        TargetError::Missing => ApiError::unknown_operation(
             "No X-Amz-Target header: this endpoint speaks SQS's AWS JSON 1.0 protocol (X-Amz-Target: \
              AmazonSQS.<Action>), not the older Query protocol",
-        )
-    })?;
-    let action = target.strip_prefix("AmazonSQS.").ok_or_else(|| {
-        ApiError::unknown_operation(format!("X-Amz-Target {target:?} is not an SQS action (AmazonSQS.<Action>)"))
+        ),
+        TargetError::OtherService(target) => {
+            ApiError::unknown_operation(format!("X-Amz-Target {target:?} is not an SQS action (AmazonSQS.<Action>)"))
+        }
     })?;
     match action {
         "CreateQueue" => queues::create_queue(api, parse(body)?).await,
@@ -194,6 +183,5 @@ async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &
 
 /// Parses a request body; an empty body is an empty request.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    let body = if body.iter().all(u8::is_ascii_whitespace) { b"{}".as_slice() } else { body };
-    serde_json::from_slice(body).map_err(|e| ApiError::serialization(format!("The request body is not valid: {e}")))
+    aws_json::parse(body).map_err(|e| ApiError::serialization(format!("The request body is not valid: {e}")))
 }

@@ -1,11 +1,12 @@
 //! `sluice dev`: both paths on one machine. Ingest on 127.0.0.1 takes
 //! Cafe24 webhooks and sheet rows, the embedded FIFO queue (in Redis)
-//! holds them behind its SQS endpoint, the pipe runs the deployed
-//! `statemachine/pipeline.asl.json` with the real steps against Cafe24 (or,
-//! with `--sandbox-mall`, an embedded sandbox Cafe24 whose changes send
-//! their webhooks here), and the flush worker appends the buffered rows to
-//! Google Sheets (`--sheets-api-url`). Each URL served is printed on its
-//! own line.
+//! holds them behind its SQS endpoint, the pipe starts the deployed
+//! `statemachine/pipeline.asl.json` on each batch through the local Step
+//! Functions endpoint, which runs it with the real steps against Cafe24
+//! (or, with `--sandbox-mall`, an embedded sandbox Cafe24 whose changes
+//! send their webhooks here), and the flush worker appends the buffered
+//! rows to Google Sheets (`--sheets-api-url`). Each URL served is printed
+//! on its own line.
 //!
 //! The queue lives in Redis (`SLUICE_REDIS_URL`, or a private
 //! `redis-server` keeping an append-only file in `--redis-dir`), so a
@@ -44,6 +45,9 @@ use std::time::Duration;
 /// The SQS endpoint's default port: the one local SQS stand-ins
 /// (ElasticMQ) made customary, so existing `--endpoint-url`s work.
 pub(crate) const DEFAULT_SQS_PORT: u16 = 9324;
+/// The Step Functions endpoint's default port: the one Step Functions
+/// Local uses, so existing `--endpoint-url`s work.
+pub(crate) const DEFAULT_SFN_PORT: u16 = 8083;
 /// Ingest's default port.
 pub(crate) const DEFAULT_INGEST_PORT: u16 = 9080;
 /// The API key `sluice dev` accepts when `SLUICE_API_KEYS` is unset.
@@ -54,6 +58,9 @@ pub(crate) struct Args {
     /// Port of the SQS endpoint on 127.0.0.1; 0 picks a free port.
     #[arg(long, default_value_t = DEFAULT_SQS_PORT)]
     sqs_port: u16,
+    /// Port of the Step Functions endpoint on 127.0.0.1; 0 picks a free port.
+    #[arg(long, default_value_t = DEFAULT_SFN_PORT)]
+    sfn_port: u16,
     /// Port of ingest (POST /webhooks/cafe24) on 127.0.0.1; 0 picks a free port.
     #[arg(long, default_value_t = DEFAULT_INGEST_PORT)]
     ingest_port: u16,
@@ -150,6 +157,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = DevConfig {
         keyspace: keyspace.clone(),
         sqs_port: args.sqs_port,
+        sfn_port: args.sfn_port,
         ingest_port: args.ingest_port,
         metrics_port: args.metrics_port,
         max_receive_count: args.max_receive_count,

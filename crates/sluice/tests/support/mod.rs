@@ -41,7 +41,7 @@ impl Dev {
         std::fs::create_dir_all(&workdir).expect("work dir");
         command.current_dir(&workdir);
         command
-            .args(["dev", "--sqs-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
+            .args(["dev", "--sqs-port", "0", "--sfn-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -79,6 +79,31 @@ impl Dev {
     pub fn url(&mut self, label: &str) -> String {
         let line = self.wait_for_line(&format!("{label}: "));
         line[label.len() + 2..].to_owned()
+    }
+
+    /// `sluice trace ID` in this `sluice dev`'s directory: (exit code, stdout).
+    pub fn trace(&self, event_id: &str) -> (Option<i32>, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["trace", event_id])
+            .current_dir(&self.workdir)
+            .env_remove("SLUICE_REDIS_URL")
+            .output()
+            .expect("run sluice trace");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// `sluice trace` of `event_id`, polled until it shows the event stored
+    /// (30 s at the most).
+    pub async fn trace_once_stored(&self, event_id: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (code, output) = self.trace(event_id);
+            if code == Some(0) && output.contains("now: stored") {
+                return output;
+            }
+            assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     pub fn signal(&self, signal: &str) {
