@@ -106,6 +106,11 @@ impl Template {
         Ok(Self { parameters, globals, functions, substitutions })
     }
 
+    /// Every function's binary (`sluice-fn-fetch`, …), in template order.
+    pub fn binaries(&self) -> Vec<&str> {
+        self.functions.iter().map(|f| f.binary.as_str()).collect()
+    }
+
     /// The function whose binary is `binary` (`sluice-fn-fetch`).
     pub fn function_by_binary(&self, binary: &str) -> Option<&TemplateFunction> {
         self.functions.iter().find(|f| f.binary == binary)

@@ -12,18 +12,6 @@ use sluice_testkit::TestRedis;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Every binary the template deploys.
-pub const FUNCTIONS: &[&str] = &[
-    "sluice-fn-ingest",
-    "sluice-fn-plan-batch",
-    "sluice-fn-ensure-token",
-    "sluice-fn-fetch",
-    "sluice-fn-store",
-    "sluice-fn-record-failure",
-    "sluice-fn-buffer-row",
-    "sluice-fn-flush-sheet",
-];
-
 /// Longest any test here waits for an invocation (a cold debug build
 /// connecting to Redis takes well under a second).
 pub const INVOKE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -52,7 +40,7 @@ pub async fn start(template: Template, bindings: Bindings, max: usize) -> LocalL
     let config = LocalLambdaConfig {
         template,
         bindings,
-        binaries: FunctionBinaries::for_tests(FUNCTIONS),
+        binaries: FunctionBinaries::for_tests(&Template::bundled().unwrap().binaries()),
         max_concurrency: Some(max),
         log_dir: None,
     };
