@@ -7,7 +7,8 @@ mod support;
 
 use sluice_lambda_local::{FunctionError, LocalLambda, Template};
 use sluice_testkit::TestRedis;
-use support::{INVOKE_TIMEOUT, batch, bindings, gone, start};
+use sluice_testkit::processes::{children, is_gone};
+use support::{INVOKE_TIMEOUT, batch, bindings, start};
 
 /// Invokes `function`, expecting its cold start to fail; checks what every
 /// such failure must show and returns it.
@@ -77,7 +78,7 @@ async fn a_process_that_dies_fails_its_invocation_and_is_replaced() {
     });
     let pid = tokio::time::timeout(INVOKE_TIMEOUT, async {
         loop {
-            if let Some(pid) = children_named("sluice-fn-plan").first() {
+            if let Some(pid) = children(std::process::id(), "sluice-fn-plan").first() {
                 return *pid;
             }
             tokio::task::yield_now().await;
@@ -90,23 +91,6 @@ async fn a_process_that_dies_fails_its_invocation_and_is_replaced() {
     let error = tokio::time::timeout(INVOKE_TIMEOUT, invocation).await.unwrap().unwrap().unwrap_err();
     assert_eq!(error.error_type, "Runtime.ExitError", "{error}");
     assert!(error.error_message.contains("during init") && error.error_message.contains("signal: 9"), "{error}");
-    assert!(gone(pid));
+    assert!(is_gone(pid));
     lambda.stop().await;
-}
-
-/// This process's children whose command name starts with `prefix`.
-fn children_named(prefix: &str) -> Vec<u32> {
-    let me = std::process::id().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| {
-            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            // `pid (comm) state ppid …`; comm may hold spaces, so split after its `)`.
-            let (head, rest) = stat.rsplit_once(") ")?;
-            let comm = head.split_once(" (")?.1;
-            let ppid = rest.split(' ').nth(1)?;
-            (ppid == me && comm.starts_with(prefix)).then_some(pid)
-        })
-        .collect()
 }

@@ -11,8 +11,9 @@ use serde_json::Value;
 use sluice_lambda_local::Template;
 use sluice_lambda_local::function_spec::lambda_variables;
 use sluice_testkit::TestRedis;
+use sluice_testkit::processes::is_gone;
 use std::collections::BTreeSet;
-use support::{INVOKE_TIMEOUT, batch, bindings, gone, start};
+use support::{INVOKE_TIMEOUT, batch, bindings, start};
 
 #[tokio::test]
 async fn a_function_answers_and_its_environments_are_reused_up_to_the_limit() {
@@ -51,7 +52,7 @@ async fn a_function_answers_and_its_environments_are_reused_up_to_the_limit() {
     assert_eq!(pids.len(), 2);
     lambda.stop().await;
     for pid in pids {
-        assert!(gone(pid), "process {pid} outlived the service");
+        assert!(is_gone(pid), "process {pid} outlived the service");
     }
 }
 
@@ -91,5 +92,5 @@ async fn a_function_gets_exactly_the_templates_environment() {
     assert_eq!(sluice, template, "plan-batch gets the Globals and its own variable");
     assert!(seen.contains("AWS_ENDPOINT_URL_SECRETS_MANAGER"), "it reads its Redis password from the secret");
     lambda.stop().await;
-    assert!(gone(pid));
+    assert!(is_gone(pid));
 }

@@ -11,6 +11,7 @@
 //!
 //! - [`step_functions`]: the steps as task handlers, the definition and its local substitutions.
 //! - [`pipe`]: the queue → state machine pipe.
+//! - [`ingest_counts`]: ingest's counts, from its counters or its processes' EMF lines.
 //! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-local`).
 //! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`metrics_endpoint`]: `GET /metrics` (Prometheus text) of `sluice dev`.
@@ -19,6 +20,7 @@
 pub mod dev_stack;
 pub mod flush_worker;
 pub mod function_processes;
+pub mod ingest_counts;
 pub mod metrics_endpoint;
 pub mod pipe;
 pub mod step_functions;
@@ -26,5 +28,6 @@ pub mod step_functions;
 pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, take_consumer_lease};
 pub use flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 pub use function_processes::{FunctionsMode, ProcessFunctions};
+pub use ingest_counts::IngestCounts;
 pub use pipe::{Pipe, PipeConfig, PipeStats};
 pub use step_functions::{PIPELINE_DEFINITION, registry, substitutions};

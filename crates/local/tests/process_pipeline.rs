@@ -146,7 +146,7 @@ async fn webhooks_and_rows_run_through_the_deployed_functions_as_processes() {
     assert!(!pids.is_empty());
     stack.stop().await.unwrap();
     for pid in pids {
-        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "function process {pid} outlived the stack");
+        assert!(sluice_testkit::processes::is_gone(pid), "function process {pid} outlived the stack");
     }
     cafe24.stop().await;
     sheets.stop().await;

@@ -5,6 +5,7 @@
 //! - `main.rs`: argument parsing, dispatch, and how an error is printed.
 //! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `status`, …).
 //! - [`demo`]: `sluice demo primitives|shops|sheets` and the reports they check.
+//! - [`functions_args`]: `--functions in-process|processes` of `dev` and the demos.
 //! - [`redis_target`]: the Redis a command uses (`SLUICE_REDIS_URL`, a private one, or `sluice dev`'s).
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
 //! - [`stop_signal`]: Ctrl-C or SIGTERM, for the long-running commands.
@@ -14,6 +15,7 @@ mod closed_stdout;
 mod commands;
 mod demo;
 mod dev_state;
+mod functions_args;
 mod redis_target;
 mod stop_signal;
 

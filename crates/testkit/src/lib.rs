@@ -13,6 +13,7 @@
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
+//! - [`processes`]: a process's children and whether one is gone (`/proc`).
 //! - `sandbox` (feature `sandbox`): clients wired to the sandbox upstreams.
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
 
@@ -20,6 +21,7 @@ pub mod crash_point;
 pub mod crash_scenario;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
+pub mod processes;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod slot;

@@ -61,8 +61,3 @@ pub fn batch(id: &str) -> Value {
         }
     }]})
 }
-
-/// Whether the process `pid` is gone.
-pub fn gone(pid: u32) -> bool {
-    !std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
