@@ -46,7 +46,7 @@ pub use pipeline_vars::pipeline_config;
 pub use secret_setting::SecretSetting;
 pub use sheet_vars::{GoogleClient, google_client};
 pub use source::{EnvSource, PREFIX, variable};
-pub use variables::{Variable, all_tables, table};
+pub use variables::{Variable, all_tables, is_variable, table};
 
 /// A variable that is missing or cannot be used, named.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -41,6 +41,12 @@ pub(crate) fn meaning(name: &str) -> Option<&'static str> {
     parts().iter().flat_map(|(_, vars, _)| vars.iter()).find(|v| v.field == field).map(|v| v.meaning)
 }
 
+/// Whether `name` (`SLUICE_QUEUE_URL`) is a variable some configuration
+/// reads: what a deployment may set.
+pub fn is_variable(name: &str) -> bool {
+    meaning(name).is_some()
+}
+
 /// The Markdown table of `vars`, each with its default from `defaults`.
 pub fn table(vars: &[Variable], defaults: &Value) -> String {
     let mut out = String::from("| variable | required | meaning (default) |\n|---|---|---|\n");
@@ -96,5 +102,6 @@ mod tests {
     fn a_missing_variable_is_explained_by_its_table() {
         assert_eq!(meaning("SLUICE_QUEUE_URL"), Some("the SQS FIFO queue's URL (it ends in `.fifo`)"));
         assert_eq!(meaning("SLUICE_NOPE"), None);
+        assert!(is_variable("SLUICE_REDIS_URL") && !is_variable("SLUICE_NOPE") && !is_variable("RUST_LOG"));
     }
 }

@@ -5,6 +5,7 @@
 //! # Layout
 //!
 //! - `serve`: [`serve_step`], the cold start, the invocation loop, and the rebuild that re-reads secrets.
+//! - `init_error`: a failed cold start reported to the Runtime API (`/runtime/init/error`).
 //! - `failure`: [`StepFailure`], a step's error as the report Step Functions matches.
 //! - `start`: the services built from the environment (`sluice_config`), secrets resolved.
 //! - `secrets`: secrets read from Secrets Manager at cold start.
@@ -12,11 +13,13 @@
 
 pub mod aws_calls;
 mod failure;
+mod init_error;
 mod secrets;
 mod serve;
 pub mod start;
 
 pub use failure::StepFailure;
+pub use init_error::{INIT_ERROR_TYPE, report_init_error};
 pub use serve::{CredentialRefusal, REREAD_AFTER, serve_step};
 pub use sluice_aws::{AwsUse, Resource};
 pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env, store_from_env};

@@ -76,7 +76,9 @@ where
     let (serving, service) = match (started, start().await.map_err(|e| e.to_string())) {
         (Ok(serving), Ok(service)) => (serving, service),
         (Err(e), _) | (_, Err(e)) => {
-            lambda_runtime::tracing::error!("sluice-fn-{function} cannot start: {e}");
+            let message = format!("sluice-fn-{function} cannot start: {e}");
+            lambda_runtime::tracing::error!("{message}");
+            crate::report_init_error(&message).await;
             return ExitCode::FAILURE;
         }
     };

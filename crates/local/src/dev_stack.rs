@@ -24,6 +24,10 @@
 //! and [`DevStack::lease_lost`] returns.
 
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
+use crate::function_processes::{
+    FunctionsMode, StackQueues, flush_event_source, http_function, process_registry, process_substitutions,
+    start_functions,
+};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::sfn_api::{self, StepFunctionsApi};
@@ -36,6 +40,7 @@ use sluice_cafe24::{Cafe24Client, Cafe24Config};
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::QueueAttributes;
 use sluice_ingest::{Counters, Ingest, IngestConfig};
+use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
@@ -85,6 +90,9 @@ pub struct DevConfig {
     /// states: [`SystemClock`], except in tests that would otherwise sit
     /// out seconds of backoff.
     pub clock: Arc<dyn Clock>,
+    /// How the functions run: their code in this process, or their
+    /// binaries under the local Lambda service.
+    pub functions: FunctionsMode,
 }
 
 impl DevConfig {
@@ -108,6 +116,7 @@ impl DevConfig {
             flush: FlushWorkerConfig::default(),
             alert_url: None,
             clock: Arc::new(SystemClock),
+            functions: FunctionsMode::InProcess,
         }
     }
 }
@@ -130,6 +139,8 @@ pub struct DevStack {
     /// coalescing), or reads what was parked.
     pub events: SqsQueue,
     pub dlq: SqsQueue,
+    /// The local Lambda service running the functions (`--functions processes`).
+    pub functions: Option<Arc<LocalLambda>>,
     lease: ConsumerLease<ConnectionManager>,
     flush_dlq: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
@@ -199,6 +210,17 @@ impl DevStack {
         let dlq = SqsQueue::new(client.clone(), dlq_url.clone());
         let flush_queue = Arc::new(SqsDelayQueue::new(client.clone(), flush_url.clone()));
         let flush_dlq = SqsDelayQueue::new(client, flush_dlq_url.clone());
+        let functions = match &config.functions {
+            FunctionsMode::InProcess => None,
+            FunctionsMode::Processes(processes) => {
+                let queues = StackQueues {
+                    sqs_url: sqs_url.clone(),
+                    events_url: events_url.clone(),
+                    flush_url: flush_url.clone(),
+                };
+                Some(Arc::new(start_functions(&config, processes, &queues, shutdown.child_token()).await?))
+            }
+        };
 
         let cafe24 = Cafe24Client::new(config.cafe24).context("Cafe24 client")?;
         let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
@@ -206,9 +228,13 @@ impl DevStack {
         let shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
         let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
         let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url);
+        let (substitutions, registry) = match &functions {
+            None => (substitutions(), registry(shop.clone(), sheet.clone())),
+            Some(lambda) => (process_substitutions(lambda), process_registry(lambda)),
+        };
         let machine =
-            StateMachine::load(PIPELINE_DEFINITION, &substitutions()).context("statemachine/pipeline.asl.json")?;
-        let registry = Arc::new(registry(shop.clone(), sheet.clone()));
+            StateMachine::load(PIPELINE_DEFINITION, &substitutions).context("statemachine/pipeline.asl.json")?;
+        let registry = Arc::new(registry);
         let executor = Executor::from_shared(Arc::new(machine), registry, config.clock);
         let missing = executor.missing_handlers();
         if !missing.is_empty() {
@@ -216,7 +242,7 @@ impl DevStack {
         }
         let sfn_listener = listen(config.sfn_port, "the Step Functions endpoint", "--sfn-port").await?;
         let sfn_url = format!("http://127.0.0.1:{}", port(&sfn_listener)?);
-        let definition = substitutions().apply(PIPELINE_DEFINITION);
+        let definition = substitutions.apply(PIPELINE_DEFINITION);
         let sfn = StepFunctionsApi::new(sfn_api::DEFAULT_KEPT_EXECUTIONS).with_state_machine(
             PIPELINE_NAME,
             definition,
@@ -235,21 +261,35 @@ impl DevStack {
 
         let flush_stats = Arc::new(FlushStats::default());
         let flush_stop = shutdown.child_token();
-        let flush_task = tokio::spawn(run_flush_worker(
-            flush_queue.clone(),
-            sheet.clone(),
-            config.flush,
-            flush_stats.clone(),
-            flush_stop.clone(),
-        ));
+        let flush_task = match &functions {
+            None => tokio::spawn(run_flush_worker(
+                flush_queue.clone(),
+                sheet.clone(),
+                config.flush,
+                flush_stats.clone(),
+                flush_stop.clone(),
+            )),
+            Some(lambda) => {
+                tokio::spawn(flush_event_source(lambda, flush_queue.clone(), &config.flush, flush_stop.clone())?)
+            }
+        };
 
         let ingest_listener = listen(config.ingest_port, "ingest", "--ingest-port").await?;
         let ingest_url = format!("http://127.0.0.1:{}", port(&ingest_listener)?);
-        let ingest = Ingest::new(config.ingest, events.clone(), conn).context("ingest")?;
-        let counters = ingest.counters();
         let ingest_stop = shutdown.child_token();
-        let ingest_task =
-            tokio::spawn(sluice_ingest::serve(ingest_listener, ingest, ingest_stop.clone().cancelled_owned()));
+        let (counters, ingest_task) = match &functions {
+            None => {
+                let ingest = Ingest::new(config.ingest, events.clone(), conn).context("ingest")?;
+                let stopped = ingest_stop.clone().cancelled_owned();
+                (ingest.counters(), tokio::spawn(sluice_ingest::serve(ingest_listener, ingest, stopped)))
+            }
+            // Ingest's counts are in its processes: their EMF lines reach `functions.metrics()`.
+            Some(lambda) => {
+                let stopped = ingest_stop.clone().cancelled_owned();
+                let front = sluice_lambda_local::serve_api_gateway(ingest_listener, http_function(lambda)?, stopped);
+                (Arc::default(), tokio::spawn(front))
+            }
+        };
 
         let metrics_listener = listen(config.metrics_port, "metrics", "--metrics-port").await?;
         let metrics_url = format!("http://127.0.0.1:{}{METRICS_PATH}", port(&metrics_listener)?);
@@ -294,6 +334,7 @@ impl DevStack {
             lease,
             events,
             dlq,
+            functions,
             flush_dlq,
             shutdown: guard,
             ingest_stop,
@@ -339,6 +380,9 @@ impl DevStack {
         let _ = self.flush_task.await;
         self.sfn_stop.cancel();
         let sfn = self.sfn_task.await;
+        if let Some(functions) = &self.functions {
+            functions.stop().await;
+        }
         drop(self.shutdown);
         let sqs = self.sqs_task.await;
         self.lease.release().await;

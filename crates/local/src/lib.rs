@@ -12,12 +12,16 @@
 //! - [`step_functions`]: the steps as task handlers, the definition and its local substitutions.
 //! - [`sfn_api`]: the Step Functions endpoint (AWS JSON 1.0) serving the state machine's executions.
 //! - [`pipe`]: the queue → state machine pipe, starting executions through `aws-sdk-sfn`.
+//! - [`ingest_counts`]: ingest's counts, from its counters or its processes' EMF lines.
+//! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-local`).
 //! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`metrics_endpoint`]: `GET /metrics` (Prometheus text) of `sluice dev`.
 //! - [`dev_stack`]: all of it assembled with ingest and the SQS and Step Functions endpoints, as `sluice dev` runs it.
 
 pub mod dev_stack;
 pub mod flush_worker;
+pub mod function_processes;
+pub mod ingest_counts;
 pub mod metrics_endpoint;
 pub mod pipe;
 pub mod sfn_api;
@@ -25,5 +29,7 @@ pub mod step_functions;
 
 pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, take_consumer_lease};
 pub use flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
+pub use function_processes::{FunctionsMode, ProcessFunctions};
+pub use ingest_counts::IngestCounts;
 pub use pipe::{Pipe, PipeConfig, PipeStats};
 pub use step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};

@@ -5,6 +5,7 @@
 //! - `main.rs`: argument parsing, dispatch, and how an error is printed.
 //! - [`commands`]: one module per subcommand (`sluice asl`, `dev`, `redrive`, `status`, …).
 //! - [`demo`]: `sluice demo primitives|shops|sheets` and the reports they check.
+//! - [`functions_args`]: `--functions in-process|processes` of `dev` and the demos.
 //! - [`redis_target`]: the Redis a command uses (`SLUICE_REDIS_URL`, a private one, or `sluice dev`'s).
 //! - [`database_target`]: the PostgreSQL an operator command reads, if one is configured.
 //! - [`dev_state`]: what a running `sluice dev` tells the other commands.
@@ -16,6 +17,7 @@ mod commands;
 mod database_target;
 mod demo;
 mod dev_state;
+mod functions_args;
 mod redis_target;
 mod stop_signal;
 

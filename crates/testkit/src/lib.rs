@@ -13,6 +13,7 @@
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
+//! - [`processes`]: a process's children and whether one is gone (`/proc`).
 //! - `sandbox` (feature `sandbox`): clients wired to the sandbox upstreams.
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
 //! - `postgres` (feature `postgres`): a private PostgreSQL, a database per test.
@@ -23,6 +24,7 @@ pub mod crash_scenario;
 pub mod pipeline;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod processes;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod slot;

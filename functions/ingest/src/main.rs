@@ -17,11 +17,7 @@ async fn main() -> ExitCode {
         .init();
     let ingest = match start().await {
         Ok(ingest) => ingest,
-        Err(e) => {
-            // Init errors land in the function's log and fail the cold start.
-            eprintln!("sluice-fn-ingest: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return cannot_start(e).await,
     };
     // After each request, one EMF line with what it changed (CloudWatch metrics).
     // Its API keys are read once, at cold start: a key a sender presents
@@ -29,10 +25,7 @@ async fn main() -> ExitCode {
     // Secrets Manager (which any caller could then make us do).
     let stage = match sluice_config::Serving::from_source(&sluice_config::EnvSource::from_process()) {
         Ok(serving) => serving.stage,
-        Err(e) => {
-            eprintln!("sluice-fn-ingest: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return cannot_start(e).await,
     };
     let reporter = Arc::new(EmfReporter::new(ingest.counters(), stage));
     let router = ingest.router().layer(axum::middleware::map_response(move |response: axum::response::Response| {
@@ -50,6 +43,15 @@ async fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Init errors land in the function's log and the Runtime API's
+/// `/init/error`, and fail the cold start.
+async fn cannot_start(e: impl std::fmt::Display) -> ExitCode {
+    let message = format!("sluice-fn-ingest cannot start: {e}");
+    eprintln!("{message}");
+    sluice_lambda::report_init_error(&message).await;
+    ExitCode::FAILURE
 }
 
 async fn start() -> Result<sluice_ingest::Ingest, sluice_fn_ingest::StartError> {

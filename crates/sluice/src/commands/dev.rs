@@ -25,13 +25,14 @@
 
 use super::tokens::now_ms;
 use crate::dev_state::DevState;
+use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_config::{EnvSource, SecretSetting};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, PipeConfig, take_consumer_lease};
+use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, IngestCounts, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{PipelineConfig, stored_token};
 use sluice_queue::LeaseError;
 use sluice_redis::{BucketSpec, Keyspace};
@@ -123,6 +124,8 @@ pub(crate) struct Args {
     /// credential or a sheet that is gone (default: SLUICE_ALERT_URL).
     #[arg(long)]
     alert_url: Option<String>,
+    #[command(flatten)]
+    functions: FunctionsArgs,
 }
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -146,8 +149,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e).with_context(|| format!("cannot take the consumer lease in {}", redis.description)),
     };
     let env = settings(&args);
-    let api_keys = env.get("api_keys").unwrap_or(DEV_API_KEY).to_owned();
-    let api_keys = ApiKeys::from_list(&Secret::new(api_keys)).context("SLUICE_API_KEYS")?;
+    let api_keys_list = env.get("api_keys").unwrap_or(DEV_API_KEY).to_owned();
+    let api_keys = ApiKeys::from_list(&Secret::new(api_keys_list.clone())).context("SLUICE_API_KEYS")?;
     let sandbox = match args.sandbox_malls.is_empty() {
         true => None,
         false => Some(start_sandbox(&args).await?),
@@ -179,7 +182,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         flush: FlushWorkerConfig::default(),
         alert_url: env.get("alert_url").map(str::to_owned),
         clock: std::sync::Arc::new(sluice_asl::SystemClock),
+        functions: args.functions.mode(&redis.url, &api_keys_list)?,
     };
+    let functions = crate::functions_args::describe(&config.functions);
     let stack = DevStack::start_with_lease(conn, config, lease).await?;
     if stack.released > 0 {
         println!("Returned {} messages held in flight by the previous run to their queues.", stack.released);
@@ -193,6 +198,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     for (what, url) in &urls {
         println!("{what}: {url}");
     }
+    println!("Functions: {functions}");
     println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
     let state = DevState { redis_url: redis.url.clone(), key_prefix: args.key_prefix.clone(), urls };
     let state_path = DevState::path();
@@ -320,7 +326,7 @@ async fn status_line(stack: &DevStack) {
         .with_style(ProgressStyle::with_template("{msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
     loop {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let ingest = stack.ingest.snapshot();
+        let ingest = IngestCounts::of(stack);
         let done = stack.pipe.items_done.load(std::sync::atomic::Ordering::Relaxed);
         let failed = stack.pipe.items_failed.load(std::sync::atomic::Ordering::Relaxed);
         let queues = match stack.queues().await {
@@ -331,10 +337,7 @@ async fn status_line(stack: &DevStack) {
         };
         line.set_message(format!(
             "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}",
-            ingest.received,
-            ingest.enqueued,
-            ingest.coalesced,
-            ingest.rejected.total()
+            ingest.received, ingest.enqueued, ingest.coalesced, ingest.rejected
         ));
     }
 }

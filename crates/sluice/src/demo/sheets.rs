@@ -9,13 +9,14 @@
 //! any 60 s window.
 
 use super::sheet_report::{SheetCheck, print_calls};
+use crate::functions_args::{FunctionsArgs, describe};
 use crate::redis_target::RedisTarget;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack};
+use sluice_local::{DevConfig, DevStack, FunctionsMode};
 use sluice_redis::Keyspace;
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
 use sluice_sheets::SheetsConfig;
@@ -46,6 +47,8 @@ pub(crate) struct Args {
     /// Give up waiting for the rows after this many seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    #[command(flatten)]
+    functions: FunctionsArgs,
 }
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -61,13 +64,16 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     sandbox.create_spreadsheet(SPREADSHEET, &titles);
 
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
-    let stack = start_stack(conn, &sandbox, &client_secret, &api_key).await?;
+    let functions = args.functions.mode(&redis.url, &api_key)?;
+    let described = describe(&functions);
+    let stack = start_stack(conn, &sandbox, &client_secret, &api_key, functions).await?;
     stack.sheet.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(crate::cause)?;
     println!("Redis: {}", redis.description);
     println!("Google Sheets sandbox: {} (60 writes/min per user, 300 per project)", sandbox.base_url());
     for (what, url) in &stack.urls {
         println!("{what}: {url}");
     }
+    println!("Functions: {described}");
     let rows_url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").map(|(_, u)| u.clone()).unwrap_or_default();
 
     let mut checks = Vec::new();
@@ -169,6 +175,7 @@ async fn start_stack(
     sandbox: &SheetsSandbox,
     client_secret: &str,
     api_key: &str,
+    functions: FunctionsMode,
 ) -> anyhow::Result<DevStack> {
     let keyspace = Keyspace::new("sluice:demo-sheets:")?;
     let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned()))?;
@@ -176,6 +183,9 @@ async fn start_stack(
         .with_api_base_url(sandbox.base_url())
         .and_then(|c| c.with_token_url(sandbox.token_url()))?;
     let ingest = IngestConfig { keyspace, ..IngestConfig::new(api_keys) };
-    let config = DevConfig::on_free_ports(ingest, Cafe24Config::new("unused", Secret::new("unused")), sheets);
+    let config = DevConfig {
+        functions,
+        ..DevConfig::on_free_ports(ingest, Cafe24Config::new("unused", Secret::new("unused")), sheets)
+    };
     DevStack::start(conn, config).await
 }

@@ -4,7 +4,7 @@
 //! checked against them.
 
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
-use sluice_local::DevStack;
+use sluice_local::{DevStack, IngestCounts};
 use sluice_sandbox::Cafe24Sandbox;
 use sluice_sandbox::cafe24::ChangeReport;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -77,7 +77,7 @@ impl Report {
         sending: Duration,
         drained: bool,
     ) -> anyhow::Result<Self> {
-        let ingest = stack.ingest.snapshot();
+        let ingest = IngestCounts::of(stack);
         let counters = sandbox.counters();
         let store = stack.shop.snapshots();
         // Every stored entry: which events it answers, and each resource's

@@ -7,6 +7,7 @@
 
 use super::shop_report::{Report, Sent};
 use crate::commands::dev::store_tokens;
+use crate::functions_args::{FunctionsArgs, describe};
 use crate::redis_target::RedisTarget;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,7 +17,7 @@ use serde_json::{Map, Value};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret};
 use sluice_domain::ResourceKind;
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack};
+use sluice_local::{DevConfig, DevStack, FunctionsMode};
 use sluice_pipeline::PipelineConfig;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
@@ -52,6 +53,8 @@ pub(crate) struct Args {
     /// Give up waiting for the pipeline to drain after this many seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    #[command(flatten)]
+    functions: FunctionsArgs,
 }
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -68,7 +71,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             .context("Cafe24 sandbox")?,
     );
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
-    let stack = start_stack(conn, &sandbox, &args, &api_key).await?;
+    let functions = args.functions.mode(&redis.url, &api_key)?;
+    let described = describe(&functions);
+    let stack = start_stack(conn, &sandbox, &args, &api_key, functions).await?;
     println!("Redis: {}", redis.description);
     println!(
         "Cafe24 sandbox: {} ({} malls, buckets of {} draining {}/s)",
@@ -80,6 +85,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     for (what, url) in &stack.urls {
         println!("{what}: {url}");
     }
+    println!("Functions: {described}");
 
     // Products exist before the demo: created without webhooks.
     let mut products = Vec::new();
@@ -122,6 +128,7 @@ async fn start_stack(
     sandbox: &Cafe24Sandbox,
     args: &Args,
     api_key: &str,
+    functions: FunctionsMode,
 ) -> anyhow::Result<DevStack> {
     let defaults = Cafe24SandboxConfig::default();
     let template = BaseUrlTemplate::new(sandbox.base_url_template())?;
@@ -134,6 +141,7 @@ async fn start_stack(
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
             ..PipelineConfig::default()
         },
+        functions,
         ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
     };
     DevStack::start(conn, config).await

@@ -1,0 +1,126 @@
+//! One function's execution environments, scaled as Lambda scales them:
+//! an invocation takes an idle environment, or starts one (a cold start)
+//! while fewer than the function's concurrency are running; each serves
+//! one invocation at a time and is kept for the next. Past the limit an
+//! invocation waits for an environment to come free. (Lambda would refuse
+//! it with `TooManyRequestsException`, which the state machine retries;
+//! locally the limit is about this machine, not an account's quota, so
+//! waiting is the useful answer.)
+
+use crate::environment::{Environment, Launch};
+use crate::function_error::{FunctionError, kinds};
+use crate::function_logs::LogSink;
+use crate::function_spec::FunctionSpec;
+use axum::body::Bytes;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct FunctionPool {
+    spec: FunctionSpec,
+    binary: PathBuf,
+    region: String,
+    logs: Arc<LogSink>,
+    slots: Semaphore,
+    concurrency: usize,
+    idle: Mutex<Vec<Environment>>,
+    stop: CancellationToken,
+    tasks: TaskTracker,
+    cold_starts: AtomicU64,
+    invocations: AtomicU64,
+}
+
+impl FunctionPool {
+    /// Environments of `spec` run `binary`; at most `concurrency` at once.
+    pub(crate) fn new(
+        spec: FunctionSpec,
+        binary: PathBuf,
+        region: String,
+        concurrency: usize,
+        logs: Arc<LogSink>,
+        stop: CancellationToken,
+        tasks: TaskTracker,
+    ) -> Self {
+        let concurrency = concurrency.max(1);
+        Self {
+            spec,
+            binary,
+            region,
+            logs,
+            slots: Semaphore::new(concurrency),
+            concurrency,
+            idle: Mutex::new(Vec::new()),
+            stop,
+            tasks,
+            cold_starts: AtomicU64::new(0),
+            invocations: AtomicU64::new(0),
+        }
+    }
+
+    pub fn spec(&self) -> &FunctionSpec {
+        &self.spec
+    }
+
+    /// The most environments it runs at once.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
+    }
+
+    /// Environments started so far.
+    pub fn cold_starts(&self) -> u64 {
+        self.cold_starts.load(Ordering::Relaxed)
+    }
+
+    /// Invocations answered or failed so far.
+    pub fn invocations(&self) -> u64 {
+        self.invocations.load(Ordering::Relaxed)
+    }
+
+    /// The process ids of the idle environments (what a test checks is gone after a stop).
+    pub fn idle_pids(&self) -> Vec<u32> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner).iter().filter_map(|e| e.pid).collect()
+    }
+
+    /// Invokes the function synchronously (`RequestResponse`) with `payload`:
+    /// its response, or why there is none.
+    pub async fn invoke(&self, payload: impl Into<Bytes>) -> Result<Bytes, FunctionError> {
+        let stopping =
+            || FunctionError::new(kinds::SERVICE, format!("the local Lambda service is stopping ({})", self.spec.name));
+        let _slot = tokio::select! {
+            slot = self.slots.acquire() => slot.map_err(|_| stopping())?,
+            () = self.stop.cancelled() => return Err(stopping()),
+        };
+        let warm = {
+            let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
+            idle.retain(Environment::reusable);
+            idle.pop()
+        };
+        let (environment, cold) = match warm {
+            Some(environment) => (environment, false),
+            None => {
+                let serial = self.cold_starts.fetch_add(1, Ordering::Relaxed);
+                let launch = Launch {
+                    spec: &self.spec,
+                    binary: &self.binary,
+                    region: &self.region,
+                    logs: &self.logs,
+                    stop: &self.stop,
+                    tasks: &self.tasks,
+                    serial,
+                };
+                (Environment::start(launch).await?, true)
+            }
+        };
+        let answer = environment.invoke(payload.into(), self.spec.timeout, cold).await;
+        self.invocations.fetch_add(1, Ordering::Relaxed);
+        if environment.reusable() && !self.stop.is_cancelled() {
+            self.idle.lock().unwrap_or_else(PoisonError::into_inner).push(environment);
+        }
+        answer
+    }
+}

@@ -1,0 +1,164 @@
+//! An SQS event source mapping, as Lambda runs one for a standard queue:
+//! pollers receive up to the mapping's batch size, invoke the function
+//! synchronously with the SQS event (`{"Records": [...]}`), and delete
+//! what it handled. With `ReportBatchItemFailures`, the messages named in
+//! the answer's `batchItemFailures` stay; a failed invocation leaves the
+//! whole batch. Several pollers run side by side, up to the function's
+//! concurrency.
+//!
+//! One deliberate difference, as in the local pipe: a message left behind
+//! is made visible again after `retry_after` instead of waiting out its
+//! visibility timeout (540 s in the template), so development need not
+//! wait minutes for a retry; the queue's maxReceiveCount still parks it.
+
+use crate::function_pool::FunctionPool;
+use crate::function_spec::SqsSource;
+use md5::{Digest, Md5};
+use serde_json::{Value, json};
+use sluice_domain::DelayQueue;
+use sluice_domain::queue::{ReceiveRequest, ReceivedDelayedMessage};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio_util::sync::CancellationToken;
+
+/// How the mapping polls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqsEventSourceConfig {
+    pub source: SqsSource,
+    pub region: String,
+    /// Pollers, each with one invocation at a time.
+    pub concurrency: usize,
+    /// How long received messages stay invisible.
+    pub visibility_timeout: Duration,
+    /// Long-poll wait per receive; also how quickly a stop is noticed.
+    pub wait: Duration,
+    /// A message left behind is visible again after this.
+    pub retry_after: Duration,
+}
+
+/// What the mapping has done so far.
+#[derive(Debug, Default)]
+pub struct EventSourceStats {
+    pub invocations: AtomicU64,
+    pub messages_done: AtomicU64,
+    pub messages_failed: AtomicU64,
+    pub function_errors: AtomicU64,
+}
+
+/// Polls `queue` for `function` until `stop` is cancelled; each poller
+/// finishes the batch it holds first.
+pub async fn run_sqs_event_source<Q: DelayQueue + 'static>(
+    queue: Arc<Q>,
+    function: Arc<FunctionPool>,
+    config: SqsEventSourceConfig,
+    stats: Arc<EventSourceStats>,
+    stop: CancellationToken,
+) {
+    let batch = config.source.batch_size.clamp(1, 10) as u8;
+    let request = match ReceiveRequest::new(batch, config.visibility_timeout, config.wait) {
+        Ok(request) => request,
+        Err(e) => {
+            tracing::error!(error = %e, "the SQS event source is misconfigured");
+            return;
+        }
+    };
+    let mut pollers = tokio::task::JoinSet::new();
+    for _ in 0..config.concurrency.max(1) {
+        let (queue, function, config, stats, stop) =
+            (queue.clone(), function.clone(), config.clone(), stats.clone(), stop.clone());
+        pollers.spawn(async move {
+            while !stop.is_cancelled() {
+                let received = tokio::select! {
+                    received = queue.receive(request) => received,
+                    () = stop.cancelled() => break,
+                };
+                match received {
+                    Ok(messages) if messages.is_empty() => {}
+                    Ok(messages) => deliver(&*queue, &function, &config, &stats, messages).await,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the SQS event source could not receive");
+                        tokio::time::sleep(config.retry_after).await;
+                    }
+                }
+            }
+        });
+    }
+    while pollers.join_next().await.is_some() {}
+}
+
+async fn deliver<Q: DelayQueue>(
+    queue: &Q,
+    function: &FunctionPool,
+    config: &SqsEventSourceConfig,
+    stats: &EventSourceStats,
+    messages: Vec<ReceivedDelayedMessage>,
+) {
+    let event = json!({"Records": messages.iter().map(|m| record(m, config)).collect::<Vec<_>>()});
+    stats.invocations.fetch_add(1, Ordering::Relaxed);
+    let failed: HashSet<String> = match function.invoke(event.to_string()).await {
+        Ok(answer) if config.source.report_batch_item_failures => match failed_items(&answer, &messages) {
+            Some(failed) => failed,
+            None => messages.iter().map(|m| m.message_id.to_string()).collect(),
+        },
+        Ok(_) => HashSet::new(),
+        Err(e) => {
+            stats.function_errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(function = %function.spec().name, error = %e, "an SQS batch failed; it comes back");
+            messages.iter().map(|m| m.message_id.to_string()).collect()
+        }
+    };
+    for message in &messages {
+        let settled = if failed.contains(message.message_id.as_str()) {
+            stats.messages_failed.fetch_add(1, Ordering::Relaxed);
+            queue.change_visibility(&message.receipt, config.retry_after).await
+        } else {
+            stats.messages_done.fetch_add(1, Ordering::Relaxed);
+            queue.delete(&message.receipt).await
+        };
+        if let Err(e) = settled {
+            tracing::warn!(message = %message.message_id, error = %e, "the SQS event source could not settle a message");
+        }
+    }
+}
+
+/// The ids in `batchItemFailures`; `None` when the answer names a message
+/// not in the batch or is not a batch response, which Lambda takes as the
+/// whole batch failed. An empty or absent list is a whole success.
+fn failed_items(answer: &[u8], messages: &[ReceivedDelayedMessage]) -> Option<HashSet<String>> {
+    let answer: Value = serde_json::from_slice(answer).ok()?;
+    if answer.is_null() {
+        return Some(HashSet::new());
+    }
+    let mut failed = HashSet::new();
+    for item in answer.get("batchItemFailures").and_then(Value::as_array).into_iter().flatten() {
+        let id = item["itemIdentifier"].as_str()?;
+        if !messages.iter().any(|m| m.message_id.as_str() == id) {
+            return None;
+        }
+        failed.insert(id.to_owned());
+    }
+    Some(failed)
+}
+
+/// One message as the event's record.
+fn record(message: &ReceivedDelayedMessage, config: &SqsEventSourceConfig) -> Value {
+    let ms = |t: SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
+    json!({
+        "messageId": message.message_id.as_str(),
+        "receiptHandle": message.receipt.as_str(),
+        "body": message.body,
+        "attributes": {
+            "ApproximateReceiveCount": message.receive_count.to_string(),
+            "SentTimestamp": ms(message.sent_at),
+            "SenderId": crate::bindings::LOCAL_ACCOUNT,
+            "ApproximateFirstReceiveTimestamp": ms(message.first_received_at),
+        },
+        "messageAttributes": {},
+        "md5OfBody": hex::encode(Md5::digest(message.body.as_bytes())),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": config.source.queue_arn,
+        "awsRegion": config.region,
+    })
+}

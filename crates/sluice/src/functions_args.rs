@@ -1,0 +1,65 @@
+//! `--functions in-process|processes`, shared by `sluice dev` and the
+//! demos: whether the functions' code runs in this process, or their
+//! built binaries run as Lambda runs them (`sluice_local::function_processes`).
+
+use sluice_cafe24::Secret;
+use sluice_lambda_local::FunctionBinaries;
+use sluice_local::{FunctionsMode, ProcessFunctions};
+use std::path::PathBuf;
+
+/// Where the functions' output goes in process mode, one file per function.
+pub(crate) const FUNCTION_LOG_DIR: &str = ".sluice/logs";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum Functions {
+    /// The functions' code in this process, called directly.
+    #[default]
+    InProcess,
+    /// The built binaries of functions/* as child processes under a local
+    /// Lambda Runtime API, configured only by infra/template.yaml.
+    Processes,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct FunctionsArgs {
+    /// How the functions run.
+    #[arg(long, value_enum, default_value_t)]
+    functions: Functions,
+    /// With --functions processes: the directory of the function binaries
+    /// (default: beside this executable, where `cargo build -p sluice-fn-…` puts them).
+    #[arg(long)]
+    functions_dir: Option<PathBuf>,
+    /// With --functions processes: at most this many processes per function
+    /// (and never more than its reserved concurrency in the template, which
+    /// sizes them for AWS, 40 or 50: more debug processes than two cores serve).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=200))]
+    function_concurrency: u32,
+}
+
+impl FunctionsArgs {
+    /// The mode for a stack on the Redis at `redis_url` whose ingest accepts `api_keys`.
+    pub(crate) fn mode(&self, redis_url: &str, api_keys: &str) -> anyhow::Result<FunctionsMode> {
+        if self.functions == Functions::InProcess {
+            return Ok(FunctionsMode::InProcess);
+        }
+        let binaries = match &self.functions_dir {
+            Some(dir) => FunctionBinaries::in_dir(dir),
+            None => FunctionBinaries::beside_current_exe()?,
+        };
+        Ok(FunctionsMode::Processes(ProcessFunctions {
+            binaries,
+            redis_url: redis_url.to_owned(),
+            api_keys: Secret::new(api_keys),
+            max_concurrency: Some(self.function_concurrency as usize),
+            log_dir: Some(PathBuf::from(FUNCTION_LOG_DIR)),
+        }))
+    }
+}
+
+/// The banner's line about the mode.
+pub(crate) fn describe(mode: &FunctionsMode) -> String {
+    match mode {
+        FunctionsMode::InProcess => mode.describe(),
+        FunctionsMode::Processes(_) => format!("{}; logs in {FUNCTION_LOG_DIR}/<function>.log", mode.describe()),
+    }
+}
