@@ -9,7 +9,7 @@ use sluice_redis::{Keyspace, RedisProcess, ServerOptions};
 use sluice_testkit::{TestRedis, key_slot};
 use std::time::{Duration, Instant};
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 fn message(group: &str, dedup: &str) -> OutgoingMessage {
     OutgoingMessage::new(GroupKey::parse(group).unwrap(), DedupId::parse(dedup).unwrap(), format!("body of {dedup}"))
@@ -89,7 +89,7 @@ async fn a_new_connection_finds_every_acknowledged_message() {
 }
 
 /// EVALSHA calls the server has answered so far.
-async fn script_calls(conn: &mut Conn) -> u64 {
+async fn script_calls(conn: &mut (impl redis::aio::ConnectionLike + Send)) -> u64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
     info.lines()
         .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))

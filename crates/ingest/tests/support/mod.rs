@@ -239,7 +239,7 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
 
     /// The group ledger `sluice status` reads.
     #[allow(dead_code)]
-    pub async fn ledger(&self) -> sluice_redis::GroupLedger<redis::aio::MultiplexedConnection> {
+    pub async fn ledger(&self) -> sluice_redis::GroupLedger<sluice_redis::Connection> {
         sluice_redis::GroupLedger::new(self.redis.conn().await, self.redis.keyspace())
     }
 
