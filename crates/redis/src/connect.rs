@@ -154,6 +154,7 @@ pub enum ConnectError {
 
 /// Connects as `settings` say: see the module docs.
 pub async fn connect(settings: &ConnectSettings) -> Result<Connection, ConnectError> {
+    install_ring();
     let mut info = settings.url.as_str().into_connection_info().map_err(ConnectError::Url)?;
     if let Some(password) = &settings.password {
         let redis = info.redis_settings().clone().set_password(password);
@@ -175,28 +176,46 @@ pub async fn connect(settings: &ConnectSettings) -> Result<Connection, ConnectEr
                 .set_connection_timeout(Some(settings.connect_timeout))
                 .set_response_timeout(Some(settings.response_timeout));
             let probe = client.get_multiplexed_async_connection_with_config(&config).await.map_err(refused)?;
-            is_cluster(probe)
-                .await
-                .map_err(|source| ConnectError::ClusterProbe { endpoint: endpoint.clone(), source })?
+            is_cluster(probe).await.map_err(|source| match classify(&source) {
+                // Without a password the connection opens; its first command is refused.
+                Refusal::Credentials => refused(source),
+                _ => ConnectError::ClusterProbe { endpoint: endpoint.clone(), source },
+            })?
         }
     };
-    if !cluster {
+    let mut conn = if cluster {
+        let mut builder = ClusterClient::builder([info])
+            .connection_timeout(settings.connect_timeout)
+            .response_timeout(settings.response_timeout)
+            .retries(u32::try_from(settings.reconnect_retries).unwrap_or(u32::MAX));
+        if let Some(certs) = certificates {
+            builder = builder.certs(certs);
+        }
+        let client = builder.build().map_err(ConnectError::Url)?;
+        Connection::Cluster(client.get_async_connection().await.map_err(refused)?)
+    } else {
         let config = ConnectionManagerConfig::new()
             .set_number_of_retries(settings.reconnect_retries)
             .set_connection_timeout(Some(settings.connect_timeout))
             .set_response_timeout(Some(settings.response_timeout));
-        let manager = client.get_connection_manager_with_config(config).await.map_err(refused)?;
-        return Ok(Connection::Standalone(manager));
-    }
-    let mut builder = ClusterClient::builder([info])
-        .connection_timeout(settings.connect_timeout)
-        .response_timeout(settings.response_timeout)
-        .retries(u32::try_from(settings.reconnect_retries).unwrap_or(u32::MAX));
-    if let Some(certs) = certificates {
-        builder = builder.certs(certs);
-    }
-    let client = builder.build().map_err(ConnectError::Url)?;
-    Ok(Connection::Cluster(client.get_async_connection().await.map_err(refused)?))
+        Connection::Standalone(client.get_connection_manager_with_config(config).await.map_err(refused)?)
+    };
+    // A connection without a password opens and answers its first command
+    // with NOAUTH: ask once, so that is a refusal here, not a failed step.
+    redis::cmd("PING").exec_async(&mut conn).await.map_err(refused)?;
+    Ok(conn)
+}
+
+/// Makes ring the process's rustls provider, once. The redis crate builds
+/// its TLS config with the process default, which rustls picks by itself
+/// only when a build has exactly one provider compiled in; a test binary
+/// of this crate alone has none unless we choose. A provider a binary
+/// installed before is kept.
+fn install_ring() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _already_installed = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// The private CA to trust, read from its file, if one is set.
@@ -239,7 +258,9 @@ fn classify(e: &RedisError) -> Refusal {
     let text = e.to_string().to_ascii_lowercase();
     let tls = ["certificate", "tls", "handshake", "peer sent", "invalid peer"];
     if e.kind() == ErrorKind::AuthenticationFailed
-        || ["wrongpass", "noauth", "noperm", "invalid username-password"].iter().any(|w| text.contains(w))
+        || ["wrongpass", "noauth", "noperm", "invalid username-password", "authentication failed"]
+            .iter()
+            .any(|w| text.contains(w))
     {
         Refusal::Credentials
     } else if tls.iter().any(|w| text.contains(w)) {

@@ -9,16 +9,16 @@
 //! and the variables in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{SheetService, call_json};
+use sluice_redis::Connection;
 
 /// One invocation: the payload is a [`BufferInput`], the answer a
 /// [`BufferOutput`]; a failure, a [`StepFailure`], is named by its kind.
 ///
 /// [`BufferInput`]: sluice_pipeline::sheet_io::BufferInput
 /// [`BufferOutput`]: sluice_pipeline::sheet_io::BufferOutput
-pub async fn handler(sheet: &SheetService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(sheet: &SheetService<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| sheet.buffer_row(input)).await.map_err(StepFailure)
 }

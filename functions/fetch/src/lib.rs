@@ -8,10 +8,10 @@
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{ShopService, call_json};
+use sluice_redis::Connection;
 
 /// One invocation: the payload is a [`FetchInput`], the answer a [`FetchOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
@@ -19,6 +19,6 @@ use sluice_pipeline::{ShopService, call_json};
 ///
 /// [`FetchInput`]: sluice_pipeline::step_io::FetchInput
 /// [`FetchOutput`]: sluice_pipeline::step_io::FetchOutput
-pub async fn handler(shop: &ShopService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(shop: &ShopService<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| shop.fetch(input)).await.map_err(StepFailure)
 }

@@ -10,13 +10,13 @@
 
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
+use sluice_redis::Connection;
 
 /// One invocation: every record's flush, its failures reported by message id.
 pub async fn handler(
-    sheet: &SheetService<ConnectionManager>,
+    sheet: &SheetService<Connection>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<SqsBatchResponse, lambda_runtime::Error> {
     let mut response = SqsBatchResponse::default();

@@ -17,10 +17,11 @@ pub mod metrics;
 
 pub use sluice_config::{ConfigError as EnvError, IngestSettings};
 
-use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::aio::ConnectionLike;
 use sluice_aws::{SqsQueue, sqs_client};
 use sluice_domain::WorkQueue;
 use sluice_ingest::{ApiKeys, ConfigError, Ingest, IngestConfig};
+use sluice_redis::Connection;
 
 /// Why the function could not start.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +38,7 @@ pub enum StartError {
 /// Connects to Redis and SQS as `env` says and builds the service. Runs
 /// once per execution environment (cold start); every invocation after it
 /// reuses the connections.
-pub async fn start(env: &IngestSettings) -> Result<Ingest<ConnectionManager>, StartError> {
+pub async fn start(env: &IngestSettings) -> Result<Ingest<Connection>, StartError> {
     // Few reconnect attempts and a short timeout (the step functions'):
     // a request that finds Redis down is better answered 503 at once (the
     // sender retries) than held.

@@ -7,10 +7,10 @@
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{ServiceCore, call_json};
+use sluice_redis::Connection;
 
 /// One invocation: the payload is a [`PlanInput`], the answer a [`PlanOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
@@ -18,6 +18,6 @@ use sluice_pipeline::{ServiceCore, call_json};
 ///
 /// [`PlanInput`]: sluice_pipeline::step_io::PlanInput
 /// [`PlanOutput`]: sluice_pipeline::step_io::PlanOutput
-pub async fn handler(core: &ServiceCore<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(core: &ServiceCore<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| core.plan_batch(input)).await.map_err(StepFailure)
 }

@@ -8,16 +8,16 @@
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{ServiceCore, call_json};
+use sluice_redis::Connection;
 
 /// One invocation: the payload is a [`FailureInput`], the answer `null`.
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]
 /// like any other (`Sluice.InvalidRequest`).
 ///
 /// [`FailureInput`]: sluice_pipeline::step_io::FailureInput
-pub async fn handler(core: &ServiceCore<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(core: &ServiceCore<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| core.record_failure(input)).await.map_err(StepFailure)
 }
