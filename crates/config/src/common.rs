@@ -6,14 +6,29 @@ use crate::variables::{Variable, var};
 use crate::{ConfigError, EnvSource};
 use serde::{Deserialize, Serialize};
 use sluice_cafe24::Secret;
-use sluice_redis::Keyspace;
+use sluice_redis::{ClusterMode, ConnectSettings, Keyspace};
+use std::path::PathBuf;
 
 pub(crate) const VARIABLES: &[Variable] = &[
-    var("redis_url", "yes", "`redis://host:port` (or `rediss://user@host:port`) of ElastiCache / Valkey"),
+    var(
+        "redis_url",
+        "yes",
+        "`rediss://user@host:port` (TLS, ACL user) or `redis://host:port` of ElastiCache / Valkey / Redis: see docs/deploy.md",
+    ),
     var(
         "redis_password_secret_arn",
         "no",
         "a Secrets Manager secret (JSON, field `password`) whose password is added to the URL at cold start",
+    ),
+    var(
+        "redis_cluster",
+        "no",
+        "`auto`: ask the server (`CLUSTER INFO`) once at connect; `on`: a cluster (ElastiCache Serverless); `off`: one server",
+    ),
+    var(
+        "redis_ca_file",
+        "no",
+        "a PEM file of the CA that signs Redis's TLS certificate, trusted instead of the public roots (a private CA; ElastiCache needs none)",
     ),
     var("key_prefix", "no", "Redis key prefix; the same for every function"),
     var("stage", "no", "the `Stage` dimension of the EMF metrics"),
@@ -25,6 +40,8 @@ pub(crate) const VARIABLES: &[Variable] = &[
 struct CommonVars {
     redis_url: Option<String>,
     redis_password_secret_arn: Option<String>,
+    redis_cluster: String,
+    redis_ca_file: Option<String>,
     key_prefix: String,
     stage: String,
     #[serde(deserialize_with = "crate::source::parsed")]
@@ -36,6 +53,8 @@ impl Default for CommonVars {
         Self {
             redis_url: None,
             redis_password_secret_arn: None,
+            redis_cluster: "auto".to_owned(),
+            redis_ca_file: None,
             key_prefix: sluice_redis::keyspace::DEFAULT_PREFIX.to_owned(),
             stage: "local".to_owned(),
             secret_ttl_secs: 300,
@@ -54,6 +73,9 @@ pub struct Common {
     pub redis_url: Secret,
     /// The secret to read the Redis password from at cold start, if any.
     pub redis_password_secret_arn: Option<String>,
+    pub redis_cluster: ClusterMode,
+    /// The CA to trust for Redis's TLS certificate instead of the public roots.
+    pub redis_ca_file: Option<PathBuf>,
     pub keyspace: Keyspace,
     pub stage: String,
 }
@@ -74,12 +96,32 @@ impl Common {
         redis::Client::open(url.as_str())
             .map_err(|e| ConfigError::invalid("redis_url", format!("expected redis://host:port: {e}")))?;
         let redis_url = Secret::new(url);
+        let redis_cluster = vars.redis_cluster.parse().map_err(|e| ConfigError::invalid("redis_cluster", e))?;
+        let redis_ca_file = vars.redis_ca_file.filter(|f| !f.trim().is_empty()).map(PathBuf::from);
+        if redis_ca_file.is_some() && !redis_url.expose().starts_with("rediss://") {
+            return Err(ConfigError::invalid("redis_ca_file", "is set, but SLUICE_REDIS_URL is not rediss:// (TLS)"));
+        }
         Ok(Some(Self {
             redis_url,
             redis_password_secret_arn: vars.redis_password_secret_arn,
+            redis_cluster,
+            redis_ca_file,
             keyspace,
             stage: vars.stage,
         }))
+    }
+}
+
+impl Common {
+    /// How `sluice_redis::connect` reaches this Redis: the URL, the cluster
+    /// mode and the CA file, with the `redis` crate's timeouts (callers set
+    /// their own) and no password beyond the URL's (a function adds the one
+    /// it reads from Secrets Manager).
+    pub fn redis_settings(&self) -> ConnectSettings {
+        let mut settings = ConnectSettings::new(self.redis_url.expose());
+        settings.cluster = self.redis_cluster;
+        settings.ca_file = self.redis_ca_file.clone();
+        settings
     }
 }
 
@@ -96,5 +138,39 @@ impl Serving {
         let vars: CommonVars = source.extract()?;
         crate::in_range("secret_ttl_secs", vars.secret_ttl_secs, 1, None)?;
         Ok(Self { stage: vars.stage, secret_ttl: std::time::Duration::from_secs(vars.secret_ttl_secs) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<Common, ConfigError> {
+        Common::read(&EnvSource::from_pairs(pairs.iter().copied()))
+    }
+
+    #[test]
+    fn the_cluster_mode_and_ca_file_reach_the_connect_settings() {
+        let common = read(&[
+            ("SLUICE_REDIS_URL", "rediss://sluice@cache.example:6379"),
+            ("SLUICE_REDIS_CLUSTER", "on"),
+            ("SLUICE_REDIS_CA_FILE", "/etc/sluice/ca.pem"),
+        ])
+        .unwrap();
+        let settings = common.redis_settings();
+        assert_eq!(settings.cluster, ClusterMode::On);
+        assert_eq!(settings.ca_file, Some(PathBuf::from("/etc/sluice/ca.pem")));
+        assert_eq!(settings.endpoint().as_deref(), Some("rediss://sluice@cache.example:6379"));
+        let plain = read(&[("SLUICE_REDIS_URL", "redis://127.0.0.1:6379")]).unwrap().redis_settings();
+        assert_eq!((plain.cluster, plain.ca_file), (ClusterMode::Auto, None));
+    }
+
+    #[test]
+    fn a_bad_cluster_mode_or_a_ca_file_without_tls_is_named() {
+        let url = ("SLUICE_REDIS_URL", "redis://127.0.0.1:6379");
+        let err = read(&[url, ("SLUICE_REDIS_CLUSTER", "maybe")]).unwrap_err().to_string();
+        assert_eq!(err, "SLUICE_REDIS_CLUSTER is invalid: expected auto, on or off, not \"maybe\"");
+        let err = read(&[url, ("SLUICE_REDIS_CA_FILE", "/ca.pem")]).unwrap_err().to_string();
+        assert_eq!(err, "SLUICE_REDIS_CA_FILE is invalid: is set, but SLUICE_REDIS_URL is not rediss:// (TLS)");
     }
 }

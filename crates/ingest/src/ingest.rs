@@ -29,9 +29,10 @@ use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::aio::ConnectionLike;
 use sluice_cafe24::webhook::API_KEY_HEADER;
 use sluice_domain::WorkQueue;
+use sluice_redis::Connection;
 use sluice_redis::{Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, Traces};
 use std::fmt;
 use std::sync::Arc;
@@ -43,7 +44,7 @@ pub const WEBHOOK_PATH: &str = "/webhooks/cafe24";
 pub const HEALTH_PATH: &str = "/health";
 
 /// The ingest service. Clones share everything.
-pub struct Ingest<C = ConnectionManager> {
+pub struct Ingest<C = Connection> {
     shared: Arc<Shared<C>>,
 }
 
@@ -75,7 +76,7 @@ impl<C> fmt::Debug for Ingest<C> {
 
 impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
     /// Builds the service over `queue` and one shared Redis connection
-    /// (a `ConnectionManager` in production: it reconnects on its own).
+    /// (a `Connection` in production: it reconnects on its own).
     /// Starts the batcher, so it must be called within a tokio runtime.
     pub fn new<Q: WorkQueue + 'static>(config: IngestConfig, queue: Q, redis: C) -> Result<Self, ConfigError> {
         config.check()?;

@@ -11,9 +11,9 @@ use sluice_testkit::TestRedis;
 use sluice_testkit::crash_point::{CrashPlan, CrashingConnection};
 use sluice_testkit::crash_scenario::{Answer, Front, every_crash_point, table};
 use std::time::Duration;
-use support::{Harness, connection_manager, product};
+use support::{Harness, connection, product};
 
-struct HttpFront<'a>(&'a Harness<CrashingConnection<redis::aio::ConnectionManager>>);
+struct HttpFront<'a>(&'a Harness<CrashingConnection<sluice_redis::Connection>>);
 
 impl Front for HttpFront<'_> {
     async fn post(&self, mall: &str, product_no: u64, trace: &str) -> Answer {
@@ -30,7 +30,7 @@ impl Front for HttpFront<'_> {
 async fn no_crash_point_in_acceptance_loses_a_webhook() {
     let redis = TestRedis::new("crash_points");
     let plan = CrashPlan::new();
-    let conn = CrashingConnection::new(connection_manager(&redis.url()).await, plan.clone());
+    let conn = CrashingConnection::new(connection(redis.settings()).await, plan.clone());
     // A short lease, so the killed delivery's retry waits little.
     let harness = Harness::start_on(redis.clone(), conn, |c| c.accept_lease = Duration::from_millis(600)).await;
     let outcomes = every_crash_point(&HttpFront(&harness), &plan, &redis).await;

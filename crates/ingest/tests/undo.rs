@@ -8,9 +8,9 @@ use redis::AsyncCommands;
 use reqwest::StatusCode;
 use serde_json::json;
 use sluice_ingest::ErrorCode;
-use sluice_redis::{RedisProcess, ServerOptions, Tag};
+use sluice_redis::{ConnectSettings, RedisProcess, ServerOptions, Tag};
 use sluice_testkit::TestRedis;
-use support::{Harness, KEY, Mode, connection_manager, event_id, product};
+use support::{Harness, KEY, Mode, connection, event_id, product};
 
 #[tokio::test]
 async fn a_queue_failure_releases_both_leases_and_the_retry_gets_through() {
@@ -94,7 +94,7 @@ async fn a_message_the_queue_refuses_is_a_400_and_undone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_redis_outage_is_a_503_and_nothing_is_enqueued() {
     let server = RedisProcess::start(ServerOptions::default()).unwrap();
-    let conn = connection_manager(&server.url()).await;
+    let conn = connection(ConnectSettings::new(server.url())).await;
     // The keyspace only; this harness's Redis is the private server above.
     let h = Harness::start_on(TestRedis::new("redis_down"), conn, |_| {}).await;
     let (status, _) = h.send(&product("acme", 1), Some("t-1")).await;

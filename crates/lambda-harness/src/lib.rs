@@ -19,12 +19,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use lambda_runtime::{Context, Diagnostic, LambdaEvent};
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_config::{EnvSource, SheetSettings, ShopSettings};
 use sluice_domain::ResourceKind;
 use sluice_pipeline::step_io::ItemPlan;
 use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use sluice_redis::Connection;
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_testkit::pipeline::{NoFlushQueue, sandbox_token};
 use sluice_testkit::{TestRedis, now_ms};
@@ -46,9 +46,9 @@ pub struct Harness {
     pub sandbox: Cafe24Sandbox,
     /// The `SLUICE_*` variables the services were built from.
     pub vars: HashMap<&'static str, String>,
-    pub core: ServiceCore<ConnectionManager>,
-    pub shop: ShopService<ConnectionManager>,
-    pub sheet: SheetService<ConnectionManager>,
+    pub core: ServiceCore<Connection>,
+    pub shop: ShopService<Connection>,
+    pub sheet: SheetService<Connection>,
 }
 
 impl Harness {
@@ -267,7 +267,8 @@ impl Drop for Bootstrap {
 }
 
 /// Runs `bin` with `vars` only (no Runtime API needed: it must stop
-/// before serving) and asserts that it failed and printed `says`.
+/// before serving) and asserts that it failed, without a panic, with one
+/// error line, which says `says`.
 pub fn assert_refuses_to_start(bin: &str, vars: &[(&str, &str)], says: &str) {
     let output = Command::new(bin)
         .env_clear()
@@ -277,5 +278,8 @@ pub fn assert_refuses_to_start(bin: &str, vars: &[(&str, &str)], says: &str) {
         .unwrap_or_else(|e| panic!("{bin}: {e}"));
     let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(!output.status.success(), "{printed}");
-    assert!(printed.contains(says), "{printed}");
+    assert!(!printed.contains("panicked"), "a panic is not a refusal: {printed}");
+    let errors: Vec<&str> = printed.lines().filter(|l| l.contains("ERROR")).collect();
+    assert_eq!(errors.len(), 1, "one error line: {printed}");
+    assert!(errors[0].contains(says), "{printed}");
 }

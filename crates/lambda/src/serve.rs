@@ -12,12 +12,12 @@
 //! reported. A rebuild that fails keeps the old service and logs why.
 
 use lambda_runtime::{Diagnostic, LambdaEvent, service_fn};
-use redis::aio::ConnectionManager;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_config::{EnvSource, Serving};
 use sluice_domain::ErrorKind;
 use sluice_pipeline::ServiceCore;
+use sluice_redis::Connection;
 use std::fmt::{Debug, Display};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -64,7 +64,7 @@ pub async fn serve_step<S, A, R, E, D>(
     handler: impl AsyncFn(&S, LambdaEvent<A>) -> Result<R, E>,
 ) -> ExitCode
 where
-    S: AsRef<ServiceCore<ConnectionManager>>,
+    S: AsRef<ServiceCore<Connection>>,
     A: DeserializeOwned + Clone,
     R: Serialize,
     E: Into<Diagnostic> + Debug + CredentialRefusal,

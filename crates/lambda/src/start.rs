@@ -3,13 +3,13 @@
 //! service built over them. Runs once per execution environment; every
 //! invocation after it shares the connection, which reconnects by itself.
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use sluice_aws::{SqsDelayQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, ClientError, Secret};
 use sluice_config::{Common, ConfigError, EnvSource, SecretSetting, SheetSettings, ShopSettings, StepSettings};
 use sluice_domain::StepError;
 use sluice_pipeline::flush_trigger::{FlushTrigger, QueueFlushTrigger};
 use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use sluice_redis::{ConnectError, Connection, Refusal};
 use sluice_sheets::SheetsClient;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,9 +27,10 @@ pub const REDIS_RECONNECT_RETRIES: usize = 2;
 pub enum StartError {
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The URL itself is not shown: it may carry a password.
-    #[error("cannot connect to Redis at SLUICE_REDIS_URL: {0}")]
-    Redis(redis::RedisError),
+    /// Names the variable to look at; the endpoint is shown without its
+    /// password.
+    #[error("cannot connect to Redis ({hint}): {0}", hint = redis_hint(.0))]
+    Redis(ConnectError),
     #[error("cannot read a secret: {0}")]
     Secret(String),
     #[error("cannot build the Cafe24 client: {0}")]
@@ -50,34 +51,47 @@ pub async fn resolve(setting: &SecretSetting) -> Result<Secret, StartError> {
 
 /// Connects to the Redis `common` names (its password read from Secrets
 /// Manager when an ARN is set) and builds the core over it.
-pub async fn core(settings: &StepSettings) -> Result<ServiceCore<ConnectionManager>, StartError> {
+pub async fn core(settings: &StepSettings) -> Result<ServiceCore<Connection>, StartError> {
     let conn = connect(&settings.common).await?;
     Ok(ServiceCore::new(conn, settings.common.keyspace.clone(), settings.pipeline.clone()))
 }
 
-/// A Redis connection as `common` says.
-pub async fn connect(common: &Common) -> Result<ConnectionManager, StartError> {
-    let mut info =
-        redis::IntoConnectionInfo::into_connection_info(common.redis_url.expose()).map_err(StartError::Redis)?;
+/// A Redis connection as `common` says: standalone or cluster, plain or
+/// TLS (`sluice_redis::connect`), its password read from Secrets Manager
+/// when an ARN is set.
+pub async fn connect(common: &Common) -> Result<Connection, StartError> {
+    let mut settings = common.redis_settings();
     if let Some(arn) = &common.redis_password_secret_arn {
         let password =
             crate::secrets::read_field(arn, "password").await.map_err(|e| StartError::Secret(e.to_string()))?;
-        let redis = info.redis_settings().clone().set_password(password.expose());
-        info = info.set_redis_settings(redis);
+        settings.password = Some(password.expose().to_owned());
     }
-    let client = redis::Client::open(info).map_err(StartError::Redis)?;
-    let config = ConnectionManagerConfig::new()
-        .set_number_of_retries(REDIS_RECONNECT_RETRIES)
-        .set_connection_timeout(Some(REDIS_TIMEOUT))
-        .set_response_timeout(Some(REDIS_TIMEOUT));
-    client.get_connection_manager_with_config(config).await.map_err(StartError::Redis)
+    settings.connect_timeout = REDIS_TIMEOUT;
+    settings.response_timeout = REDIS_TIMEOUT;
+    settings.reconnect_retries = REDIS_RECONNECT_RETRIES;
+    sluice_redis::connect(&settings).await.map_err(StartError::Redis)
+}
+
+/// Which variables decide what went wrong.
+fn redis_hint(e: &ConnectError) -> &'static str {
+    match e {
+        ConnectError::CaFile { .. } | ConnectError::CaWithoutTls { .. } => "SLUICE_REDIS_CA_FILE",
+        ConnectError::Refused { refusal: Refusal::Tls, .. } => {
+            "SLUICE_REDIS_URL, SLUICE_REDIS_CA_FILE: is it rediss:// and is the server's certificate signed by a trusted CA?"
+        }
+        ConnectError::Refused { refusal: Refusal::Credentials, .. } => {
+            "SLUICE_REDIS_URL's user, and the password in it or in SLUICE_REDIS_PASSWORD_SECRET_ARN"
+        }
+        ConnectError::ClusterProbe { .. } => "SLUICE_REDIS_CLUSTER",
+        ConnectError::Url(_) | ConnectError::Refused { .. } => "SLUICE_REDIS_URL",
+    }
 }
 
 /// The shop service over `core`, with the Cafe24 client.
 pub async fn shop(
     settings: &ShopSettings,
-    core: ServiceCore<ConnectionManager>,
-) -> Result<ShopService<ConnectionManager>, StartError> {
+    core: ServiceCore<Connection>,
+) -> Result<ShopService<Connection>, StartError> {
     let mut config = settings.cafe24.clone();
     config.client_secret = resolve(&settings.cafe24_secret).await?;
     let cafe24 = Cafe24Client::new(config).map_err(StartError::Cafe24)?;
@@ -88,9 +102,9 @@ pub async fn shop(
 /// with the Google Sheets client if one is configured.
 pub async fn sheet(
     settings: &SheetSettings,
-    core: ServiceCore<ConnectionManager>,
+    core: ServiceCore<Connection>,
     trigger: Arc<dyn FlushTrigger>,
-) -> Result<SheetService<ConnectionManager>, StartError> {
+) -> Result<SheetService<Connection>, StartError> {
     // A blank secret (the stack creates it holding one space) means no
     // webhook: alerts stay log lines.
     let alert_url = match &settings.alert_url {
@@ -105,12 +119,12 @@ pub async fn sheet(
 }
 
 /// plan-batch and record-failure: the core from the process environment.
-pub async fn core_from_env() -> Result<ServiceCore<ConnectionManager>, StartError> {
+pub async fn core_from_env() -> Result<ServiceCore<Connection>, StartError> {
     core(&StepSettings::from_source(&EnvSource::from_process())?).await
 }
 
 /// ensure-token, fetch and store: the shop service from the process environment.
-pub async fn shop_from_env() -> Result<ShopService<ConnectionManager>, StartError> {
+pub async fn shop_from_env() -> Result<ShopService<Connection>, StartError> {
     let settings = ShopSettings::from_source(&EnvSource::from_process())?;
     shop(&settings, core(&settings.step).await?).await
 }
@@ -120,7 +134,7 @@ pub async fn shop_from_env() -> Result<ShopService<ConnectionManager>, StartErro
 /// snapshot streams and never calls Cafe24, so the function is given no
 /// Cafe24 variable or secret (least privilege); its client holds no
 /// credentials and is never used.
-pub async fn store_from_env() -> Result<ShopService<ConnectionManager>, StartError> {
+pub async fn store_from_env() -> Result<ShopService<Connection>, StartError> {
     let settings = StepSettings::from_source(&EnvSource::from_process())?;
     let unused = sluice_cafe24::Cafe24Config::new("", Secret::new(String::new()));
     let cafe24 = Cafe24Client::new(unused).map_err(StartError::Cafe24)?;
@@ -129,7 +143,7 @@ pub async fn store_from_env() -> Result<ShopService<ConnectionManager>, StartErr
 
 /// buffer-row and flush-sheet: the sheet service from the process
 /// environment, asking for flushes on the flush queue.
-pub async fn sheet_from_env() -> Result<SheetService<ConnectionManager>, StartError> {
+pub async fn sheet_from_env() -> Result<SheetService<Connection>, StartError> {
     let settings = SheetSettings::from_source(&EnvSource::from_process())?;
     let queue = SqsDelayQueue::new(sqs_client(&settings.flush_queue.endpoint).await, settings.flush_queue.url.clone());
     let core = core(&settings.step).await?;

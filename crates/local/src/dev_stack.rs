@@ -33,7 +33,6 @@ use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::sfn_api::{self, StepFunctionsApi};
 use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
-use redis::aio::ConnectionManager;
 use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config};
@@ -48,6 +47,7 @@ use sluice_queue::{
     ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, QueueBackend, QueueConfig, QueueError, RedisBackend,
     RedrivePolicy,
 };
+use sluice_redis::Connection;
 use sluice_redis::Keyspace;
 use sluice_sheets::{SheetsClient, SheetsConfig};
 use std::sync::Arc;
@@ -130,8 +130,8 @@ pub struct DevStack {
     pub pipe: Arc<PipeStats>,
     pub flush: Arc<FlushStats>,
     /// The two paths' services, over one core (one set of counts).
-    pub shop: ShopService<ConnectionManager>,
-    pub sheet: SheetService<ConnectionManager>,
+    pub shop: ShopService<Connection>,
+    pub sheet: SheetService<Connection>,
     /// Messages a dead predecessor held in flight, returned at the start.
     pub released: u64,
     /// The event queue and its dead-letter queue, as the pipe and ingest
@@ -141,7 +141,7 @@ pub struct DevStack {
     pub dlq: SqsQueue,
     /// The local Lambda service running the functions (`--functions processes`).
     pub functions: Option<Arc<LocalLambda>>,
-    lease: ConsumerLease<ConnectionManager>,
+    lease: ConsumerLease<Connection>,
     flush_dlq: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
     /// hold children of it, so [`DevStack::stop`] can stop them one at a
@@ -164,16 +164,16 @@ pub struct DevStack {
 /// process (waiting, bounded, for a holder that may be alive: see
 /// [`sluice_queue::redis_store::lease`]).
 pub async fn take_consumer_lease(
-    conn: &ConnectionManager,
+    conn: &Connection,
     keyspace: &Keyspace,
-) -> Result<ConsumerLease<ConnectionManager>, LeaseError> {
+) -> Result<ConsumerLease<Connection>, LeaseError> {
     let backend = RedisBackend::new(conn.clone(), keyspace.clone());
     backend.take_consumer_lease(LeaseOwner::this_process(), LeaseSettings::default()).await
 }
 
 impl DevStack {
     /// Takes the consumer lease, then starts ([`DevStack::start_with_lease`]).
-    pub async fn start(conn: ConnectionManager, config: DevConfig) -> anyhow::Result<Self> {
+    pub async fn start(conn: Connection, config: DevConfig) -> anyhow::Result<Self> {
         let lease = take_consumer_lease(&conn, &config.keyspace).await?;
         Self::start_with_lease(conn, config, lease).await
     }
@@ -181,9 +181,9 @@ impl DevStack {
     /// Starts with `lease` held (taken under `config.keyspace`): returns what
     /// a dead predecessor held in flight, then serves.
     pub async fn start_with_lease(
-        conn: ConnectionManager,
+        conn: Connection,
         config: DevConfig,
-        lease: ConsumerLease<ConnectionManager>,
+        lease: ConsumerLease<Connection>,
     ) -> anyhow::Result<Self> {
         let shutdown = CancellationToken::new();
         let guard = shutdown.clone().drop_guard();

@@ -1,10 +1,10 @@
 //! The steps one at a time, against real Redis and the sandbox Cafe24.
 
-use redis::aio::MultiplexedConnection;
 use serde_json::json;
 use sluice_domain::{ErrorKind, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput};
 use sluice_pipeline::{PipelineConfig, ServiceCore, ShopService};
+use sluice_redis::Connection;
 use sluice_redis::{BucketSpec, Coalescing, Gates, MarkTimes, Tag};
 use sluice_sandbox::cafe24::BucketConfig;
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
@@ -13,11 +13,7 @@ use sluice_testkit::pipeline::{item_plan, sandbox_token};
 use sluice_testkit::sandbox::cafe24_client;
 use std::time::Duration;
 
-async fn steps(
-    redis: &TestRedis,
-    sandbox: &Cafe24Sandbox,
-    config: PipelineConfig,
-) -> ShopService<MultiplexedConnection> {
+async fn steps(redis: &TestRedis, sandbox: &Cafe24Sandbox, config: PipelineConfig) -> ShopService<Connection> {
     let core = ServiceCore::new(redis.conn().await, redis.keyspace(), config);
     ShopService::new(core, cafe24_client(sandbox)).unwrap()
 }

@@ -13,7 +13,7 @@ use sluice_testkit::{TestRedis, key_slot};
 use std::time::Duration;
 use tokio::time::timeout;
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 const VISIBILITY: Duration = Duration::from_secs(330);
 /// Every wait of these tests is bounded by this.

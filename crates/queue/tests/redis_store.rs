@@ -1,6 +1,7 @@
 //! What only the Redis store has to prove: its keys (one hash tag, a TTL or
-//! an owner that deletes them), that it runs on a cluster, and that long
-//! polling waits without spinning on Redis.
+//! an owner that deletes them), that every script runs on a cluster of
+//! three masters and over TLS as an ACL user, and that long polling waits
+//! without spinning on Redis.
 
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
@@ -9,7 +10,7 @@ use sluice_redis::{Keyspace, RedisProcess, ServerOptions};
 use sluice_testkit::{TestRedis, key_slot};
 use std::time::{Duration, Instant};
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 fn message(group: &str, dedup: &str) -> OutgoingMessage {
     OutgoingMessage::new(GroupKey::parse(group).unwrap(), DedupId::parse(dedup).unwrap(), format!("body of {dedup}"))
@@ -19,7 +20,10 @@ fn request(max: u8, visibility_s: u64, wait_s: u64) -> ReceiveRequest {
     ReceiveRequest::new(max, Duration::from_secs(visibility_s), Duration::from_secs(wait_s)).unwrap()
 }
 
-/// A queue with a DLQ after one receive; sends, receives, a DLQ move, a delete.
+/// A queue with a DLQ after one receive; sends, receives, a DLQ move, a
+/// delete, a visibility change, the attributes, a purge: every script but
+/// the redrive's and the consumer lease's (run by the cluster tests that
+/// need them).
 async fn exercise(backend: &RedisBackend<Conn>) {
     backend.create_queue("dlq.fifo", &QueueConfig::default()).await.unwrap();
     let config = QueueConfig {
@@ -38,6 +42,13 @@ async fn exercise(backend: &RedisBackend<Conn>) {
     let dead = dlq.receive(request(10, 30, 0)).await.unwrap();
     assert_eq!(dead.len(), 3);
     dlq.delete(&dead[0].receipt).await.unwrap();
+    backend.change_visibility("dlq.fifo", &dead[1].receipt, Duration::from_secs(60)).await.unwrap();
+    let attributes = backend.attributes("dlq.fifo").await.unwrap();
+    assert_eq!((attributes.in_flight, attributes.visible), (2, 0), "{attributes:?}");
+    assert_eq!(backend.list_queues().await.unwrap(), ["dlq.fifo", "q.fifo"]);
+    let _ = queue.send_batch(&[message("c", "c0")]).await;
+    backend.purge_queue("q.fifo").await.unwrap();
+    assert_eq!(backend.attributes("q.fifo").await.unwrap().visible, 0);
 }
 
 #[tokio::test]
@@ -69,9 +80,22 @@ async fn every_key_shares_one_hash_tag_and_has_a_ttl_or_an_owner() {
 #[tokio::test]
 async fn the_store_runs_on_a_cluster_dead_letter_moves_included() {
     let redis = TestRedis::cluster("the_store_runs_on_a_cluster_dead_letter_moves_included");
-    let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+    let conn = redis.conn().await;
+    assert!(conn.is_cluster());
+    let backend = RedisBackend::new(conn, redis.keyspace());
     exercise(&backend).await;
     backend.move_messages("dlq.fifo", "q.fifo", Some("q.fifo")).await.expect("redrive on a cluster");
+    // Every queue key shares the `{sqs}` tag: one slot, so one master.
+    let by_node = redis.keys_by_node().await;
+    assert_eq!(by_node.iter().filter(|keys| !keys.is_empty()).count(), 1, "{by_node:?}");
+}
+
+#[tokio::test]
+async fn the_store_runs_over_tls_as_an_acl_user() {
+    let redis = TestRedis::tls("the_store_runs_over_tls_as_an_acl_user");
+    let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+    exercise(&backend).await;
+    backend.move_messages("dlq.fifo", "q.fifo", Some("q.fifo")).await.expect("redrive over TLS");
 }
 
 #[tokio::test]
@@ -89,7 +113,7 @@ async fn a_new_connection_finds_every_acknowledged_message() {
 }
 
 /// EVALSHA calls the server has answered so far.
-async fn script_calls(conn: &mut Conn) -> u64 {
+async fn script_calls(conn: &mut (impl redis::aio::ConnectionLike + Send)) -> u64 {
     let info: String = redis::cmd("INFO").arg("commandstats").query_async(conn).await.unwrap();
     info.lines()
         .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))

@@ -15,8 +15,8 @@
 //! one hot shard on ElastiCache; with one tag per group, listing the groups
 //! would mean a SCAN of the whole keyspace. Sharding keeps each script call
 //! in one slot (a group and its shard's indexes), spreads writes over
-//! `SHARDS` tags, and lets readers list every group with one pipeline over
-//! the shards.
+//! `SHARDS` tags, and lets readers list every group with one query per shard,
+//! sent at once.
 //!
 //! Keys, `n` = the group's shard (one script touches several of one shard):
 //!
@@ -37,6 +37,7 @@
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
 use crate::scripts;
+use futures::future::try_join_all;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
 
@@ -154,25 +155,30 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
         let mut conn = self.conn.clone();
         let now = server_us(&mut conn).await?;
         let stop = isize::try_from(n).unwrap_or(isize::MAX) - 1;
-        // Each shard's own top n and count, in one round trip: the top n
-        // overall are among them.
-        let mut pipe = redis::pipe();
-        for shard in 0..SHARDS {
-            pipe.zrange_withscores(self.key(shard, "waiting", ""), 0, stop).zcard(self.key(shard, "waiting", ""));
-        }
-        let shards: Vec<(Vec<(String, f64)>, u64)> = pipe.query_async(&mut conn).await?;
+        // Each shard's own top n and count, all shards at once: the top n
+        // overall are among them. One query per shard, not one pipeline:
+        // on a cluster the shards' tags are different slots, and a
+        // pipeline must stay in one.
+        let shards: Vec<(Vec<(String, f64)>, u64)> = try_join_all((0..SHARDS).map(|shard| {
+            let mut conn = conn.clone();
+            let key = self.key(shard, "waiting", "");
+            async move { redis::pipe().zrange_withscores(&key, 0, stop).zcard(&key).query_async(&mut conn).await }
+        }))
+        .await?;
         let total = shards.iter().map(|(_, count)| count).sum();
         let mut head: Vec<(String, f64)> = shards.into_iter().flat_map(|(head, _)| head).collect();
         // Oldest first; ties by name, as one sorted set orders them.
         head.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
         head.truncate(n);
-        // One round trip for every group's count and description.
-        let mut pipe = redis::pipe();
-        for (group, _) in &head {
+        // Every group's count and description, all groups at once (each
+        // group's two keys share its shard's slot).
+        let details: Vec<(u64, Option<String>)> = try_join_all(head.iter().map(|(group, _)| {
+            let mut conn = conn.clone();
+            let mut pipe = redis::pipe();
             pipe.zcard(self.group_key(group, "pending", group)).hget(self.group_key(group, "about", ""), group);
-        }
-        let details: Vec<(u64, Option<String>)> =
-            if head.is_empty() { Vec::new() } else { pipe.query_async(&mut conn).await? };
+            async move { pipe.query_async(&mut conn).await }
+        }))
+        .await?;
         let out = head
             .into_iter()
             .zip(details)
@@ -191,23 +197,24 @@ impl<C: ConnectionLike + Clone + Send> GroupLedger<C> {
         let mut conn = self.conn.clone();
         let now = server_us(&mut conn).await?;
         let stop = isize::try_from(n).unwrap_or(isize::MAX) - 1;
-        let mut pipe = redis::pipe();
-        for shard in 0..SHARDS {
-            pipe.cmd("ZRANGE").arg(self.key(shard, "seen", "")).arg(0).arg(stop).arg("REV").arg("WITHSCORES");
-        }
-        let shards: Vec<Vec<(String, f64)>> = pipe.query_async(&mut conn).await?;
+        let shards: Vec<Vec<(String, f64)>> = try_join_all((0..SHARDS).map(|shard| {
+            let mut conn = conn.clone();
+            let key = self.key(shard, "seen", "");
+            async move {
+                redis::cmd("ZRANGE").arg(key).arg(0).arg(stop).arg("REV").arg("WITHSCORES").query_async(&mut conn).await
+            }
+        }))
+        .await?;
         let mut latest: Vec<(String, f64)> = shards.into_iter().flatten().collect();
         // Newest first; ties by name descending, as ZRANGE REV orders them.
         latest.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
         latest.truncate(n);
-        if latest.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut pipe = redis::pipe();
-        for (group, _) in &latest {
-            pipe.hget(self.group_key(group, "about", ""), group);
-        }
-        let about: Vec<Option<String>> = pipe.query_async(&mut conn).await?;
+        let about: Vec<Option<String>> = try_join_all(latest.iter().map(|(group, _)| {
+            let mut conn = conn.clone();
+            let key = self.group_key(group, "about", "");
+            async move { redis::cmd("HGET").arg(key).arg(group).query_async(&mut conn).await }
+        }))
+        .await?;
         Ok(latest
             .iter()
             .zip(about)

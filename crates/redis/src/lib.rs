@@ -43,6 +43,8 @@
 //!
 //! # Layout
 //!
+//! - [`connection`] / [`connect()`]: the one connection type and the one
+//!   way to open it (standalone or cluster, plain or TLS with ACL).
 //! - [`keyspace`]: key names and hash tags.
 //! - [`limiter`]: the sliding-window log limiter.
 //! - [`bucket`]: the GCRA leaky bucket with upstream feedback.
@@ -66,6 +68,8 @@
 pub mod admission;
 pub mod bucket;
 pub mod coalescing;
+pub mod connect;
+pub mod connection;
 pub mod credential_state;
 pub mod delivery;
 pub mod deny_cache;
@@ -87,6 +91,8 @@ pub mod trace;
 pub use admission::Admission;
 pub use bucket::{Bucket, BucketLevel, BucketSpec, Buckets};
 pub use coalescing::{Coalescing, MarkTimes, Taken};
+pub use connect::{ClusterMode, ConnectError, ConnectSettings, Refusal, connect};
+pub use connection::Connection;
 pub use credential_state::CredentialState;
 pub use delivery::{Attempt, Begun, Deliveries, DeliveryTimes};
 pub use deny_cache::DenyCache;
@@ -96,7 +102,7 @@ pub use group_ledger::{GroupLedger, LaggingGroup, SeenGroup};
 pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};
 pub use lock::{Acquire, Lease, Locks};
-pub use server::{RedisProcess, ServerError, ServerOptions};
+pub use server::{AclUser, RedisProcess, ServerError, ServerOptions, ServerTls};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_state::SheetState;
 pub use snapshot_consumer::{DEFAULT_GROUP, ShardLag, SnapshotConsumer};

@@ -9,6 +9,10 @@
 //! when this process ends in any way (even SIGKILL, where no destructor
 //! runs) the pipe closes and the watchdog stops the server, so no orphaned
 //! `redis-server` outlives its owner.
+//!
+//! Tests also start servers shaped like ElastiCache: TLS only with an ACL
+//! user ([`ServerTls`], [`AclUser`]), and cluster-enabled nodes that
+//! `sluice-testkit` joins into a cluster.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -28,13 +32,41 @@ const PORT_ATTEMPTS: usize = 5;
 /// What kind of server to start.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerOptions {
-    /// Start in cluster mode as a one-node cluster owning all 16384 slots,
-    /// so that every cross-slot access fails exactly as on a real cluster.
+    /// Start with cluster support (`--cluster-enabled yes`) and no slots:
+    /// a node for someone (`redis-cli --cluster create`) to join into a
+    /// cluster. Its cluster bus gets a free port of its own.
     pub cluster: bool,
+    /// Serve TLS only (`--port 0`, `--tls-port`), with these files.
+    pub tls: Option<ServerTls>,
+    /// Accept only this ACL user (the `default` user is switched off).
+    pub user: Option<AclUser>,
     /// Keep the data here, in an append-only file (fsync every second),
     /// and reload it on the next start with the same directory. `None`:
     /// no persistence, a temporary directory removed on drop.
     pub data_dir: Option<PathBuf>,
+}
+
+/// The certificate files of a TLS server. Clients are not asked for
+/// certificates (ElastiCache does not ask either).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerTls {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+    /// The CA that signed `cert_file` (redis-server wants one to start).
+    pub ca_file: PathBuf,
+}
+
+/// An ACL user allowed every command on every key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AclUser {
+    pub name: String,
+    pub password: String,
+}
+
+impl std::fmt::Debug for AclUser {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AclUser").field("name", &self.name).finish_non_exhaustive()
+    }
 }
 
 /// Runs `redis-server "$@"` and stops it (SIGTERM, so an append-only file
@@ -68,8 +100,6 @@ pub enum ServerError {
     Io(#[from] std::io::Error),
     #[error("redis-server did not start: {0}")]
     Failed(String),
-    #[error("could not set up the one-node cluster: {0}")]
-    Cluster(#[from] redis::RedisError),
 }
 
 /// A running private `redis-server`.
@@ -80,6 +110,9 @@ pub struct RedisProcess {
     /// Our end of the watchdog's stdin: dropping it stops the server.
     lifeline: Option<ChildStdin>,
     port: u16,
+    /// Whether it serves TLS, and as which user: what its URL says.
+    tls: bool,
+    user: Option<String>,
     dir: PathBuf,
     /// Whether `dir` is ours to remove (no persistence asked for).
     temporary: bool,
@@ -93,12 +126,7 @@ impl RedisProcess {
         }
         for _ in 0..PORT_ATTEMPTS {
             match Self::try_start(&options)? {
-                Ok(server) => {
-                    if options.cluster {
-                        server.claim_all_slots()?;
-                    }
-                    return Ok(server);
-                }
+                Ok(server) => return Ok(server),
                 Err(log) if log.contains("Address already in use") => last = log,
                 Err(log) => return Err(ServerError::Failed(log)),
             }
@@ -110,14 +138,18 @@ impl RedisProcess {
         self.port
     }
 
+    /// `redis://127.0.0.1:<port>/`, or `rediss://<user>@…` for a TLS
+    /// server with a user: never the password.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.port)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        let user = self.user.as_ref().map(|u| format!("{u}@")).unwrap_or_default();
+        format!("{scheme}://{user}127.0.0.1:{}/", self.port)
     }
 
     /// Ok(Ok(server)) when ready; Ok(Err(log)) when the server exited early.
     fn try_start(options: &ServerOptions) -> Result<Result<Self, String>, ServerError> {
         static STARTS: AtomicUsize = AtomicUsize::new(0);
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let port = free_port()?;
         let (dir, temporary) = match &options.data_dir {
             Some(dir) => (dir.clone(), false),
             None => {
@@ -129,8 +161,11 @@ impl RedisProcess {
         std::fs::create_dir_all(&dir)?;
         let mut command = Command::new("sh");
         command.args(["-c", WATCHDOG, "sluice-redis-watchdog"]);
+        let port_arg = port.to_string();
+        let (plain_port, tls_port) =
+            if options.tls.is_some() { ("0", port_arg.as_str()) } else { (port_arg.as_str(), "0") };
         command
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--port", plain_port, "--tls-port", tls_port, "--bind", "127.0.0.1"])
             .args(["--save", "", "--logfile", "", "--daemonize", "no"])
             .arg("--dir")
             .arg(&dir);
@@ -142,6 +177,20 @@ impl RedisProcess {
         }
         if options.cluster {
             command.args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
+            command.args(["--cluster-port", &free_port()?.to_string()]);
+        }
+        if let Some(tls) = &options.tls {
+            command.arg("--tls-cert-file").arg(&tls.cert_file).arg("--tls-key-file").arg(&tls.key_file);
+            command.arg("--tls-ca-cert-file").arg(&tls.ca_file).args(["--tls-auth-clients", "no"]);
+            if options.cluster {
+                command.args(["--tls-cluster", "yes"]);
+            }
+        }
+        if let Some(user) = &options.user {
+            // The password reaches the server as an argument: visible in
+            // `ps` to this machine's users, which is fine for test servers.
+            command.args(["--user", "default", "off"]);
+            command.args(["--user", &user.name, "on", &format!(">{}", user.password), "~*", "&*", "+@all"]);
         }
         let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
         let lifeline = child.stdin.take();
@@ -154,7 +203,9 @@ impl RedisProcess {
                 let _ = lines.send(line);
             }
         });
-        let mut server = Self { child, lifeline, port, dir, temporary };
+        let tls = options.tls.is_some();
+        let user = options.user.as_ref().map(|u| u.name.clone());
+        let mut server = Self { child, lifeline, port, tls, user, dir, temporary };
         let deadline = Instant::now() + START_TIMEOUT;
         let mut seen = Vec::new();
         loop {
@@ -176,23 +227,6 @@ impl RedisProcess {
         }
     }
 
-    fn claim_all_slots(&self) -> Result<(), ServerError> {
-        let mut con = redis::Client::open(self.url())?.get_connection()?;
-        redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(0).arg(16383).exec(&mut con)?;
-        let deadline = Instant::now() + START_TIMEOUT;
-        // The node flips to cluster_state:ok on its next cluster cron tick.
-        loop {
-            let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut con)?;
-            if info.contains("cluster_state:ok") {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                return Err(ServerError::Failed(format!("cluster not ok after {START_TIMEOUT:?}: {info}")));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
     fn stop(&mut self) {
         // Closing the lifeline makes the watchdog stop the server and wait
         // for it, so a persistent server has flushed its file when we return.
@@ -202,6 +236,11 @@ impl RedisProcess {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+}
+
+/// A port of 127.0.0.1 free at this moment.
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 
 /// Whether `program` is an executable file in a `PATH` directory.

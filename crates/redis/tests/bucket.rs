@@ -5,7 +5,7 @@ use sluice_testkit::TestRedis;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 async fn buckets(redis: &TestRedis) -> Buckets<Conn> {
     Buckets::new(redis.conn().await, redis.keyspace(), Arc::new(DenyCache::new()))

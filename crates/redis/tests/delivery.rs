@@ -6,7 +6,7 @@ use sluice_redis::{Begun, Deliveries, DeliveryTimes, Tag};
 use sluice_testkit::TestRedis;
 use std::time::{Duration, Instant};
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 async fn deliveries(redis: &TestRedis, lease: Duration) -> Deliveries<Conn> {
     let times = DeliveryTimes { lease, window: Duration::from_secs(300) };

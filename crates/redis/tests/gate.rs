@@ -5,7 +5,7 @@ use sluice_redis::{Coalescing, Entry, Gates, MarkTimes, Tag, Taken};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 async fn gates(redis: &TestRedis) -> Gates<Conn> {
     Gates::new(redis.conn().await, redis.keyspace())
@@ -168,7 +168,7 @@ async fn a_retry_never_starts_a_mark_and_a_fetch_takes_an_unconfirmed_lease() {
     assert!(redis.keys().await.is_empty(), "{:?}", redis.keys().await);
 }
 
-async fn wait_gone(conn: &mut redis::aio::MultiplexedConnection, key: &str) {
+async fn wait_gone(conn: &mut sluice_redis::Connection, key: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         let exists: i64 = redis::cmd("EXISTS").arg(key).query_async(conn).await.unwrap();

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 async fn ledger(redis: &TestRedis) -> GroupLedger<Conn> {
     GroupLedger::new(redis.conn().await, redis.keyspace())

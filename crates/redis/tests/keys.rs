@@ -1,13 +1,17 @@
-//! Every key the primitives write has a TTL, and all keys of one script call
-//! share one cluster slot, checked on the keys actually written and on a
-//! cluster-mode server.
+//! Every key the primitives write has a TTL (or a documented owner), all
+//! keys of one call share one cluster slot, checked on the keys actually
+//! written, and every primitive, scripts and multi-key calls alike, runs
+//! on a cluster of three masters (where a call spanning slots fails with
+//! CROSSSLOT) and on a TLS server with an ACL user, through
+//! `sluice_redis::connect`.
 
 use redis::AsyncCommands;
 use sluice_redis::{
-    Acquire, Begun, BucketSpec, Buckets, Coalescing, Deliveries, DeliveryTimes, DenyCache, Gates, GroupLedger, Limit,
-    Locks, MarkTimes, SlidingWindowLimiter, SnapshotStore, StoredToken, Tag, TokenStore, Traces,
+    Acquire, Begun, BucketSpec, Buckets, Claim, Coalescing, CredentialState, Deliveries, DeliveryTimes, DenyCache,
+    Gates, GroupLedger, Limit, Locks, MarkTimes, SheetBuffers, SheetState, SlidingWindowLimiter, SnapshotStore,
+    StoredToken, Tag, TokenStore, Traces,
 };
-use sluice_testkit::{TestRedis, key_slot};
+use sluice_testkit::{CLUSTER_MASTERS, ServerKind, TestRedis, key_slot};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +32,11 @@ enum Op {
     Fetched,
     Token,
     Groups,
+    // The reads and the calls whose keys have owners instead of TTLs.
+    Reads,
+    Credential,
+    SheetBuffer,
+    SheetState,
 }
 
 const OPS: [Op; 15] = [
@@ -48,11 +57,16 @@ const OPS: [Op; 15] = [
     Op::Groups,
 ];
 
-/// Runs one primitive call the way production does, under one tag.
+/// The ops whose keys have owners (the sheet's flush, `sluice credentials`)
+/// rather than TTLs, and the reads.
+const OWNED_OPS: [Op; 4] = [Op::Reads, Op::Credential, Op::SheetBuffer, Op::SheetState];
+
+/// Runs one primitive call the way production does, under one tag (a tag
+/// per op, so on a cluster the ops' keys spread over the masters).
 async fn exercise(redis: &TestRedis, op: Op) {
     let conn = redis.conn().await;
     let ks = redis.keyspace();
-    let tag = Tag::new("project-7");
+    let tag = Tag::new(&format!("project-{op:?}"));
     let deny = Arc::new(DenyCache::new());
     match op {
         Op::Limiter => {
@@ -139,7 +153,81 @@ async fn exercise(redis: &TestRedis, op: Op) {
             assert!(ledger.enter("gs:acme:1", "{}", "ev-2").await.unwrap());
             assert!(ledger.done("gs:acme:1", "ev-1").await.unwrap());
         }
+        Op::Reads => reads(conn, ks, &tag).await,
+        Op::Credential => {
+            let state = CredentialState::new(conn, ks);
+            state.add_sheet("cred-1", "sheet-a").await.unwrap();
+            assert_eq!(state.sheets("cred-1").await.unwrap(), ["sheet-a"]);
+            state.reject("cred-1", "invalid_grant").await.unwrap();
+            assert_eq!(state.rejected("cred-1").await.unwrap().as_deref(), Some("invalid_grant"));
+            state.accept("cred-1").await.unwrap();
+            state.reject("cred-1", "kept for the key checks").await.unwrap();
+        }
+        Op::SheetBuffer => {
+            let buffers = SheetBuffers::new(conn, ks);
+            assert_eq!(buffers.buffer(&tag, "row-1", "[1]").await.unwrap(), (true, 1));
+            assert_eq!(buffers.buffer(&tag, "row-2", "[2]").await.unwrap(), (true, 2));
+            assert!(matches!(buffers.claim(&tag, 1, 1 << 20).await.unwrap(), Claim::Fresh(rows) if rows == ["[1]"]));
+            buffers.mark_unsent(&tag).await.unwrap();
+            assert_eq!(buffers.park(&tag).await.unwrap(), 1);
+            assert_eq!(buffers.redrive(&tag).await.unwrap(), 1);
+            assert!(matches!(buffers.claim(&tag, 5, 1 << 20).await.unwrap(), Claim::Fresh(rows) if rows.len() == 2));
+            buffers.complete(&tag).await.unwrap();
+            assert_eq!(buffers.buffer(&tag, "row-3", "[3]").await.unwrap(), (true, 1));
+            assert_eq!(buffers.backlog(&tag).await.unwrap().buffered, 1);
+        }
+        Op::SheetState => {
+            let state = SheetState::new(conn, ks);
+            state.set_tail(&tag, 12).await.unwrap();
+            assert_eq!(state.tail(&tag).await.unwrap(), Some(12));
+            state.set_header_known(&tag).await.unwrap();
+            assert!(state.header_known(&tag).await.unwrap());
+            assert_eq!(state.note_failure(&tag).await.unwrap(), 1);
+            state.clear_failures(&tag).await.unwrap();
+        }
     }
+}
+
+/// What the readers call (the CLI, the drain worker, the steps), after
+/// writes spread over several tags: each read stays in one slot.
+async fn reads(conn: sluice_redis::Connection, ks: sluice_redis::Keyspace, tag: &Tag) {
+    let traces = Traces::new(conn.clone(), ks.clone(), Duration::from_secs(3600));
+    traces.record_all(&["ev-a".to_owned(), "ev-b".to_owned()], "received", &serde_json::json!({})).await.unwrap();
+    assert_eq!(traces.read("ev-b").await.unwrap().len(), 1);
+    let store = SnapshotStore::new(conn.clone(), ks.clone(), 8).unwrap();
+    let appended = store.append("acme", "ev-r", &[("body", "{}".to_owned())]).await.unwrap();
+    let entries = store.read(appended.shard, "-", 10).await.unwrap();
+    assert!(entries.iter().any(|e| e.id == appended.entry_id), "{entries:?}");
+    let tokens = TokenStore::new(conn.clone(), ks.clone());
+    let token = StoredToken {
+        access_token: "a".into(),
+        access_expires_ms: 1,
+        refresh_token: "r".into(),
+        refresh_expires_ms: 4_000_000_000_000,
+    };
+    tokens.put(tag, "cafe24", &token, 1_763_000_000_000).await.unwrap();
+    assert_eq!(tokens.get(tag, "cafe24").await.unwrap().map(|t| t.refresh_token).as_deref(), Some("r"));
+    let ledger = GroupLedger::new(conn.clone(), ks.clone());
+    // Groups in several shards: the readers gather every shard's slot.
+    for group in ["gs:a:1", "gs:b:2", "gs:c:3", "gs:d:4", "gs:e:5"] {
+        assert!(ledger.enter(group, "{}", "ev-1").await.unwrap());
+    }
+    // (Op::Groups may have entered one group before.)
+    let (lagging, waiting) = ledger.lagging(10).await.unwrap();
+    assert!(lagging.len() >= 5 && waiting == lagging.len() as u64, "{lagging:?} of {waiting}");
+    assert!(lagging.iter().all(|g| g.pending == 1 && g.about.as_deref() == Some("{}")), "{lagging:?}");
+    assert_eq!(ledger.seen(10).await.unwrap().len(), lagging.len());
+    let locks = Locks::new(conn.clone(), ks.clone());
+    let Acquire::Acquired(lease) = locks.acquire(tag, "read-lock", Duration::from_secs(30)).await.unwrap() else {
+        panic!("fresh lock busy");
+    };
+    locks.release(&lease).await.unwrap();
+    let gates = Gates::new(conn, ks);
+    let times = MarkTimes { lease: Duration::from_secs(30), pending: Duration::from_secs(900) };
+    assert_eq!(gates.claim(tag, "product:9", "ev-9", true, times).await.unwrap(), Coalescing::Owner);
+    assert!(gates.release(tag, "product:9", "ev-9").await.unwrap());
+    assert!(gates.mark_pending(tag, "product:8", "ev-8", Duration::from_secs(60)).await.unwrap().passed());
+    assert!(gates.clear(tag, "product:8", "ev-8").await.unwrap());
 }
 
 #[tokio::test]
@@ -149,10 +237,11 @@ async fn every_key_written_has_a_ttl() {
         exercise(&redis, op).await;
     }
     let keys = redis.keys().await;
-    // win (2), bkt, lock (2), fence (2), gate (3), delivery, joined, trace, stream,
-    // seen (2), fetched, token, and the group ledger's pending, waiting,
-    // seen, about, done: the ops above write 23 keys.
-    assert_eq!(keys.len(), 23, "{keys:?}");
+    // win (2), bkt (3: a tag per op), lock (2), fence (2), gate (3),
+    // delivery, joined, trace, stream, seen (2), fetched, token, and the
+    // group ledger's pending, waiting, seen, about, done: the ops above
+    // write 25 keys.
+    assert_eq!(keys.len(), 25, "{keys:?}");
     let mut conn = redis.conn().await;
     for key in keys {
         let ttl: i64 = conn.pttl(&key).await.unwrap();
@@ -169,11 +258,16 @@ async fn every_key_written_has_a_ttl() {
 async fn all_keys_of_one_call_hash_to_one_slot() {
     // Keeps the shared server up while each call gets a fresh prefix.
     let _server = TestRedis::new("slot_server");
-    for op in OPS {
+    for op in OPS.into_iter().chain(OWNED_OPS) {
         let redis = TestRedis::new("slot");
         exercise(&redis, op).await;
         let keys = redis.keys().await;
         assert!(!keys.is_empty(), "{op:?} wrote nothing");
+        // Reads writes under many tags on purpose: its calls are checked
+        // by running them on the cluster below.
+        if matches!(op, Op::Reads) {
+            continue;
+        }
         let slots: Vec<u16> = keys.iter().map(|k| key_slot(k)).collect();
         assert!(slots.iter().all(|&s| s == slots[0]), "{op:?} wrote keys in several slots: {keys:?} -> {slots:?}");
     }
@@ -191,13 +285,25 @@ async fn our_slot_function_agrees_with_redis() {
     }
 }
 
-#[tokio::test]
-async fn every_script_runs_on_a_cluster_mode_server() {
-    let redis = TestRedis::cluster("cluster_ops");
-    for op in OPS {
-        exercise(&redis, op).await;
+/// Every op on `redis`, then the keys per node.
+async fn exercise_all(redis: &TestRedis) -> Vec<Vec<String>> {
+    for op in OPS.into_iter().chain(OWNED_OPS) {
+        exercise(redis, op).await;
     }
-    // The check is live: a script call whose keys span two slots fails.
+    redis.keys_by_node().await
+}
+
+#[tokio::test]
+async fn every_primitive_runs_on_a_cluster_of_three_masters() {
+    let redis = TestRedis::cluster("cluster_ops");
+    assert!(redis.conn().await.is_cluster());
+    let by_node = exercise_all(&redis).await;
+    assert_eq!(by_node.len(), CLUSTER_MASTERS);
+    // The check is live: the keys are spread, so a call that mixed tags
+    // would have met a slot another master owns.
+    let holding = by_node.iter().filter(|keys| !keys.is_empty()).count();
+    assert!(holding >= 2, "every key on one master: {by_node:?}");
+    // And a script call whose keys span two slots fails.
     let mut conn = redis.conn().await;
     let ks = redis.keyspace();
     let spanning: redis::RedisResult<i64> = redis::Script::new("return #KEYS")
@@ -207,4 +313,20 @@ async fn every_script_runs_on_a_cluster_mode_server() {
         .await;
     let err = spanning.unwrap_err();
     assert!(err.to_string().contains("don't hash to the same slot"), "{err}");
+    // As does a pipeline.
+    let mixed: redis::RedisResult<(u64, u64)> = redis::pipe()
+        .llen(ks.key(&Tag::new("a"), "x", "1"))
+        .llen(ks.key(&Tag::new("b"), "x", "1"))
+        .query_async(&mut conn)
+        .await;
+    assert!(mixed.unwrap_err().to_string().contains("crossed slots"));
+}
+
+#[tokio::test]
+async fn every_primitive_runs_over_tls_as_an_acl_user() {
+    let redis = TestRedis::tls("tls_ops");
+    assert_eq!(redis.kind(), ServerKind::Tls);
+    assert!(redis.url().starts_with("rediss://sluice@"), "{}", redis.url());
+    let by_node = exercise_all(&redis).await;
+    assert!(!by_node[0].is_empty());
 }

@@ -6,7 +6,7 @@ use sluice_testkit::TestRedis;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-type Limiter = SlidingWindowLimiter<redis::aio::MultiplexedConnection>;
+type Limiter = SlidingWindowLimiter<sluice_redis::Connection>;
 
 async fn limiter(redis: &TestRedis) -> Limiter {
     SlidingWindowLimiter::new(redis.conn().await, redis.keyspace(), Arc::new(DenyCache::new()))

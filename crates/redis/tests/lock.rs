@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 async fn locks(redis: &TestRedis) -> Locks<Conn> {
     Locks::new(redis.conn().await, redis.keyspace())

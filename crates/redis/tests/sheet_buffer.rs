@@ -5,7 +5,7 @@
 use sluice_redis::{Claim, SheetBacklog, SheetBuffers, Tag};
 use sluice_testkit::TestRedis;
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 async fn buffers(redis: &TestRedis) -> SheetBuffers<Conn> {
     SheetBuffers::new(redis.conn().await, redis.keyspace())

@@ -12,7 +12,7 @@
 //!
 //! Prints markdown (`make bench` writes it to bench/drain.md).
 
-use redis::aio::MultiplexedConnection;
+use sluice_redis::Connection;
 use sluice_redis::SnapshotStore;
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
 use sluice_testkit::TestRedis;
@@ -47,7 +47,7 @@ fn fields(i: usize, version: i64) -> (String, String, Vec<(&'static str, String)
     (mall, format!("{i}-{version}"), fields)
 }
 
-async fn fill(store: &SnapshotStore<MultiplexedConnection>, version: i64) {
+async fn fill(store: &SnapshotStore<Connection>, version: i64) {
     let store = Arc::new(store.clone());
     let mut tasks = Vec::new();
     for worker in 0..16 {
@@ -68,7 +68,7 @@ async fn reset(pool: &PgPool) {
     sqlx::query("TRUNCATE sluice.snapshots, sluice.events").execute(pool).await.expect("truncate");
 }
 
-async fn drain_with(store: &SnapshotStore<MultiplexedConnection>, pool: &PgPool, consumers: usize) -> f64 {
+async fn drain_with(store: &SnapshotStore<Connection>, pool: &PgPool, consumers: usize) -> f64 {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..consumers {
@@ -193,7 +193,7 @@ async fn copy_staging(pool: &PgPool) -> f64 {
 
 /// Appends at `rate` per second for `seconds` while one drain runs; the lag
 /// of each row is its commit time minus its stream entry's time.
-async fn lag(store: &SnapshotStore<MultiplexedConnection>, pool: &PgPool, rate: usize, seconds: usize) -> (f64, f64) {
+async fn lag(store: &SnapshotStore<Connection>, pool: &PgPool, rate: usize, seconds: usize) -> (f64, f64) {
     let cancel = CancellationToken::new();
     let drain = Arc::new(Drain::new(
         store.consumer("sink", "lag").expect("consumer"),

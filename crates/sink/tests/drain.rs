@@ -3,7 +3,7 @@
 //! only below what every group acknowledged, a dead consumer's entries are
 //! claimed, and an outage loses nothing.
 
-use redis::aio::MultiplexedConnection;
+use sluice_redis::Connection;
 use sluice_redis::{SnapshotStore, Traces};
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
 use sluice_testkit::TestRedis;
@@ -17,7 +17,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 struct Rig {
     redis: TestRedis,
-    store: SnapshotStore<MultiplexedConnection>,
+    store: SnapshotStore<Connection>,
     pool: PgPool,
 }
 
@@ -29,7 +29,7 @@ impl Rig {
         Self { redis, store, pool }
     }
 
-    fn drain(&self, consumer: &str, config: DrainConfig) -> Drain<MultiplexedConnection> {
+    fn drain(&self, consumer: &str, config: DrainConfig) -> Drain<Connection> {
         let consumer = self.store.consumer("sink", consumer).unwrap();
         Drain::new(consumer, SnapshotWriter::new(self.pool.clone()), config)
     }

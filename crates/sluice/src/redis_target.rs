@@ -3,17 +3,20 @@
 //! `redis-server` started for the run and stopped when it ends, so a fresh
 //! machine needs only the `redis-server` package. Commands that inspect or
 //! seed state (`trace`, `tokens`) use `SLUICE_REDIS_URL`, or the Redis of a
-//! `sluice dev` running in this directory.
+//! `sluice dev` running in this directory. Every one connects through
+//! `sluice_redis::connect`, as the functions do: standalone or cluster
+//! (`SLUICE_REDIS_CLUSTER`), plain or TLS (`SLUICE_REDIS_CA_FILE` for a
+//! private CA); the password is the URL's (the CLI reads no secret).
 
 use crate::dev_state::{DEV_STATE_FILE, DevState};
 use crate::usage;
 use anyhow::{Context, anyhow};
-use sluice_redis::{Keyspace, RedisProcess, ServerError, ServerOptions};
+use sluice_redis::{ConnectSettings, Connection, Keyspace, RedisProcess, ServerError, ServerOptions};
 
 /// A Redis to talk to, and the private server behind it if we started one.
 #[derive(Debug)]
 pub(crate) struct RedisTarget {
-    pub(crate) client: redis::Client,
+    settings: ConnectSettings,
     /// The URL, for other commands to reach the same Redis.
     pub(crate) url: String,
     pub(crate) description: String,
@@ -33,8 +36,9 @@ impl RedisTarget {
         match named_redis()? {
             Some(common) => {
                 let url = common.redis_url.expose().to_owned();
-                let client = redis::Client::open(url.as_str()).context("SLUICE_REDIS_URL is not a valid Redis URL")?;
-                Ok(Self { client, url, description: "Redis from SLUICE_REDIS_URL".to_owned(), _private: None })
+                let endpoint = common.redis_settings().endpoint().unwrap_or_default();
+                let description = format!("Redis at {endpoint} (SLUICE_REDIS_URL)");
+                Ok(Self { settings: common.redis_settings(), url, description, _private: None })
             }
             None => {
                 let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
@@ -43,11 +47,22 @@ impl RedisTarget {
                     ServerError::NotInstalled => anyhow!("{e}, or set SLUICE_REDIS_URL to use a running Redis"),
                     e => e.into(),
                 })?;
-                let client = redis::Client::open(server.url())?;
                 let description = format!("private redis-server on 127.0.0.1:{}{kept}", server.port());
-                Ok(Self { client, url: server.url(), description, _private: Some(server) })
+                Ok(Self {
+                    settings: ConnectSettings::new(server.url()),
+                    url: server.url(),
+                    description,
+                    _private: Some(server),
+                })
             }
         }
+    }
+}
+
+impl RedisTarget {
+    /// A connection to it.
+    pub(crate) async fn connect(&self) -> anyhow::Result<Connection> {
+        sluice_redis::connect(&self.settings).await.with_context(|| format!("cannot connect to {}", self.description))
     }
 }
 
@@ -59,7 +74,7 @@ fn named_redis() -> anyhow::Result<Option<sluice_config::Common>> {
 /// The Redis and key prefix of the state an inspecting command reads.
 #[derive(Debug)]
 pub(crate) struct StateRedis {
-    pub(crate) client: redis::Client,
+    settings: ConnectSettings,
     pub(crate) keyspace: Keyspace,
 }
 
@@ -70,10 +85,10 @@ impl StateRedis {
     pub(crate) fn locate(who: &'static str) -> anyhow::Result<Self> {
         let named = sluice_config::Common::read_optional(&sluice_config::EnvSource::from_process())
             .map_err(|e| usage(who, e))?;
-        let (url, prefix) = match named {
-            Some(common) => (common.redis_url.expose().to_owned(), common.keyspace.prefix().to_owned()),
+        let (settings, prefix) = match named {
+            Some(common) => (common.redis_settings(), common.keyspace.prefix().to_owned()),
             None => match DevState::read(&DevState::path()) {
-                Some(state) => (state.redis_url, state.key_prefix),
+                Some(state) => (ConnectSettings::new(state.redis_url), state.key_prefix),
                 None => {
                     return Err(usage(
                         who,
@@ -84,14 +99,12 @@ impl StateRedis {
                 }
             },
         };
-        let client =
-            redis::Client::open(url.as_str()).map_err(|e| usage(who, format!("not a valid Redis URL: {e}")))?;
         let keyspace = Keyspace::new(prefix).map_err(|e| usage(who, e))?;
-        Ok(Self { client, keyspace })
+        Ok(Self { settings, keyspace })
     }
 
-    pub(crate) async fn connection(&self) -> anyhow::Result<redis::aio::MultiplexedConnection> {
-        self.client.get_multiplexed_async_connection().await.map_err(|e| {
+    pub(crate) async fn connection(&self) -> anyhow::Result<Connection> {
+        sluice_redis::connect(&self.settings).await.map_err(|e| {
             anyhow!("cannot reach Redis ({e}); if {DEV_STATE_FILE} is left from a `sluice dev` that was killed, start it again")
         })
     }

@@ -15,8 +15,8 @@
 
 use crate::TestRedis;
 use crate::crash_point::{CrashPlan, Side};
-use redis::aio::MultiplexedConnection;
 use serde_json::Value;
+use sluice_redis::Connection;
 use sluice_redis::{Gates, Tag};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -80,7 +80,7 @@ pub async fn every_crash_point<F: Front>(front: &F, plan: &CrashPlan, redis: &Te
 async fn one_point<F: Front>(
     front: &F,
     plan: &CrashPlan,
-    gates: &Gates<MultiplexedConnection>,
+    gates: &Gates<Connection>,
     redis: &TestRedis,
     mall: &str,
     product: u64,
@@ -158,7 +158,7 @@ async fn one_point<F: Front>(
 
 /// Emulates the fetch step's start for every message in the queue: each
 /// answers itself and whoever joined its mark.
-async fn fetch_all<F: Front>(front: &F, gates: &Gates<MultiplexedConnection>, answered: &mut BTreeSet<String>) {
+async fn fetch_all<F: Front>(front: &F, gates: &Gates<Connection>, answered: &mut BTreeSet<String>) {
     for id in front.drain().await {
         // s:<mall>:<event_no>:<kind>:<resource id>:<delivery>
         let parts: Vec<&str> = id.split(':').collect();

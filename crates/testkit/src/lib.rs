@@ -7,9 +7,18 @@
 //! keys. When `redis-server` is missing, the test fails with one line saying
 //! how to install it.
 //!
+//! Besides the plain server, [`TestRedis::tls`] is shaped like ElastiCache's
+//! TLS endpoint (TLS only, an ACL user and password, certificates the test
+//! made) and [`TestRedis::cluster`] is a cluster of three masters; every
+//! kind is reached through `sluice_redis::connect`, as the deployables
+//! reach theirs. `SLUICE_TEST_REDIS=tls|cluster` makes [`TestRedis::new`]
+//! start that kind instead, to run a whole suite on it.
+//!
 //! # Layout
 //!
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
+//! - [`test_server`]: the servers of each kind, started once per binary.
+//! - [`certificates`]: a test CA and the server certificate it signs.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
@@ -18,6 +27,7 @@
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
 //! - `postgres` (feature `postgres`): a private PostgreSQL, a database per test.
 
+pub mod certificates;
 pub mod crash_point;
 pub mod crash_scenario;
 #[cfg(feature = "pipeline")]
@@ -28,14 +38,16 @@ pub mod processes;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod slot;
+pub mod test_server;
 
-use redis::aio::MultiplexedConnection;
-use sluice_redis::{Keyspace, RedisProcess, ServerOptions};
+use sluice_redis::{ConnectSettings, Connection, Keyspace};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use certificates::TestCertificates;
 pub use slot::key_slot;
+pub use test_server::{CLUSTER_MASTERS, ServerKind, TEST_USER, TestServer};
 
 /// Wall-clock milliseconds since the Unix epoch, the unit of every
 /// timestamp the pipeline stores.
@@ -43,51 +55,81 @@ pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-static PLAIN: Mutex<Weak<RedisProcess>> = Mutex::new(Weak::new());
-static CLUSTER: Mutex<Weak<RedisProcess>> = Mutex::new(Weak::new());
+/// The running server of each kind, shared by the tests of this binary.
+static PLAIN: Mutex<Weak<TestServer>> = Mutex::new(Weak::new());
+static TLS: Mutex<Weak<TestServer>> = Mutex::new(Weak::new());
+static CLUSTER: Mutex<Weak<TestServer>> = Mutex::new(Weak::new());
 static TESTS: AtomicUsize = AtomicUsize::new(0);
 
-/// A test's view of the private server: its own key prefix on a shared
-/// `redis-server`.
+/// A test's view of a private server: its own key prefix on a shared
+/// `redis-server` (or cluster).
 #[derive(Debug, Clone)]
 pub struct TestRedis {
-    server: Arc<RedisProcess>,
-    client: redis::Client,
+    server: Arc<TestServer>,
     keyspace: Keyspace,
 }
 
 impl TestRedis {
-    /// A plain (non-cluster) server, shared by the tests of this binary.
+    /// The server `SLUICE_TEST_REDIS` names, plain when unset.
     pub fn new(test: &str) -> Self {
-        Self::shared(&PLAIN, ServerOptions::default(), test)
+        Self::of(ServerKind::from_env(), test)
     }
 
-    /// A one-node cluster-mode server owning every slot: a script that
-    /// touches keys of two slots fails on it with CROSSSLOT, as on
-    /// ElastiCache in cluster mode.
+    /// A plain server, whatever `SLUICE_TEST_REDIS` says: for tests that
+    /// need one server (a process of their own, a `redis::Client`).
+    pub fn plain(test: &str) -> Self {
+        Self::of(ServerKind::Plain, test)
+    }
+
+    /// A TLS-only server with an ACL user and password.
+    pub fn tls(test: &str) -> Self {
+        Self::of(ServerKind::Tls, test)
+    }
+
+    /// A cluster of three masters: a script or pipeline whose keys span
+    /// two slots fails on it with CROSSSLOT, as on ElastiCache in cluster
+    /// mode.
     pub fn cluster(test: &str) -> Self {
-        Self::shared(&CLUSTER, ServerOptions { cluster: true, ..ServerOptions::default() }, test)
+        Self::of(ServerKind::Cluster, test)
     }
 
-    fn shared(slot: &Mutex<Weak<RedisProcess>>, options: ServerOptions, test: &str) -> Self {
+    pub fn of(kind: ServerKind, test: &str) -> Self {
+        let slot = match kind {
+            ServerKind::Plain => &PLAIN,
+            ServerKind::Tls => &TLS,
+            ServerKind::Cluster => &CLUSTER,
+        };
         let server = {
             let mut weak = slot.lock().unwrap_or_else(PoisonError::into_inner);
             match weak.upgrade() {
                 Some(server) => server,
                 None => {
-                    let server = Arc::new(RedisProcess::start(options).unwrap_or_else(|e| panic!("{e}")));
+                    let server = Arc::new(TestServer::start(kind));
                     *weak = Arc::downgrade(&server);
                     server
                 }
             }
         };
-        let client = redis::Client::open(server.url()).unwrap_or_else(|e| panic!("redis url: {e}"));
         let keyspace = Keyspace::new(prefix_for(test)).unwrap_or_else(|e| panic!("{e}"));
-        Self { server, client, keyspace }
+        Self { server, keyspace }
     }
 
+    pub fn kind(&self) -> ServerKind {
+        self.server.kind()
+    }
+
+    /// The server's URL (a cluster's first node), without the password.
     pub fn url(&self) -> String {
         self.server.url()
+    }
+
+    pub fn server(&self) -> &TestServer {
+        &self.server
+    }
+
+    /// How `sluice_redis::connect` reaches this server.
+    pub fn settings(&self) -> ConnectSettings {
+        self.server.settings()
     }
 
     /// This test's keyspace: a prefix no other test uses.
@@ -95,38 +137,54 @@ impl TestRedis {
         self.keyspace.clone()
     }
 
-    pub async fn conn(&self) -> MultiplexedConnection {
-        self.client
-            .get_multiplexed_async_connection()
+    pub async fn conn(&self) -> Connection {
+        sluice_redis::connect(&self.settings())
             .await
             .unwrap_or_else(|e| panic!("connect to the test redis at {}: {e}", self.url()))
     }
 
     /// Every key this test has written, sorted.
     pub async fn keys(&self) -> Vec<String> {
-        let mut conn = self.conn().await;
-        let pattern = format!("{}*", self.keyspace.prefix());
-        let mut keys = Vec::new();
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut conn)
-                .await
-                .unwrap_or_else(|e| panic!("SCAN: {e}"));
-            keys.extend(batch);
-            if next == 0 {
-                break;
-            }
-            cursor = next;
-        }
+        let mut keys: Vec<String> = self.keys_by_node().await.into_iter().flatten().collect();
         keys.sort();
         keys
     }
+
+    /// This test's keys on each node (one node unless a cluster), sorted.
+    pub async fn keys_by_node(&self) -> Vec<Vec<String>> {
+        let mut nodes = Vec::new();
+        for i in 0..self.server.nodes() {
+            let mut conn = sluice_redis::connect(&self.server.node_settings(i))
+                .await
+                .unwrap_or_else(|e| panic!("connect to test redis node {i}: {e}"));
+            nodes.push(scan(&mut conn, &format!("{}*", self.keyspace.prefix())).await);
+        }
+        nodes
+    }
+}
+
+/// The keys of one node matching `pattern`, sorted.
+async fn scan(conn: &mut Connection, pattern: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut cursor: u64 = 0;
+    loop {
+        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(conn)
+            .await
+            .unwrap_or_else(|e| panic!("SCAN: {e}"));
+        keys.extend(batch);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    keys.sort();
+    keys
 }
 
 /// A prefix unique to this test within the process, safe inside a SCAN

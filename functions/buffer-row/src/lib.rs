@@ -9,10 +9,10 @@
 //! and the variables in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{SheetService, call_json};
+use sluice_redis::Connection;
 
 /// What this function calls in AWS: what the service `main` starts
 /// (`sluice_lambda::sheet_from_env`) calls. Its IAM policy in `infra/template.yaml`
@@ -24,6 +24,6 @@ pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::SHEET_
 ///
 /// [`BufferInput`]: sluice_pipeline::sheet_io::BufferInput
 /// [`BufferOutput`]: sluice_pipeline::sheet_io::BufferOutput
-pub async fn handler(sheet: &SheetService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(sheet: &SheetService<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| sheet.buffer_row(input)).await.map_err(StepFailure)
 }

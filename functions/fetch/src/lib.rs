@@ -8,10 +8,10 @@
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{ShopService, call_json};
+use sluice_redis::Connection;
 
 /// What this function calls in AWS: what the service `main` starts
 /// (`sluice_lambda::shop_from_env`) calls. Its IAM policy in `infra/template.yaml`
@@ -24,6 +24,6 @@ pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::CORE_C
 ///
 /// [`FetchInput`]: sluice_pipeline::step_io::FetchInput
 /// [`FetchOutput`]: sluice_pipeline::step_io::FetchOutput
-pub async fn handler(shop: &ShopService<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(shop: &ShopService<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| shop.fetch(input)).await.map_err(StepFailure)
 }

@@ -10,9 +10,9 @@
 
 use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
+use sluice_redis::Connection;
 
 /// What this function calls in AWS: what the service `main` starts
 /// (`sluice_lambda::sheet_from_env`) calls. Its IAM policy in `infra/template.yaml`
@@ -21,7 +21,7 @@ pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::SHEET_
 
 /// One invocation: every record's flush, its failures reported by message id.
 pub async fn handler(
-    sheet: &SheetService<ConnectionManager>,
+    sheet: &SheetService<Connection>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<SqsBatchResponse, lambda_runtime::Error> {
     let mut response = SqsBatchResponse::default();

@@ -17,10 +17,11 @@ pub mod metrics;
 
 pub use sluice_config::{ConfigError as EnvError, IngestSettings};
 
-use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::aio::ConnectionLike;
 use sluice_aws::{AwsUse, Resource, SqsQueue, sqs_client};
 use sluice_domain::WorkQueue;
 use sluice_ingest::{ApiKeys, ConfigError, Ingest, IngestConfig};
+use sluice_redis::Connection;
 
 /// What the function calls in AWS: its secrets (API keys, the Redis
 /// password) and the events queue's sends. Its IAM policy in
@@ -45,7 +46,7 @@ pub enum StartError {
 /// Connects to Redis and SQS as `env` says and builds the service. Runs
 /// once per execution environment (cold start); every invocation after it
 /// reuses the connections.
-pub async fn start(env: &IngestSettings) -> Result<Ingest<ConnectionManager>, StartError> {
+pub async fn start(env: &IngestSettings) -> Result<Ingest<Connection>, StartError> {
     // Few reconnect attempts and a short timeout (the step functions'):
     // a request that finds Redis down is better answered 503 at once (the
     // sender retries) than held.

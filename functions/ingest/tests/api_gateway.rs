@@ -26,7 +26,7 @@ const QUEUE: &str = "sluice-events.fifo";
 
 struct Lambda {
     redis: TestRedis,
-    ingest: Ingest<redis::aio::MultiplexedConnection>,
+    ingest: Ingest<sluice_redis::Connection>,
     queue: EmbeddedQueue<MemoryBackend>,
 }
 
@@ -157,6 +157,9 @@ async fn an_unreachable_redis_stops_the_start_naming_the_variable_not_the_passwo
         .expect("gives up in time")
         .unwrap_err()
         .to_string();
-    assert!(err.starts_with("cannot connect to Redis at SLUICE_REDIS_URL"), "{err}");
+    assert!(
+        err.starts_with("cannot connect to Redis (SLUICE_REDIS_URL): Redis at redis://127.0.0.1:1: unreachable"),
+        "{err}"
+    );
     assert!(!err.contains("sekret-pw"), "{err}");
 }

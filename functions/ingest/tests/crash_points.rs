@@ -24,7 +24,7 @@ const KEY: &str = "apigw-key-0123456789";
 const QUEUE: &str = "sluice-events.fifo";
 
 struct LambdaFront {
-    ingest: Ingest<CrashingConnection<redis::aio::MultiplexedConnection>>,
+    ingest: Ingest<CrashingConnection<sluice_redis::Connection>>,
     queue: EmbeddedQueue<MemoryBackend>,
 }
 

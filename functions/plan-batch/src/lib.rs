@@ -7,10 +7,10 @@
 //! once from the environment (its variables are in `functions/README.md`).
 
 use lambda_runtime::LambdaEvent;
-use redis::aio::ConnectionManager;
 use serde_json::Value;
 use sluice_lambda::StepFailure;
 use sluice_pipeline::{ServiceCore, call_json};
+use sluice_redis::Connection;
 
 /// What this function calls in AWS: what the service `main` starts
 /// (`sluice_lambda::core_from_env`) calls. Its IAM policy in `infra/template.yaml`
@@ -23,6 +23,6 @@ pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::CORE_C
 ///
 /// [`PlanInput`]: sluice_pipeline::step_io::PlanInput
 /// [`PlanOutput`]: sluice_pipeline::step_io::PlanOutput
-pub async fn handler(core: &ServiceCore<ConnectionManager>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
+pub async fn handler(core: &ServiceCore<Connection>, event: LambdaEvent<Value>) -> Result<Value, StepFailure> {
     call_json(event.payload, |input| core.plan_batch(input)).await.map_err(StepFailure)
 }

@@ -93,3 +93,29 @@ fn the_bootstrap_refuses_to_start_without_its_configuration() {
     let vars = [("SLUICE_REDIS_URL", "redis://127.0.0.1:1"), ("SLUICE_MAP_MAX_CONCURRENCY", "41")];
     harness::assert_refuses_to_start(BOOTSTRAP, &vars, "SLUICE_MAP_MAX_CONCURRENCY is invalid: 41 is not from 1 to 40");
 }
+
+/// Redis that refuses the function, each way: the cold start ends with one
+/// line naming what to look at, never with a panic.
+#[test]
+fn the_bootstrap_refuses_to_start_when_redis_refuses_it() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let nowhere = format!("redis://127.0.0.1:{port}");
+    let says = format!("cannot connect to Redis (SLUICE_REDIS_URL): Redis at {nowhere}: unreachable");
+    harness::assert_refuses_to_start(BOOTSTRAP, &[("SLUICE_REDIS_URL", &nowhere)], &says);
+
+    let redis = sluice_testkit::TestRedis::tls("fn_plan_refused");
+    let settings = redis.settings();
+    let ca = settings.ca_file.unwrap().display().to_string();
+    let wrong_password = settings.url.replace("sluice@", "sluice:not-it@");
+    let vars = [("SLUICE_REDIS_URL", wrong_password.as_str()), ("SLUICE_REDIS_CA_FILE", &ca)];
+    harness::assert_refuses_to_start(BOOTSTRAP, &vars, "the user or password was refused");
+
+    let other_ca = sluice_testkit::TestCertificates::unrelated_ca();
+    let other = other_ca.ca_file().display().to_string();
+    let right_password = settings.url.replace("sluice@", &format!("sluice:{}@", settings.password.unwrap()));
+    let vars = [("SLUICE_REDIS_URL", right_password.as_str()), ("SLUICE_REDIS_CA_FILE", &other)];
+    harness::assert_refuses_to_start(BOOTSTRAP, &vars, "the TLS handshake failed");
+
+    let vars = [("SLUICE_REDIS_URL", right_password.as_str()), ("SLUICE_REDIS_CA_FILE", "/nonexistent/ca.pem")];
+    harness::assert_refuses_to_start(BOOTSTRAP, &vars, "(SLUICE_REDIS_CA_FILE): cannot read the CA file");
+}

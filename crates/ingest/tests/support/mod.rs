@@ -4,7 +4,6 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sluice_cafe24::Secret;
@@ -14,6 +13,7 @@ use sluice_domain::queue::{
 };
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError};
+use sluice_redis::{ConnectSettings, Connection};
 use sluice_redis::{Keyspace, TraceEntry, Traces};
 use sluice_testkit::TestRedis;
 use std::sync::Arc;
@@ -114,7 +114,7 @@ impl WorkQueue for TestQueue {
 }
 
 /// A running ingest and everything a test looks at.
-pub struct Harness<C = ConnectionManager> {
+pub struct Harness<C = Connection> {
     pub url: String,
     pub http: reqwest::Client,
     pub redis: TestRedis,
@@ -133,7 +133,7 @@ impl Harness {
     /// A harness whose config `tweak` may change (keys and keyspace set).
     pub async fn start_with(test: &str, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
         let redis = TestRedis::new(test);
-        let conn = connection_manager(&redis.url()).await;
+        let conn = connection(redis.settings()).await;
         Self::start_on(redis, conn, tweak).await
     }
 }
@@ -239,7 +239,7 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
 
     /// The group ledger `sluice status` reads.
     #[allow(dead_code)]
-    pub async fn ledger(&self) -> sluice_redis::GroupLedger<redis::aio::MultiplexedConnection> {
+    pub async fn ledger(&self) -> sluice_redis::GroupLedger<sluice_redis::Connection> {
         sluice_redis::GroupLedger::new(self.redis.conn().await, self.redis.keyspace())
     }
 
@@ -268,13 +268,13 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     }
 }
 
-pub async fn connection_manager(url: &str) -> ConnectionManager {
-    let config = ConnectionManagerConfig::new()
-        .set_number_of_retries(1)
-        .set_connection_timeout(Some(Duration::from_secs(2)))
-        .set_response_timeout(Some(Duration::from_secs(2)));
-    let client = redis::Client::open(url).unwrap();
-    client.get_connection_manager_with_config(config).await.unwrap()
+/// A connection as `settings` say, failing fast (one reconnect attempt,
+/// 2 s timeouts) so an outage test does not wait long.
+pub async fn connection(mut settings: ConnectSettings) -> Connection {
+    settings.reconnect_retries = 1;
+    settings.connect_timeout = Duration::from_secs(2);
+    settings.response_timeout = Duration::from_secs(2);
+    sluice_redis::connect(&settings).await.unwrap()
 }
 
 /// A product webhook as Cafe24 sends it.

@@ -30,7 +30,7 @@ impl Rig {
         sandbox.add_client("client", "secret");
         let refresh = sandbox.add_user("client", USER);
         sandbox.create_spreadsheet(DOC, &[(0, "Sheet1")]);
-        let conn = redis::Client::open(redis.url()).unwrap().get_connection_manager().await.unwrap();
+        let conn = redis.conn().await;
         let sheets = sheets_config(&sandbox, "client", "secret");
         let ingest = IngestConfig {
             keyspace: redis.keyspace(),

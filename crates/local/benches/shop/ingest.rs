@@ -6,13 +6,13 @@ use crate::rig::API_KEY;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::routing::post;
-use redis::aio::ConnectionManager;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::Secret;
 use sluice_domain::WorkQueue;
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend};
+use sluice_redis::{ConnectSettings, Connection};
 use sluice_redis::{Keyspace, RedisProcess, ServerOptions};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,8 +27,7 @@ pub(crate) async fn run() {
     let bare_rate = load(&bare).await;
 
     let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
-    let conn: ConnectionManager =
-        redis::Client::open(redis.url()).expect("url").get_connection_manager().await.expect("connect");
+    let conn = sluice_redis::connect(&ConnectSettings::new(redis.url())).await.expect("connect");
     let backend = RedisBackend::new(conn.clone(), Keyspace::default());
     for name in ["direct.fifo", "adapter.fifo"] {
         backend.create_queue(name, &QueueConfig::default()).await.expect("queue");
@@ -64,7 +63,7 @@ pub(crate) async fn run() {
     );
 }
 
-async fn ingest<Q: WorkQueue + 'static>(queue: Q, conn: ConnectionManager, prefix: &str) -> String {
+async fn ingest<Q: WorkQueue + 'static>(queue: Q, conn: Connection, prefix: &str) -> String {
     let keyspace = Keyspace::new(format!("bench-{prefix}:")).expect("keyspace");
     let config =
         IngestConfig { keyspace, ..IngestConfig::new(ApiKeys::from_list(&Secret::new(API_KEY)).expect("keys")) };

@@ -1,10 +1,10 @@
 //! A full local stack over a sandbox Cafe24, for the benchmarks.
 
-use redis::aio::ConnectionManager;
 use sluice_cafe24::Secret;
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::PipelineConfig;
+use sluice_redis::ConnectSettings;
 use sluice_redis::{BucketSpec, Keyspace, RedisProcess, ServerOptions};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
@@ -24,8 +24,7 @@ pub(crate) struct Rig {
 impl Rig {
     pub(crate) async fn start(malls: &[String], bucket: BucketConfig) -> Self {
         let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
-        let conn: ConnectionManager =
-            redis::Client::open(redis.url()).expect("url").get_connection_manager().await.expect("connect");
+        let conn = sluice_redis::connect(&ConnectSettings::new(redis.url())).await.expect("connect");
         let sandbox = Cafe24Sandbox::start(Cafe24SandboxConfig {
             malls: malls.to_vec(),
             bucket,

@@ -5,7 +5,6 @@
 // Each test binary compiles this module and uses only part of it.
 #![allow(dead_code, unreachable_pub)]
 
-use redis::aio::ConnectionManager;
 use sluice_asl::Clock;
 use sluice_cafe24::{Cafe24Config, Change, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
@@ -37,9 +36,7 @@ pub fn dev_config(redis: &TestRedis, cafe24: Cafe24Config, sheets: SheetsConfig)
 
 /// Starts `config`'s stack on `redis`.
 pub async fn start(redis: &TestRedis, config: DevConfig) -> DevStack {
-    let conn: ConnectionManager =
-        redis::Client::open(redis.url()).expect("url").get_connection_manager().await.expect("connect");
-    DevStack::start(conn, config).await.expect("stack")
+    DevStack::start(redis.conn().await, config).await.expect("stack")
 }
 
 /// What a test may vary.

@@ -9,7 +9,6 @@
 use axum::Router;
 use axum::routing::post;
 use futures::future::BoxFuture;
-use redis::aio::MultiplexedConnection;
 use serde_json::{Value, json};
 use sluice_cafe24::Secret;
 use sluice_domain::{SheetRow, SheetWork, StepError, WorkItem};
@@ -17,6 +16,7 @@ use sluice_pipeline::flush_trigger::FlushTrigger;
 use sluice_pipeline::sheet_io::{BufferInput, FlushNext, FlushOutput, FlushRequest};
 use sluice_pipeline::step_io::ItemPlan;
 use sluice_pipeline::{PipelineConfig, ServiceCore, SheetConfig, SheetService};
+use sluice_redis::Connection;
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
 use sluice_sheets::SheetsClient;
 use sluice_testkit::sandbox::sheets_config;
@@ -45,7 +45,7 @@ impl FlushTrigger for RecordingTrigger {
 pub struct SheetTest {
     pub redis: TestRedis,
     pub sandbox: SheetsSandbox,
-    pub steps: SheetService<MultiplexedConnection>,
+    pub steps: SheetService<Connection>,
     pub trigger: Arc<RecordingTrigger>,
     pub alerts: Arc<Mutex<Vec<String>>>,
     pub refresh_token: String,

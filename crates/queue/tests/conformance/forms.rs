@@ -76,7 +76,7 @@ async fn embedded_redrive<B: QueueBackend>(fixture: &Fixture<EmbeddedQueue<B>>) 
     dlq.backend().move_messages(dlq.name(), queue, Some(queue)).await.expect("redrive");
 }
 
-type Conn = redis::aio::MultiplexedConnection;
+type Conn = sluice_redis::Connection;
 
 /// The embedded queue in memory.
 pub(crate) type Memory = Embedded<MemoryBackend>;

@@ -87,7 +87,7 @@ async fn redrive(credential: &str, flush_queue_url: Option<String>) -> anyhow::R
 
 /// The sheet service over the state Redis, asking for flushes on the flush
 /// queue; no flush queue or Redis to be found is a usage error.
-async fn sheet_service(flag: Option<String>) -> anyhow::Result<SheetService<redis::aio::MultiplexedConnection>> {
+async fn sheet_service(flag: Option<String>) -> anyhow::Result<SheetService<sluice_redis::Connection>> {
     let (endpoint, queue_url) = flush_queue(flag)?;
     let redis = StateRedis::locate(WHO)?;
     let conn = redis.connection().await?;

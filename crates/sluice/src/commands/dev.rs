@@ -130,11 +130,7 @@ pub(crate) struct Args {
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redis = RedisTarget::from_env_or_private(Some(args.redis_dir.clone()))?;
-    let conn = redis
-        .client
-        .get_connection_manager()
-        .await
-        .with_context(|| format!("cannot connect to {}", redis.description))?;
+    let conn = redis.connect().await?;
     let keyspace = Keyspace::new(args.key_prefix.clone())?;
     let lease = match take_consumer_lease(&conn, &keyspace).await {
         Ok(lease) => lease,

@@ -5,7 +5,7 @@
 
 use crate::redis_target::RedisTarget;
 use anyhow::Context;
-use redis::aio::MultiplexedConnection;
+use sluice_redis::Connection;
 use sluice_redis::{Acquire, Admission, DenyCache, Gates, Keyspace, Limit, Locks, SlidingWindowLimiter, Tag};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -34,11 +34,7 @@ enum Outcome {
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let target = RedisTarget::from_env()?;
-    let conn = target
-        .client
-        .get_multiplexed_async_connection()
-        .await
-        .with_context(|| format!("cannot connect to {}", target.description))?;
+    let conn = target.connect().await?;
     // A prefix of its own, so reruns against a shared Redis never meet.
     let run_id = format!("{:x}", rand_id());
     let keyspace = Keyspace::new(format!("sluice:demo:{run_id}:"))?;
@@ -66,7 +62,7 @@ fn rand_id() -> u64 {
         ^ u64::from(std::process::id())
 }
 
-async fn limiter_run(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> anyhow::Result<Vec<Outcome>> {
+async fn limiter_run(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::Result<Vec<Outcome>> {
     // One process, so one deny cache: callers denied by Redis are answered
     // from memory until their wait is over.
     let limiter = Arc::new(SlidingWindowLimiter::new(conn, ks, Arc::new(DenyCache::new())));
@@ -161,7 +157,7 @@ fn ms(d: Duration) -> String {
 }
 
 /// All callers try one lock at once: exactly one may win.
-async fn race_for_lock(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> anyhow::Result<bool> {
+async fn race_for_lock(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::Result<bool> {
     let locks = Locks::new(conn, ks);
     let tag = Tag::new("demo");
     let tries = (0..args.callers).map(|_| locks.acquire(&tag, "sync", Duration::from_secs(10)));
@@ -191,7 +187,7 @@ async fn race_for_lock(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -
 }
 
 /// All callers try one gate at once: exactly one may pass.
-async fn race_for_gate(args: &Args, conn: MultiplexedConnection, ks: Keyspace) -> anyhow::Result<bool> {
+async fn race_for_gate(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::Result<bool> {
     let gates = Gates::new(conn, ks);
     let tag = Tag::new("demo");
     let tries = (0..args.callers).map(|_| gates.pass(&tag, "item", Duration::from_secs(10)));

@@ -53,7 +53,7 @@ pub(crate) struct Args {
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redis = RedisTarget::from_env()?;
-    let conn = redis.client.get_connection_manager().await.context("Redis")?;
+    let conn = redis.connect().await?;
     let sandbox = SheetsSandbox::start(SheetsSandboxConfig::default()).await.context("Sheets sandbox")?;
     let client_secret = format!("{:032x}", rand::random::<u128>());
     sandbox.add_client(CLIENT_ID, &client_secret);
@@ -171,7 +171,7 @@ async fn send_all(url: &str, api_key: &str, rows: &[(String, u64)], clients: usi
 }
 
 async fn start_stack(
-    conn: redis::aio::ConnectionManager,
+    conn: sluice_redis::Connection,
     sandbox: &SheetsSandbox,
     client_secret: &str,
     api_key: &str,

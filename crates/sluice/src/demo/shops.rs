@@ -62,7 +62,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Err(crate::usage("sluice demo shops", "--bucket-drain must be a positive number"));
     }
     let redis = RedisTarget::from_env()?;
-    let conn = redis.client.get_connection_manager().await.context("Redis")?;
+    let conn = redis.connect().await?;
     let malls: Vec<String> = (1..=args.malls).map(|m| format!("mall-{m:02}")).collect();
     let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
     let sandbox = Arc::new(
@@ -124,7 +124,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn start_stack(
-    conn: redis::aio::ConnectionManager,
+    conn: sluice_redis::Connection,
     sandbox: &Cafe24Sandbox,
     args: &Args,
     api_key: &str,
