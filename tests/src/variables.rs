@@ -60,6 +60,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
 pub const GLOBAL_VARIABLES: &[&str] = &[
     "SLUICE_REDIS_URL",
     "SLUICE_REDIS_PASSWORD_SECRET_ARN",
+    "SLUICE_REDIS_CLUSTER",
     "SLUICE_SECRET_TTL_SECS",
     "SLUICE_KEY_PREFIX",
     "SLUICE_STAGE",

@@ -107,11 +107,16 @@ impl Bindings {
     /// reach the functions. A URL without a user or password gets the
     /// `default` user and a made-up password: a Redis without a password
     /// accepts any for its `default` user (`nopass`), so the functions still
-    /// read the secret and authenticate as they do in AWS.
+    /// read the secret and authenticate as they do in AWS. The template says
+    /// cluster mode `on` because ElastiCache Serverless always is; the local
+    /// Redis may be a single server or a cluster, so the functions ask it
+    /// (`auto`).
     pub fn redis(self, url: &str) -> Self {
         let (url, user, password) = split_password(url);
         let secret = serde_json::json!({"username": user, "password": password});
-        self.replace("SLUICE_REDIS_URL", url).secret("CachePassword", Secret::new(secret.to_string()))
+        self.replace("SLUICE_REDIS_URL", url)
+            .replace("SLUICE_REDIS_CLUSTER", "auto")
+            .secret("CachePassword", Secret::new(secret.to_string()))
     }
 
     pub fn with_endpoints(mut self, endpoints: Endpoints) -> Self {

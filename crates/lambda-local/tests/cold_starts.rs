@@ -34,7 +34,8 @@ async fn an_unreachable_redis_fails_the_cold_start_naming_the_variable_and_no_pa
     // Port 1 on loopback: nothing listens there.
     let lambda = start(Template::bundled().unwrap(), bindings(&redis, "redis://sluice:pw-secret@127.0.0.1:1"), 1).await;
     let error = failed_cold_start(&lambda, "sluice-fn-plan-batch", batch("m1").to_string()).await;
-    assert!(error.error_message.contains("cannot connect to Redis at SLUICE_REDIS_URL"), "{error}");
+    assert!(error.error_message.contains("cannot connect to Redis (SLUICE_REDIS_URL)"), "{error}");
+    assert!(error.error_message.contains("127.0.0.1:1: unreachable"), "{error}");
     assert!(!error.to_string().contains("pw-secret"), "{error}");
     // The next invocation starts a new environment, which fails the same way.
     let plan = lambda.function("sluice-fn-plan-batch").unwrap();

@@ -82,6 +82,7 @@ async fn a_function_gets_exactly_the_templates_environment() {
     let template: BTreeSet<&str> = [
         "SLUICE_REDIS_URL",
         "SLUICE_REDIS_PASSWORD_SECRET_ARN",
+        "SLUICE_REDIS_CLUSTER",
         "SLUICE_SECRET_TTL_SECS",
         "SLUICE_KEY_PREFIX",
         "SLUICE_STAGE",
