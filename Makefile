@@ -48,13 +48,15 @@ test: deps
 ## infra/rules/tests/), then cfn-lint and sam validate --lint, then the CDK
 ## app (infra/cdk) synthesized offline and checked to carry the whole template;
 ## then the SQS conformance cases `make test` skips, against moto_server on a
-## free port (scripts/sqs-conformance.sh).
+## free port (scripts/sqs-conformance.sh), and the AWS CLI (aws stepfunctions …
+## --endpoint-url) against the Step Functions endpoint of a `sluice dev` it starts and stops.
 ## Installs the tools into .cache/ once (scripts/aws-tools.sh; npm ci for CDK; moto).
 check-aws:
 	@scripts/guard-check.sh
 	@scripts/template-lint.sh
 	@scripts/cdk-synth.sh
 	@scripts/sqs-conformance.sh
+	@scripts/sfn-cli-check.sh
 
 ## package: every function built for Lambda (cargo lambda build --release,
 ## x86_64, and arm64 when that rustup target is installed), then sam build as

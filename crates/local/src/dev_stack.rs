@@ -10,7 +10,8 @@
 //! Stopping is ordered so nothing accepted is left half done: ingest stops
 //! taking requests and sends what it holds, the pipe finishes the batches
 //! it holds, the flush worker finishes its flushes, the Step Functions
-//! endpoint finishes the executions it runs, then the SQS endpoint stops. Rows still buffered stay in Redis for the next start.
+//! endpoint finishes the executions it runs, then the SQS endpoint stops.
+//! Rows still buffered stay in Redis for the next start.
 //!
 //! A stack is the one consumer of its queues: it holds the store's consumer
 //! lease ([`sluice_queue::redis_store::lease`]) while it runs. Taking it

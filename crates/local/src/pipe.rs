@@ -3,10 +3,11 @@
 //! it synchronously (StartSyncExecution, through `aws-sdk-sfn` against the
 //! Step Functions endpoint of `sluice dev`, as the deployed Pipe calls Step
 //! Functions), deletes the messages the execution did not report in
-//! `batchItemFailures`, and leaves the others to come back. Several workers run side by side, as several pipes
-//! read the one queue in AWS: a pipe waits for each execution before it
-//! receives again, so one alone falls behind a burst over many malls; the
-//! queue's group locking keeps each group in order.
+//! `batchItemFailures`, and leaves the others to come back. Several
+//! workers run side by side, as several pipes read the one queue in AWS: a
+//! pipe waits for each execution before it receives again, so one alone
+//! falls behind a burst over many malls; the queue's group locking keeps
+//! each group in order.
 //!
 //! One deliberate difference: AWS leaves a failed message invisible until
 //! its visibility timeout (sized above the state machine's five minutes);
