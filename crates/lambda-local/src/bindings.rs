@@ -30,6 +30,10 @@ pub struct Endpoints {
     /// `AWS_ENDPOINT_URL_SECRETS_MANAGER`: to functions given a secret's ARN
     /// (set by [`crate::LocalLambda`], which serves them).
     pub secrets_manager: Option<String>,
+    /// `SLUICE_REDIS_CA_FILE`: to functions given the Redis URL, when the
+    /// local Redis's certificate is signed by a private CA. ElastiCache's
+    /// is signed by a public one, so the template sets none.
+    pub redis_ca_file: Option<String>,
 }
 
 /// One secret the local Secrets Manager serves.

@@ -198,6 +198,7 @@ fn endpoints_for(variables: &[(String, String)], bindings: &Bindings) -> Vec<(St
     add(has("SLUICE_CAFE24_CLIENT_ID"), "SLUICE_CAFE24_BASE_URL", &e.cafe24_base_url);
     add(has("SLUICE_GOOGLE_CLIENT_ID"), "SLUICE_SHEETS_API_URL", &e.sheets_api_url);
     add(has("SLUICE_GOOGLE_CLIENT_ID"), "SLUICE_GOOGLE_TOKEN_URL", &e.google_token_url);
+    add(has("SLUICE_REDIS_URL"), "SLUICE_REDIS_CA_FILE", &e.redis_ca_file);
     let secrets = variables.iter().any(|(k, _)| k.ends_with("_SECRET_ARN"));
     add(secrets, "AWS_ENDPOINT_URL_SECRETS_MANAGER", &e.secrets_manager);
     out

@@ -60,6 +60,8 @@ pub struct ProcessFunctions {
     /// The Redis the functions connect to (the stack's), user and
     /// password included if it has them.
     pub redis_url: String,
+    /// The CA that signed the Redis's certificate, when it is a private one.
+    pub redis_ca_file: Option<PathBuf>,
     /// The API keys ingest accepts, comma-separated (the `ApiKeys` secret).
     pub api_keys: Secret,
     /// A ceiling on each function's environments (`None`: its reserved concurrency).
@@ -156,6 +158,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
             sheets_api_url: Some(config.sheets.api_base_url.clone()),
             google_token_url: Some(config.sheets.token_url.clone()),
             secrets_manager: None,
+            redis_ca_file: processes.redis_ca_file.as_ref().map(|f| f.display().to_string()),
         })
 }
 

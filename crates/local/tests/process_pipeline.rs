@@ -6,7 +6,10 @@
 //! → the pipe → the deployed state machine → the plan, token, fetch and
 //! store binaries → Redis → the sandbox Cafe24; sheet rows → the ingest
 //! binary → the buffer-row binary → the flush queue → the flush-sheet
-//! binary (SQS event source) → the sandbox Google Sheets. Checked as
+//! binary (SQS event source) → the sandbox Google Sheets. Redis is what
+//! ElastiCache Serverless is: a cluster (three masters here), TLS only,
+//! an ACL user whose password the functions read from the local Secrets
+//! Manager, a certificate they check. Checked as
 //! `sluice demo shops` and `demo sheets` check: no event lost, none stored
 //! twice, every resource as Cafe24 has it, every row exactly once with
 //! its header once, no 429.
@@ -22,8 +25,8 @@ use sluice_pipeline::PipelineConfig;
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, SheetsSandbox, SheetsSandboxConfig};
-use sluice_testkit::TestRedis;
 use sluice_testkit::sandbox::{cafe24_config, sheets_config};
+use sluice_testkit::{TEST_USER, TestRedis};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use support::{KEY, product};
@@ -33,16 +36,22 @@ const LIMIT: Duration = Duration::from_secs(90);
 const MALLS: [&str; 3] = ["mall-a", "mall-b", "mall-c"];
 const DOC: &str = "doc";
 
-/// The Redis the functions and the stack share: a parameter of the test,
-/// so it can run against any deployment of Redis the connection layer serves.
+/// The Redis the functions and the stack share, as the functions are told
+/// of it: the URL with its user and password (which the local Secrets
+/// Manager then serves them as the `CachePassword` secret).
 fn redis_url(redis: &TestRedis) -> String {
-    redis.url()
+    let url = redis.url();
+    match redis.server().password() {
+        Some(password) => url.replacen(&format!("{TEST_USER}@"), &format!("{TEST_USER}:{password}@"), 1),
+        None => url,
+    }
 }
 
 async fn start(redis: &TestRedis, cafe24: &Cafe24Sandbox, sheets: &SheetsSandbox, bucket: BucketSpec) -> DevStack {
     let processes = ProcessFunctions {
         binaries: FunctionBinaries::for_tests(&Template::bundled().unwrap().binaries()),
         redis_url: redis_url(redis),
+        redis_ca_file: redis.server().ca_file(),
         api_keys: Secret::new(KEY),
         max_concurrency: Some(4),
         log_dir: None,
@@ -58,7 +67,9 @@ async fn start(redis: &TestRedis, cafe24: &Cafe24Sandbox, sheets: &SheetsSandbox
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn webhooks_and_rows_run_through_the_deployed_functions_as_processes() {
-    let redis = TestRedis::new("process_e2e");
+    let redis = TestRedis::cluster("process_e2e");
+    assert_eq!(redis.server().nodes(), sluice_testkit::CLUSTER_MASTERS);
+    assert!(redis.url().starts_with("rediss://"), "TLS only: {}", redis.url());
     let bucket = BucketConfig::new(6, 10.0);
     let malls = MALLS.iter().map(|m| m.to_string()).collect();
     let cafe24 =

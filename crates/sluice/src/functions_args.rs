@@ -2,6 +2,7 @@
 //! demos: whether the functions' code runs in this process, or their
 //! built binaries run as Lambda runs them (`sluice_local::function_processes`).
 
+use crate::redis_target::RedisTarget;
 use sluice_cafe24::Secret;
 use sluice_lambda_local::FunctionBinaries;
 use sluice_local::{FunctionsMode, ProcessFunctions};
@@ -37,8 +38,8 @@ pub(crate) struct FunctionsArgs {
 }
 
 impl FunctionsArgs {
-    /// The mode for a stack on the Redis at `redis_url` whose ingest accepts `api_keys`.
-    pub(crate) fn mode(&self, redis_url: &str, api_keys: &str) -> anyhow::Result<FunctionsMode> {
+    /// The mode for a stack on `redis` whose ingest accepts `api_keys`.
+    pub(crate) fn mode(&self, redis: &RedisTarget, api_keys: &str) -> anyhow::Result<FunctionsMode> {
         if self.functions == Functions::InProcess {
             return Ok(FunctionsMode::InProcess);
         }
@@ -48,7 +49,8 @@ impl FunctionsArgs {
         };
         Ok(FunctionsMode::Processes(ProcessFunctions {
             binaries,
-            redis_url: redis_url.to_owned(),
+            redis_url: redis.url.clone(),
+            redis_ca_file: redis.ca_file(),
             api_keys: Secret::new(api_keys),
             max_concurrency: Some(self.function_concurrency as usize),
             log_dir: Some(PathBuf::from(FUNCTION_LOG_DIR)),

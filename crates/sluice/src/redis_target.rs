@@ -60,6 +60,11 @@ impl RedisTarget {
 }
 
 impl RedisTarget {
+    /// The private CA its certificate is checked against, if one is set.
+    pub(crate) fn ca_file(&self) -> Option<std::path::PathBuf> {
+        self.settings.ca_file.clone()
+    }
+
     /// A connection to it.
     pub(crate) async fn connect(&self) -> anyhow::Result<Connection> {
         sluice_redis::connect(&self.settings).await.with_context(|| format!("cannot connect to {}", self.description))

@@ -9,7 +9,8 @@
 //!
 //! Besides the plain server, [`TestRedis::tls`] is shaped like ElastiCache's
 //! TLS endpoint (TLS only, an ACL user and password, certificates the test
-//! made) and [`TestRedis::cluster`] is a cluster of three masters; every
+//! made) and [`TestRedis::cluster`] is a cluster of three masters, TLS only
+//! with the same user, as ElastiCache Serverless is; every
 //! kind is reached through `sluice_redis::connect`, as the deployables
 //! reach theirs. `SLUICE_TEST_REDIS=tls|cluster` makes [`TestRedis::new`]
 //! start that kind instead, to run a whole suite on it.

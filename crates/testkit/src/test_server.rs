@@ -4,7 +4,10 @@
 //! with a password, the `default` user off); and a cluster of three
 //! masters joined with `redis-cli --cluster create`, each owning a third
 //! of the slots, so a call whose keys span slots fails as it does on
-//! ElastiCache in cluster mode.
+//! ElastiCache in cluster mode. The cluster is TLS only with the same ACL
+//! user, its bus included (`tls-cluster`), because ElastiCache Serverless
+//! is both at once: a client must follow MOVED and ASK to nodes it reaches
+//! over TLS, as that user, trusting the same CA.
 //!
 //! Every process runs under `RedisProcess`'s watchdog: none outlives the
 //! test binary, however it ends.
@@ -28,7 +31,7 @@ pub enum ServerKind {
     Plain,
     /// TLS only, with an ACL user and password.
     Tls,
-    /// Three masters in cluster mode.
+    /// Three masters in cluster mode, TLS only, with the ACL user.
     Cluster,
 }
 
@@ -60,8 +63,8 @@ impl TestServer {
     pub fn start(kind: ServerKind) -> Self {
         match kind {
             ServerKind::Plain => Self::plain(ServerOptions::default(), kind),
-            ServerKind::Tls => Self::tls(),
-            ServerKind::Cluster => Self::cluster(),
+            ServerKind::Tls => Self::tls(false),
+            ServerKind::Cluster => Self::tls(true),
         }
     }
 
@@ -69,10 +72,13 @@ impl TestServer {
         Self { kind, nodes: vec![start(options)], password: None, certificates: None }
     }
 
-    fn tls() -> Self {
+    /// A TLS-only server with the ACL user, or (`cluster`) three such
+    /// masters joined into a cluster.
+    fn tls(cluster: bool) -> Self {
         let certificates = TestCertificates::server();
         let password = format!("pw-{:016x}", rand_u64());
         let options = ServerOptions {
+            cluster,
             tls: Some(ServerTls {
                 cert_file: certificates.cert_file(),
                 key_file: certificates.key_file(),
@@ -81,51 +87,59 @@ impl TestServer {
             user: Some(AclUser { name: TEST_USER.to_owned(), password: password.clone() }),
             ..ServerOptions::default()
         };
-        Self {
-            kind: ServerKind::Tls,
-            nodes: vec![start(options)],
-            password: Some(password),
-            certificates: Some(certificates),
+        let (kind, count) = if cluster { (ServerKind::Cluster, CLUSTER_MASTERS) } else { (ServerKind::Tls, 1) };
+        let nodes = (0..count).map(|_| start(options.clone())).collect();
+        let server = Self { kind, nodes, password: Some(password), certificates: Some(certificates) };
+        if cluster {
+            server.create_cluster();
+            server.wait_until_whole();
         }
+        server
     }
 
-    fn cluster() -> Self {
-        let options = ServerOptions { cluster: true, ..ServerOptions::default() };
-        let nodes: Vec<RedisProcess> = (0..CLUSTER_MASTERS).map(|_| start(options.clone())).collect();
-        let mut create = Command::new("redis-cli");
-        create.arg("--cluster").arg("create");
-        create.args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())));
-        create.args(["--cluster-replicas", "0", "--cluster-yes"]);
-        let out = create.output().unwrap_or_else(|e| match e.kind() {
+    /// `redis-cli` speaking to this server's nodes: over TLS, trusting the
+    /// test CA, as the ACL user (the password in `REDISCLI_AUTH`, so it is
+    /// neither on the command line nor warned about).
+    fn cli(&self) -> Command {
+        let mut cli = Command::new("redis-cli");
+        if let (Some(ca), Some(password)) = (self.ca_file(), &self.password) {
+            cli.arg("--tls").arg("--cacert").arg(ca).args(["--user", TEST_USER]);
+            cli.env("REDISCLI_AUTH", password);
+        }
+        cli
+    }
+
+    /// Runs `redis-cli` with `args`: its stdout, or a panic naming the
+    /// command and what it said.
+    fn run_cli(&self, args: &[String]) -> String {
+        let out = self.cli().args(args).output().unwrap_or_else(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
                 panic!("redis-cli is not installed: run `sudo apt-get install -y redis-tools` (Debian/Ubuntu)")
             }
-            _ => panic!("redis-cli --cluster create: {e}"),
+            _ => panic!("redis-cli {}: {e}", args.join(" ")),
         });
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() {
-            panic!(
-                "redis-cli --cluster create failed: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            panic!("redis-cli {} failed: {stdout}{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
         }
-        let server = Self { kind: ServerKind::Cluster, nodes, password: None, certificates: None };
-        server.wait_until_whole();
-        server
+        stdout
+    }
+
+    /// Joins the nodes into a cluster, the slots split evenly.
+    fn create_cluster(&self) {
+        let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
+        args.extend(self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())));
+        args.extend(["--cluster-replicas", "0", "--cluster-yes"].map(String::from));
+        self.run_cli(&args);
     }
 
     /// Polls every node until it says `cluster_state:ok`.
     fn wait_until_whole(&self) {
         let deadline = Instant::now() + CLUSTER_TIMEOUT;
         for node in &self.nodes {
-            let mut conn = redis::Client::open(node.url())
-                .and_then(|c| c.get_connection())
-                .unwrap_or_else(|e| panic!("cluster node {}: {e}", node.port()));
+            let ask = ["-p".to_owned(), node.port().to_string(), "CLUSTER".into(), "INFO".into()];
             loop {
-                let info: String = redis::cmd("CLUSTER")
-                    .arg("INFO")
-                    .query(&mut conn)
-                    .unwrap_or_else(|e| panic!("CLUSTER INFO on {}: {e}", node.port()));
+                let info = self.run_cli(&ask);
                 if info.contains("cluster_state:ok") {
                     break;
                 }
@@ -146,12 +160,12 @@ impl TestServer {
         self.nodes[0].url()
     }
 
-    /// The ACL user's password, for a TLS server.
+    /// The ACL user's password, for a TLS server or the cluster.
     pub fn password(&self) -> Option<&str> {
         self.password.as_deref()
     }
 
-    /// The CA to trust, for a TLS server.
+    /// The CA to trust, for a TLS server or the cluster.
     pub fn ca_file(&self) -> Option<std::path::PathBuf> {
         self.certificates.as_ref().map(TestCertificates::ca_file)
     }

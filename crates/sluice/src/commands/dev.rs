@@ -178,7 +178,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         flush: FlushWorkerConfig::default(),
         alert_url: env.get("alert_url").map(str::to_owned),
         clock: std::sync::Arc::new(sluice_asl::SystemClock),
-        functions: args.functions.mode(&redis.url, &api_keys_list)?,
+        functions: args.functions.mode(&redis, &api_keys_list)?,
     };
     let functions = crate::functions_args::describe(&config.functions);
     let stack = DevStack::start_with_lease(conn, config, lease).await?;

@@ -64,7 +64,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     sandbox.create_spreadsheet(SPREADSHEET, &titles);
 
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
-    let functions = args.functions.mode(&redis.url, &api_key)?;
+    let functions = args.functions.mode(&redis, &api_key)?;
     let described = describe(&functions);
     let stack = start_stack(conn, &sandbox, &client_secret, &api_key, functions).await?;
     stack.sheet.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(crate::cause)?;

@@ -71,7 +71,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             .context("Cafe24 sandbox")?,
     );
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
-    let functions = args.functions.mode(&redis.url, &api_key)?;
+    let functions = args.functions.mode(&redis, &api_key)?;
     let described = describe(&functions);
     let stack = start_stack(conn, &sandbox, &args, &api_key, functions).await?;
     println!("Redis: {}", redis.description);
