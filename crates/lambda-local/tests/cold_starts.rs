@@ -5,7 +5,7 @@
 
 mod support;
 
-use sluice_lambda_local::{FunctionError, LocalLambda, Template};
+use sluice_lambda_local::{Endpoints, FunctionError, LocalLambda, Template};
 use sluice_testkit::TestRedis;
 use sluice_testkit::processes::{children, is_gone};
 use support::{INVOKE_TIMEOUT, batch, bindings, start};
@@ -41,6 +41,28 @@ async fn an_unreachable_redis_fails_the_cold_start_naming_the_variable_and_no_pa
     let plan = lambda.function("sluice-fn-plan-batch").unwrap();
     let again = plan.invoke(batch("m2").to_string()).await.unwrap_err();
     assert_eq!((again.error_type.as_str(), plan.cold_starts()), ("Runtime.InitError", 2));
+    lambda.stop().await;
+}
+
+/// A TLS Redis whose certificate the function cannot trust (it was told
+/// of another CA): the cold start names the CA variable and the handshake,
+/// never the password the function read from Secrets Manager.
+#[tokio::test]
+async fn a_redis_certificate_from_another_ca_fails_the_cold_start_naming_the_ca_variable() {
+    let redis = TestRedis::tls("cold_start_tls");
+    let password = redis.server().password().expect("a TLS test server has a password").to_owned();
+    let url = redis.url().replacen('@', &format!(":{password}@"), 1);
+    let other_ca = sluice_testkit::TestCertificates::unrelated_ca();
+    let endpoints = Endpoints {
+        sqs: Some("http://127.0.0.1:1".into()),
+        redis_ca_file: Some(other_ca.ca_file().display().to_string()),
+        ..Endpoints::default()
+    };
+    let lambda = start(Template::bundled().unwrap(), bindings(&redis, &url).with_endpoints(endpoints), 1).await;
+    let error = failed_cold_start(&lambda, "sluice-fn-plan-batch", batch("m1").to_string()).await;
+    assert!(error.error_message.contains("SLUICE_REDIS_CA_FILE"), "{error}");
+    assert!(error.error_message.contains("the TLS handshake failed"), "{error}");
+    assert!(!error.to_string().contains(&password), "{error}");
     lambda.stop().await;
 }
 
