@@ -12,7 +12,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: run dev test check-aws package chaos bench lint deps
+.PHONY: run demo-processes dev test check-aws package chaos bench lint deps
 
 ## run: both paths end to end, each with a report checking its invariants:
 ## the shop pipeline (sluice demo shops: 20 sandbox malls, 2,000 webhooks from
@@ -22,6 +22,19 @@ run: deps
 	$(CARGO) build --release --quiet -p sluice
 	$(CARGO) run --release --quiet -p sluice -- demo shops
 	$(CARGO) run --release --quiet -p sluice -- demo sheets
+
+## demo-processes: `make run`'s two demos with the functions as Lambda runs
+## them: the release binaries of functions/* under a local Lambda Runtime API,
+## each configured only by infra/template.yaml's variables, ingest behind a
+## local HTTP API (payload 2.0), the flush function fed by an SQS event source,
+## all on a private Redis shaped like ElastiCache Serverless: three masters in
+## cluster mode, TLS only, an ACL user whose password the functions read from
+## the local Secrets Manager (or the Redis in SLUICE_REDIS_URL).
+FUNCTION_PACKAGES = $(shell sed -n 's/^name *= *"\(sluice-fn-.*\)"/-p \1/p' functions/*/Cargo.toml)
+demo-processes: deps
+	$(CARGO) build --release --quiet -p sluice $(FUNCTION_PACKAGES)
+	$(CARGO) run --release --quiet -p sluice -- demo shops --functions processes --private-redis tls-cluster
+	$(CARGO) run --release --quiet -p sluice -- demo sheets --functions processes --private-redis tls-cluster
 
 ## dev: sluice on one machine (ingest, the embedded SQS FIFO queue, the pipeline) until Ctrl-C.
 dev: deps

@@ -51,8 +51,8 @@ async fn an_unreachable_redis_fails_the_cold_start_naming_the_variable_and_no_pa
 async fn a_redis_certificate_from_another_ca_fails_the_cold_start_naming_the_ca_variable() {
     let redis = TestRedis::tls("cold_start_tls");
     let password = redis.server().password().expect("a TLS test server has a password").to_owned();
-    let url = redis.url().replacen('@', &format!(":{password}@"), 1);
-    let other_ca = sluice_testkit::TestCertificates::unrelated_ca();
+    let url = redis.server().url_with_password();
+    let other_ca = sluice_testkit::unrelated_ca();
     let endpoints = Endpoints {
         sqs: Some("http://127.0.0.1:1".into()),
         redis_ca_file: Some(other_ca.ca_file().display().to_string()),

@@ -60,7 +60,7 @@ async fn refusals_name_the_variable_and_hide_the_password() {
     assert!(said.starts_with("cannot connect to Redis (SLUICE_REDIS_URL's user"), "{said}");
     assert!(said.contains("the user or password was refused") && !said.contains("hunter2"), "{said}");
 
-    let other_ca = sluice_testkit::TestCertificates::unrelated_ca();
+    let other_ca = sluice_testkit::unrelated_ca();
     let mut wrong_ca = vars(&redis);
     wrong_ca[2].1 = other_ca.ca_file().display().to_string();
     let said = refused(wrong_ca).await;

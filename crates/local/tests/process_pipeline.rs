@@ -25,8 +25,8 @@ use sluice_pipeline::PipelineConfig;
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, SheetsSandbox, SheetsSandboxConfig};
+use sluice_testkit::TestRedis;
 use sluice_testkit::sandbox::{cafe24_config, sheets_config};
-use sluice_testkit::{TEST_USER, TestRedis};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 use support::{KEY, product};
@@ -40,11 +40,7 @@ const DOC: &str = "doc";
 /// of it: the URL with its user and password (which the local Secrets
 /// Manager then serves them as the `CachePassword` secret).
 fn redis_url(redis: &TestRedis) -> String {
-    let url = redis.url();
-    match redis.server().password() {
-        Some(password) => url.replacen(&format!("{TEST_USER}@"), &format!("{TEST_USER}:{password}@"), 1),
-        None => url,
-    }
+    redis.server().url_with_password()
 }
 
 async fn start(redis: &TestRedis, cafe24: &Cafe24Sandbox, sheets: &SheetsSandbox, bucket: BucketSpec) -> DevStack {

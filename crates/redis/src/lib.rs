@@ -63,6 +63,7 @@
 //! - [`group_ledger`]: which FIFO groups have events waiting, and since when.
 //! - [`admission`]: the answer of a limiter or bucket.
 //! - [`server`]: a private `redis-server` process for local runs and tests.
+//! - [`private_redis`] / [`private_certificates`]: private deployments shaped like ElastiCache (TLS, ACL user, cluster).
 //! - `scripts`: the Lua scripts, loaded once per process.
 
 pub mod admission;
@@ -79,6 +80,8 @@ pub mod group_ledger;
 pub mod keyspace;
 pub mod limiter;
 pub mod lock;
+pub mod private_certificates;
+pub mod private_redis;
 mod scripts;
 pub mod server;
 pub mod sheet_buffer;
@@ -102,6 +105,8 @@ pub use group_ledger::{GroupLedger, LaggingGroup, SeenGroup};
 pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};
 pub use lock::{Acquire, Lease, Locks};
+pub use private_certificates::PrivateCertificates;
+pub use private_redis::{CLUSTER_MASTERS, DeploymentKind, PRIVATE_USER, PrivateRedis};
 pub use server::{AclUser, RedisProcess, ServerError, ServerOptions, ServerTls};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_state::SheetState;

@@ -5,7 +5,7 @@
 //! certificate is not trusted, or the password is wrong.
 
 use sluice_redis::{ClusterMode, ConnectError, ConnectSettings, Refusal, connect};
-use sluice_testkit::{TestCertificates, TestRedis};
+use sluice_testkit::TestRedis;
 use std::time::Duration;
 
 async fn ping(settings: &ConnectSettings) -> String {
@@ -75,7 +75,7 @@ async fn a_wrong_password_is_refused_as_credentials() {
 #[tokio::test]
 async fn a_certificate_from_another_ca_fails_the_handshake() {
     let redis = TestRedis::tls("tls_wrong_ca");
-    let other = TestCertificates::unrelated_ca();
+    let other = sluice_testkit::unrelated_ca();
     let mut settings = redis.settings();
     settings.reconnect_retries = 0;
     settings.ca_file = Some(other.ca_file());

@@ -6,6 +6,7 @@ use crate::redis_target::RedisTarget;
 use sluice_cafe24::Secret;
 use sluice_lambda_local::FunctionBinaries;
 use sluice_local::{FunctionsMode, ProcessFunctions};
+use sluice_redis::DeploymentKind;
 use std::path::PathBuf;
 
 /// Where the functions' output goes in process mode, one file per function.
@@ -35,9 +36,29 @@ pub(crate) struct FunctionsArgs {
     /// sizes them for AWS, 40 or 50: more debug processes than two cores serve).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=200))]
     function_concurrency: u32,
+    /// The private Redis started when SLUICE_REDIS_URL is unset: one plain
+    /// redis-server, or (tls-cluster) three masters in cluster mode, TLS
+    /// only with an ACL user, as ElastiCache Serverless is.
+    #[arg(long, value_enum, default_value_t)]
+    private_redis: PrivateRedisKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum PrivateRedisKind {
+    #[default]
+    Plain,
+    TlsCluster,
 }
 
 impl FunctionsArgs {
+    /// `SLUICE_REDIS_URL`, or the private Redis `--private-redis` asks for.
+    pub(crate) fn redis_target(&self) -> anyhow::Result<RedisTarget> {
+        RedisTarget::from_env_or_deployment(match self.private_redis {
+            PrivateRedisKind::Plain => DeploymentKind::Plain,
+            PrivateRedisKind::TlsCluster => DeploymentKind::Cluster,
+        })
+    }
+
     /// The mode for a stack on `redis` whose ingest accepts `api_keys`.
     pub(crate) fn mode(&self, redis: &RedisTarget, api_keys: &str) -> anyhow::Result<FunctionsMode> {
         if self.functions == Functions::InProcess {

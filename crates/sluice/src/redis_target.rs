@@ -11,7 +11,9 @@
 use crate::dev_state::{DEV_STATE_FILE, DevState};
 use crate::usage;
 use anyhow::{Context, anyhow};
-use sluice_redis::{ConnectSettings, Connection, Keyspace, RedisProcess, ServerError, ServerOptions};
+use sluice_redis::{
+    ConnectSettings, Connection, DeploymentKind, Keyspace, PRIVATE_USER, PrivateRedis, ServerError, ServerOptions,
+};
 
 /// A Redis to talk to, and the private server behind it if we started one.
 #[derive(Debug)]
@@ -20,8 +22,8 @@ pub(crate) struct RedisTarget {
     /// The URL, for other commands to reach the same Redis.
     pub(crate) url: String,
     pub(crate) description: String,
-    /// Kept alive for the run; dropping it stops the server.
-    _private: Option<RedisProcess>,
+    /// Kept alive for the run; dropping it stops the servers.
+    _private: Option<PrivateRedis>,
 }
 
 impl RedisTarget {
@@ -33,29 +35,57 @@ impl RedisTarget {
     /// `SLUICE_REDIS_URL`, or a private server; with `data_dir`, the
     /// private server keeps its data there (append-only file) across runs.
     pub(crate) fn from_env_or_private(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Self> {
-        match named_redis()? {
-            Some(common) => {
-                let url = common.redis_url.expose().to_owned();
-                let endpoint = common.redis_settings().endpoint().unwrap_or_default();
-                let description = format!("Redis at {endpoint} (SLUICE_REDIS_URL)");
-                Ok(Self { settings: common.redis_settings(), url, description, _private: None })
-            }
-            None => {
-                let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
-                let options = ServerOptions { data_dir, ..ServerOptions::default() };
-                let server = RedisProcess::start(options).map_err(|e| match e {
-                    ServerError::NotInstalled => anyhow!("{e}, or set SLUICE_REDIS_URL to use a running Redis"),
-                    e => e.into(),
-                })?;
-                let description = format!("private redis-server on 127.0.0.1:{}{kept}", server.port());
-                Ok(Self {
-                    settings: ConnectSettings::new(server.url()),
-                    url: server.url(),
-                    description,
-                    _private: Some(server),
-                })
-            }
+        let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
+        Self::from_env_or(|| {
+            let private = PrivateRedis::plain(ServerOptions { data_dir, ..ServerOptions::default() })?;
+            let description = format!("private redis-server on 127.0.0.1:{}{kept}", private.port(0));
+            Ok((private, description))
+        })
+    }
+
+    /// `SLUICE_REDIS_URL`, or a private deployment of `kind` that keeps
+    /// nothing: a TLS-only cluster is what the functions meet in AWS.
+    pub(crate) fn from_env_or_deployment(kind: DeploymentKind) -> anyhow::Result<Self> {
+        Self::from_env_or(|| {
+            let private = PrivateRedis::start(kind)?;
+            let ports: Vec<String> = (0..private.nodes()).map(|i| private.port(i).to_string()).collect();
+            let description = match kind {
+                DeploymentKind::Plain => format!("private redis-server on 127.0.0.1:{}", ports[0]),
+                DeploymentKind::Tls => {
+                    format!("private TLS-only redis-server (ACL user {PRIVATE_USER}) on 127.0.0.1:{}", ports[0])
+                }
+                DeploymentKind::Cluster => format!(
+                    "private cluster of {} TLS-only masters (ACL user {PRIVATE_USER}), as ElastiCache Serverless is, on 127.0.0.1:{}",
+                    ports.len(),
+                    ports.join(",")
+                ),
+            };
+            Ok((private, description))
+        })
+    }
+
+    /// The Redis `SLUICE_REDIS_URL` names, else the one `private` starts.
+    fn from_env_or(private: impl FnOnce() -> Result<(PrivateRedis, String), ServerError>) -> anyhow::Result<Self> {
+        if let Some(common) = named_redis()? {
+            let url = common.redis_url.expose().to_owned();
+            let endpoint = common.redis_settings().endpoint().unwrap_or_default();
+            let description = format!("Redis at {endpoint} (SLUICE_REDIS_URL)");
+            return Ok(Self { settings: common.redis_settings(), url, description, _private: None });
         }
+        let (server, description) = private().map_err(|e| match e {
+            ServerError::NotInstalled => anyhow!("{e}, or set SLUICE_REDIS_URL to use a running Redis"),
+            e => e.into(),
+        })?;
+        // The URL carries the password: it is how the functions (process
+        // mode) are told of a private deployment, never printed.
+        // The timeouts of any other Redis, not the generous ones of tests.
+        let usual = ConnectSettings::new(server.url());
+        let settings = ConnectSettings {
+            connect_timeout: usual.connect_timeout,
+            response_timeout: usual.response_timeout,
+            ..server.settings()
+        };
+        Ok(Self { settings, url: server.url_with_password(), description, _private: Some(server) })
     }
 }
 

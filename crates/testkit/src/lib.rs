@@ -18,8 +18,7 @@
 //! # Layout
 //!
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
-//! - [`test_server`]: the servers of each kind, started once per binary.
-//! - [`certificates`]: a test CA and the server certificate it signs.
+//! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_redis::PrivateRedis` starts it.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
@@ -28,7 +27,6 @@
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
 //! - `postgres` (feature `postgres`): a private PostgreSQL, a database per test.
 
-pub mod certificates;
 pub mod crash_point;
 pub mod crash_scenario;
 #[cfg(feature = "pipeline")]
@@ -46,9 +44,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub use certificates::TestCertificates;
 pub use slot::key_slot;
-pub use test_server::{CLUSTER_MASTERS, ServerKind, TEST_USER, TestServer};
+pub use test_server::{CLUSTER_MASTERS, ServerKind, TEST_USER, TestCertificates, TestServer, unrelated_ca};
 
 /// Wall-clock milliseconds since the Unix epoch, the unit of every
 /// timestamp the pipeline stores.
@@ -73,7 +70,7 @@ pub struct TestRedis {
 impl TestRedis {
     /// The server `SLUICE_TEST_REDIS` names, plain when unset.
     pub fn new(test: &str) -> Self {
-        Self::of(ServerKind::from_env(), test)
+        Self::of(test_server::kind_from_env(), test)
     }
 
     /// A plain server, whatever `SLUICE_TEST_REDIS` says: for tests that
@@ -105,7 +102,7 @@ impl TestRedis {
             match weak.upgrade() {
                 Some(server) => server,
                 None => {
-                    let server = Arc::new(TestServer::start(kind));
+                    let server = Arc::new(test_server::start(kind));
                     *weak = Arc::downgrade(&server);
                     server
                 }

@@ -110,7 +110,7 @@ fn the_bootstrap_refuses_to_start_when_redis_refuses_it() {
     let vars = [("SLUICE_REDIS_URL", wrong_password.as_str()), ("SLUICE_REDIS_CA_FILE", &ca)];
     harness::assert_refuses_to_start(BOOTSTRAP, &vars, "the user or password was refused");
 
-    let other_ca = sluice_testkit::TestCertificates::unrelated_ca();
+    let other_ca = sluice_testkit::unrelated_ca();
     let other = other_ca.ca_file().display().to_string();
     let right_password = settings.url.replace("sluice@", &format!("sluice:{}@", settings.password.unwrap()));
     let vars = [("SLUICE_REDIS_URL", right_password.as_str()), ("SLUICE_REDIS_CA_FILE", &other)];

@@ -10,7 +10,6 @@
 
 use super::sheet_report::{SheetCheck, print_calls};
 use crate::functions_args::{FunctionsArgs, describe};
-use crate::redis_target::RedisTarget;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -52,7 +51,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let redis = RedisTarget::from_env()?;
+    let redis = args.functions.redis_target()?;
     let conn = redis.connect().await?;
     let sandbox = SheetsSandbox::start(SheetsSandboxConfig::default()).await.context("Sheets sandbox")?;
     let client_secret = format!("{:032x}", rand::random::<u128>());

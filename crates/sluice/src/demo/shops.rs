@@ -8,7 +8,6 @@
 use super::shop_report::{Report, Sent};
 use crate::commands::dev::store_tokens;
 use crate::functions_args::{FunctionsArgs, describe};
-use crate::redis_target::RedisTarget;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::rngs::StdRng;
@@ -61,7 +60,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.bucket_drain.is_finite() && args.bucket_drain > 0.0) {
         return Err(crate::usage("sluice demo shops", "--bucket-drain must be a positive number"));
     }
-    let redis = RedisTarget::from_env()?;
+    let redis = args.functions.redis_target()?;
     let conn = redis.connect().await?;
     let malls: Vec<String> = (1..=args.malls).map(|m| format!("mall-{m:02}")).collect();
     let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
