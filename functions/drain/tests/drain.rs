@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sluice_config::{DrainSettings, EnvSource};
 use sluice_fn_drain::start::drain_service;
 use sluice_fn_drain::{DEADLINE_MARGIN, DrainService, Stopped, handler};
-use sluice_lambda_harness::assert_refuses_to_start;
+use sluice_lambda_harness::{BOOTSTRAP_TIMEOUT, Bootstrap, Reply, RuntimeApi, assert_refuses_to_start};
 use sluice_pipeline::step_io::Snapshot;
 use sluice_redis::{Connection, SnapshotStore};
 use sluice_testkit::TestRedis;
@@ -118,6 +118,23 @@ async fn a_run_at_its_deadline_drains_nothing_and_reports_the_lag() {
 
     let summary = handler(&drain, scheduled(Duration::from_secs(60))).await.unwrap();
     assert_eq!((summary.report.written, summary.lag_seconds), (1, None));
+}
+
+/// The real bootstrap, served by `serve_step` against a stand-in for the
+/// Runtime API (its deadline a minute away), answers a scheduled
+/// invocation with the summary, having drained into the database.
+#[tokio::test]
+async fn the_bootstrap_answers_a_scheduled_invocation_through_the_runtime_api() {
+    let (redis, pg) = (TestRedis::new("fn_drain_bootstrap"), TestPostgres::new("fn_drain_bootstrap").await);
+    let snapshots = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).unwrap();
+    store(&snapshots, "m1", "1", 100).await;
+    let mut api = RuntimeApi::start(vec![json!({})]).await;
+    let vars = vars(&redis, &pg.url).into_iter().collect();
+    let _bootstrap = Bootstrap::spawn(BOOTSTRAP, &api.lambda_env(), &vars);
+    let reply = tokio::time::timeout(BOOTSTRAP_TIMEOUT, api.replies.recv()).await.expect("an answer in time").unwrap();
+    let Reply::Response { body, .. } = reply else { panic!("expected a response, got {reply:?}") };
+    assert_eq!((&body["written"], &body["stopped"]), (&json!(1), &json!("empty")), "{body}");
+    assert_eq!(rows(&pg).await, 1);
 }
 
 /// A cold start whose database cannot be reached ends with one log line
