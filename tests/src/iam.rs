@@ -19,7 +19,12 @@ pub const FUNCTION_CALLS: &[(&str, &[AwsUse])] = &[
     ("sluice-fn-record-failure", sluice_fn_record_failure::AWS_CALLS),
     ("sluice-fn-buffer-row", sluice_fn_buffer_row::AWS_CALLS),
     ("sluice-fn-flush-sheet", sluice_fn_flush_sheet::AWS_CALLS),
+    ("sluice-fn-drain", sluice_fn_drain::AWS_CALLS),
 ];
+
+/// The functions whose `main` builds its own service rather than one of
+/// `sluice_lambda`'s starts: their `AWS_CALLS` are beside that code.
+pub const OWN_STARTS: &[&str] = &["ingest", "drain"];
 
 /// A SAM policy template: its name, the parameter naming its resource, and
 /// the actions it allows on it.
@@ -184,12 +189,12 @@ pub fn iam_problems(template: &str) -> Vec<String> {
 /// Where a step function's declared calls are not those of the service its
 /// `main` starts: its `AWS_CALLS` must be the list
 /// `sluice_lambda::aws_calls::BY_START` gives for the `…_from_env` that its
-/// `functions/<name>/src/main.rs` calls. (Ingest builds its own service;
-/// its list is beside that code, in its `lib.rs`.)
+/// `functions/<name>/src/main.rs` calls. (Ingest and the drain build their
+/// own services, [`OWN_STARTS`]; their lists are beside that code.)
 pub fn declared_calls_problems(template: &str) -> Vec<String> {
     let mut problems = Vec::new();
     for (_, binary) in functions_and_binaries(template) {
-        let Some(name) = binary.strip_prefix("sluice-fn-").filter(|n| *n != "ingest") else { continue };
+        let Some(name) = binary.strip_prefix("sluice-fn-").filter(|n| !OWN_STARTS.contains(n)) else { continue };
         let main = std::fs::read_to_string(root().join("functions").join(name).join("src/main.rs")).unwrap_or_default();
         let started: Vec<_> =
             BY_START.iter().filter(|(start, _)| main.contains(&format!("sluice_lambda::{start}"))).collect();

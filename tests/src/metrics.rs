@@ -113,12 +113,14 @@ fn emf_names<S>(counters: &[Counter<S>]) -> BTreeSet<&'static str> {
 }
 
 /// Who emits `Sluice` metrics: each function's `Function` value, with the
-/// metrics it can emit. Ingest's are its counters; every step function
-/// serves the pipeline's step metrics under the name its `main` gives
-/// `serve_step`, which must be its crate's (`sluice-fn-<name>`).
+/// metrics it can emit. Ingest's are its counters; every other function
+/// serves its metrics under the name its `main` gives `serve_step`, which
+/// must be its crate's (`sluice-fn-<name>`): the drain its own
+/// (`sluice_fn_drain::metrics`), the step functions the pipeline's.
 fn emitters(template: &str, problems: &mut Vec<String>) -> Vec<(String, BTreeSet<&'static str>)> {
     let ingest = (sluice_fn_ingest::metrics::FUNCTION.to_owned(), emf_names(sluice_ingest::counters::COUNTERS));
     let steps = emf_names(sluice_pipeline::step_metrics::COUNTERS);
+    let drain: BTreeSet<&'static str> = sluice_fn_drain::metrics::metric_names().into_iter().collect();
     let mut all = vec![ingest];
     for (_, binary) in functions_and_binaries(template) {
         let Some(name) = binary.strip_prefix("sluice-fn-").filter(|n| *n != sluice_fn_ingest::metrics::FUNCTION) else {
@@ -128,7 +130,8 @@ fn emitters(template: &str, problems: &mut Vec<String>) -> Vec<(String, BTreeSet
         if !main.contains(&format!("serve_step(\"{name}\"")) {
             problems.push(format!("functions/{name}/src/main.rs does not serve_step(\"{name}\", …): its metrics' Function would not be {name}"));
         }
-        all.push((name.to_owned(), steps.clone()));
+        let emits = if name == sluice_fn_drain::metrics::FUNCTION { drain.clone() } else { steps.clone() };
+        all.push((name.to_owned(), emits));
     }
     all
 }

@@ -54,6 +54,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
+    ("DrainFunction", &["SLUICE_DATABASE_URL_SECRET_ARN"]),
 ];
 
 /// What every function reads, from `Globals`.

@@ -33,6 +33,8 @@ fn the_references_cover_alarms_and_dashboard() {
     assert!(has("\"Ingest\"", "Sluice", "EventsRejected"));
     assert!(has("\"Dead-letter queues\"", "AWS/SQS", "ApproximateNumberOfMessagesVisible"));
     assert!(has("\"Upstream calls and 429s\"", "Sluice", "UpstreamCalls"));
+    assert!(has("alarm DrainLagHigh", "Sluice", "DrainLag"));
+    assert!(has("\"Drain to PostgreSQL", "Sluice", "DrainRowsWritten"));
     assert!(references.len() >= 40, "{}", references.len());
 }
 
@@ -94,4 +96,21 @@ fn wrong_aws_metrics_are_reported() {
     assert!(problems.iter().any(|p| p.contains("not dimension \"CacheClusterId\"")), "{problems:#?}");
     let problems = problems_after("Namespace: AWS/SQS\n", "Namespace: AWS/SQSS\n");
     assert!(problems.iter().any(|p| p.contains("namespace \"AWS/SQSS\"")), "{problems:#?}");
+}
+
+/// The drain's lag alarm on a step's metric name, or on another function:
+/// the drain emits its own metrics, and only it emits them.
+#[test]
+fn a_drain_metric_under_the_wrong_name_or_function_is_reported() {
+    let renamed = problems_after("MetricName: DrainLag\n", "MetricName: DrainLagSeconds\n");
+    assert_eq!(renamed.len(), 1, "{renamed:#?}");
+    assert!(renamed[0].starts_with("alarm DrainLagHigh: no code emits Sluice/\"DrainLagSeconds\""), "{renamed:#?}");
+    let elsewhere = problems_after(
+        "MetricName: DrainLag\n      Dimensions: [{Name: Stage, Value: !Ref Stage}, {Name: Function, Value: drain}]",
+        "MetricName: DrainLag\n      Dimensions: [{Name: Stage, Value: !Ref Stage}, {Name: Function, Value: store}]",
+    );
+    assert!(
+        elsewhere.iter().any(|p| p.contains("no code emits Sluice/\"DrainLag\" (for [\"store\"])")),
+        "{elsewhere:#?}"
+    );
 }

@@ -110,13 +110,17 @@ fn visibility_timeouts_outlast_what_holds_a_batch() {
 
 /// No secret's value reaches an environment: no `{{resolve:secretsmanager:…}}` (resolved once, at deploy
 /// time, and shown in the function's configuration), no password in the Redis URL, and each
-/// `…_SECRET_ARN` is a `!Ref` of a secret the template creates, which that function's IAM policy (and
-/// no other secret) lets it read.
+/// `…_SECRET_ARN` is a `!Ref` of a secret the template creates, or of a parameter naming an existing
+/// one (`…SecretArn`, the database URL's), which that function's IAM policy (and no other secret) lets
+/// it read.
 #[test]
 fn secrets_reach_functions_as_arns_only() {
     let template = template();
-    let secrets = resources_of_type(&template, "AWS::SecretsManager::Secret");
-    assert!(secrets.contains("CachePassword") && secrets.len() >= 5, "{secrets:?}");
+    let created = resources_of_type(&template, "AWS::SecretsManager::Secret");
+    assert!(created.contains("CachePassword") && created.len() >= 5, "{created:?}");
+    let given = parameters(&template).into_iter().filter(|p| p.ends_with("SecretArn"));
+    let secrets: BTreeSet<String> = created.into_iter().chain(given).collect();
+    assert!(secrets.contains("DatabaseUrlSecretArn"), "{secrets:?}");
     let globals = variables(&block(&template, "Globals:"));
     for (function, _) in FUNCTION_VARIABLES {
         let lines = block(&template, &format!("{function}:"));
@@ -180,6 +184,53 @@ fn the_pipes_differ_only_in_their_number() {
     let allowed =
         counts.iter().find_map(|l| l.trim().strip_prefix("AllowedValues: ")).expect("PipeCount's AllowedValues");
     assert_eq!(allowed.matches(',').count() + 1, pipes.len(), "PipeCount allows 1..{}", pipes.len());
+}
+
+/// The drain runs every minute, one run at a time, and stops before the next: the schedule invokes
+/// the drain function (through a role that may invoke only it) at `rate(1 minute)` with no flexible
+/// window and no retries; the function's timeout fits in the minute with room above the margin in
+/// which it starts no round; its reserved concurrency is 1, which its one consumer name assumes; and
+/// the function, its schedule, role, logs and alarms exist only with a database (`HasDatabase`).
+#[test]
+fn the_drain_runs_every_minute_one_at_a_time_and_only_with_a_database() {
+    let template = template();
+    let schedule = block(&template, "DrainSchedule:").join("\n");
+    for expected in [
+        "Type: AWS::Scheduler::Schedule",
+        "ScheduleExpression: rate(1 minute)",
+        "FlexibleTimeWindow: {Mode: \"OFF\"}",
+        "Arn: !GetAtt DrainFunction.Arn",
+        "RoleArn: !GetAtt DrainScheduleRole.Arn",
+        "MaximumRetryAttempts: 0",
+    ] {
+        assert!(schedule.contains(expected), "DrainSchedule lacks {expected:?}:\n{schedule}");
+    }
+    let role = block(&template, "DrainScheduleRole:").join("\n");
+    assert!(role.contains("Service: scheduler.amazonaws.com") && role.contains("Action: lambda:InvokeFunction"));
+    assert!(role.contains("Resource: !GetAtt DrainFunction.Arn"), "the role may invoke the drain only:\n{role}");
+
+    let function = block(&template, "DrainFunction:");
+    let timeout = number(&function, "Timeout").expect("the drain sets its Timeout");
+    let margin = sluice_fn_drain::DEADLINE_MARGIN.as_secs();
+    assert!(
+        timeout <= 60 && timeout >= 2 * margin,
+        "timeout {timeout} s: within the minute, above the {margin} s margin"
+    );
+    assert_eq!(number(&function, "ReservedConcurrentExecutions"), Some(1), "one run at a time");
+    assert_eq!(number(&function, "MaximumRetryAttempts"), Some(0), "the next minute's run is the retry");
+
+    for resource in ["DrainFunction", "DrainLogs", "DrainScheduleRole", "DrainSchedule", "DrainErrors", "DrainLagHigh"]
+    {
+        let lines = block(&template, &format!("{resource}:"));
+        assert!(lines.iter().any(|l| l.trim() == "Condition: HasDatabase"), "{resource} exists only with a database");
+    }
+    let conditions = block(&template, "Conditions:").join("\n");
+    assert!(conditions.contains("HasDatabase: !Not [!Equals [!Ref DatabaseUrlSecretArn, \"\"]]"), "{conditions}");
+    assert!(
+        resources_of_type(&template, "AWS::RDS::DBInstance").is_empty()
+            && resources_of_type(&template, "AWS::RDS::DBCluster").is_empty(),
+        "the stack drains into an existing database; it creates none"
+    );
 }
 
 /// docs/deploy.md is what a user deploys from: it names every parameter the template takes, and every

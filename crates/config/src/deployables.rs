@@ -2,7 +2,8 @@
 //! reads, and nothing it does not. The step functions share
 //! [`StepSettings`] (which is all store reads); the functions that call
 //! Cafe24 add its app ([`ShopSettings`]), the sheet functions the Google client, the flush
-//! queue and alerts ([`SheetSettings`]); ingest reads [`IngestSettings`].
+//! queue and alerts ([`SheetSettings`]); ingest reads [`IngestSettings`];
+//! the drain function the step settings and its database ([`DrainSettings`]).
 
 use crate::secret_setting::{SecretSetting, either};
 use crate::sheet_vars::{GoogleClient, SheetVars, alert, google};
@@ -41,6 +42,24 @@ impl ShopSettings {
         let step = StepSettings::from_source(source)?;
         let (cafe24, cafe24_secret) = cafe24_config(source)?;
         Ok(Self { step, cafe24, cafe24_secret })
+    }
+}
+
+/// The drain function: the step settings (Redis, the key prefix and the
+/// snapshot shards every function shares, trace retention) and the
+/// PostgreSQL it drains into, whose URL holds a password.
+#[derive(Debug, Clone)]
+pub struct DrainSettings {
+    pub step: StepSettings,
+    pub database_url: SecretSetting,
+}
+
+impl DrainSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let step = StepSettings::from_source(source)?;
+        let database_url =
+            crate::database_url(source)?.ok_or_else(|| ConfigError::missing(crate::variable("database_url")))?;
+        Ok(Self { step, database_url })
     }
 }
 
@@ -145,11 +164,13 @@ mod tests {
         let ingest = [REDIS, QUEUE, KEYS];
         let shop = [REDIS, CAFE24[0], CAFE24[1]];
         let sheet = [REDIS, ("SLUICE_FLUSH_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/flushes")];
+        let drain = [REDIS, ("SLUICE_DATABASE_URL", "postgres://sluice:hunter2@db:5432/app")];
         type Read = fn(&EnvSource) -> Result<(), ConfigError>;
-        let read: [(&[(&str, &str)], Read); 3] = [
+        let read: [(&[(&str, &str)], Read); 4] = [
             (&ingest, |s| IngestSettings::from_source(s).map(drop)),
             (&shop, |s| ShopSettings::from_source(s).map(drop)),
             (&sheet, |s| SheetSettings::from_source(s).map(drop)),
+            (&drain, |s| DrainSettings::from_source(s).map(drop)),
         ];
         for (required, read) in read {
             read(&source(required)).unwrap();
@@ -211,6 +232,19 @@ mod tests {
             let err = IngestSettings::from_source(&source(&vars)).unwrap_err();
             assert!(matches!(&err, ConfigError::Invalid { name: n, .. } if n == name), "{name}={value}: {err}");
         }
+    }
+
+    #[test]
+    fn the_drain_reads_its_database_url_from_a_secret_or_the_value_and_never_shows_it() {
+        let arn = "arn:aws:secretsmanager:ap-northeast-2:1:secret:sluice-db";
+        let by_arn = DrainSettings::from_source(&source(&[REDIS, ("SLUICE_DATABASE_URL_SECRET_ARN", arn)])).unwrap();
+        assert_eq!(by_arn.database_url, SecretSetting::Arn(arn.into()));
+        let by_value =
+            DrainSettings::from_source(&source(&[REDIS, ("SLUICE_DATABASE_URL", "postgres://u:pw-db@db/app")]));
+        let shown = format!("{:?}", by_value.unwrap());
+        assert!(!shown.contains("pw-db"), "{shown}");
+        let neither = DrainSettings::from_source(&source(&[REDIS])).unwrap_err();
+        assert_eq!(neither.name(), "SLUICE_DATABASE_URL");
     }
 
     #[test]

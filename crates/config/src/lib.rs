@@ -1,6 +1,7 @@
 //! One typed configuration per deployable, from the `SLUICE_*` environment
 //! variables: the ingest function ([`IngestSettings`]), the step functions
-//! ([`StepSettings`], [`ShopSettings`], [`SheetSettings`]), and the parts
+//! ([`StepSettings`], [`ShopSettings`], [`SheetSettings`]), the drain
+//! function ([`DrainSettings`]), and the parts
 //! `sluice dev` and the operator commands read ([`OperatorQueues`]). Each is read with figment from an
 //! [`EnvSource`], then validated into the libraries' typed configs; an
 //! error names the variable ([`ConfigError`]) and never shows a secret.
@@ -41,7 +42,7 @@ pub use cafe24_vars::cafe24_config;
 pub use cli_vars::OperatorQueues;
 pub use common::{Common, Serving};
 pub use database_vars::database_url;
-pub use deployables::{FlushQueue, IngestSettings, SheetSettings, ShopSettings, StepSettings};
+pub use deployables::{DrainSettings, FlushQueue, IngestSettings, SheetSettings, ShopSettings, StepSettings};
 pub use pipeline_vars::pipeline_config;
 pub use secret_setting::SecretSetting;
 pub use sheet_vars::{GoogleClient, google_client};

@@ -35,6 +35,8 @@ pub fn dimensions<'a>(stage: &'a str, function: &'a str) -> [(&'a str, &'a str);
 pub enum Unit {
     Count,
     Milliseconds,
+    /// An age, such as the drain's lag: alarm thresholds read as seconds.
+    Seconds,
 }
 
 impl Unit {
@@ -42,6 +44,7 @@ impl Unit {
         match self {
             Self::Count => "Count",
             Self::Milliseconds => "Milliseconds",
+            Self::Seconds => "Seconds",
         }
     }
 }

@@ -268,8 +268,8 @@ impl Drop for Bootstrap {
 
 /// Runs `bin` with `vars` only (no Runtime API needed: it must stop
 /// before serving) and asserts that it failed, without a panic, with one
-/// error line, which says `says`.
-pub fn assert_refuses_to_start(bin: &str, vars: &[(&str, &str)], says: &str) {
+/// error line, which says `says`. Returns everything it printed.
+pub fn assert_refuses_to_start(bin: &str, vars: &[(&str, &str)], says: &str) -> String {
     let output = Command::new(bin)
         .env_clear()
         .envs(vars.iter().copied())
@@ -282,4 +282,5 @@ pub fn assert_refuses_to_start(bin: &str, vars: &[(&str, &str)], says: &str) {
     let errors: Vec<&str> = printed.lines().filter(|l| l.contains("ERROR")).collect();
     assert_eq!(errors.len(), 1, "one error line: {printed}");
     assert!(errors[0].contains(says), "{printed}");
+    printed
 }

@@ -1,4 +1,5 @@
-//! Each function of the template made concrete for the local stack: its
+//! Each function of the template that exists with the local stack's values
+//! (its `Condition` holds, [`crate::template_condition`]) made concrete: its
 //! name and ARN, memory, timeout, reserved concurrency, event sources, and
 //! its environment: exactly the variables the template sets for it (the
 //! `Globals` and its own), each resolved through the [`Bindings`], plus the
@@ -13,6 +14,7 @@
 
 use crate::bindings::Bindings;
 use crate::template::{EventSource, Template, TemplateFunction};
+use crate::template_condition::{ConditionError, holds};
 use crate::template_value::{TemplateValue, ValueError};
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -28,6 +30,8 @@ pub enum SpecError {
     NotInTemplate(String),
     #[error("{function}'s {property} is {value:?}, not a whole number")]
     NotANumber { function: String, property: &'static str, value: String },
+    #[error(transparent)]
+    Condition(#[from] ConditionError),
 }
 
 /// One function, ready to run.
@@ -62,10 +66,25 @@ pub struct SqsSource {
 const DEFAULT_MEMORY_MB: u32 = 128;
 const DEFAULT_TIMEOUT_S: u64 = 3;
 
-/// Every function of `template`, resolved through `bindings`.
+/// The functions of `template` that exist with `bindings`' values: those
+/// without a condition, and those whose condition holds.
+pub fn deployed<'t>(template: &'t Template, bindings: &Bindings) -> Result<Vec<&'t TemplateFunction>, SpecError> {
+    let lookup = |name: &str| lookup(template, bindings, &[], name);
+    let mut out = Vec::new();
+    for function in &template.functions {
+        match &function.condition {
+            Some(condition) if !holds(&template.conditions, condition, &lookup)? => {}
+            _ => out.push(function),
+        }
+    }
+    Ok(out)
+}
+
+/// Every function of `template` that exists with `bindings`' values
+/// ([`deployed`]), resolved through `bindings`.
 pub fn specs(template: &Template, bindings: &Bindings) -> Result<Vec<FunctionSpec>, SpecError> {
-    let names: Vec<(String, String)> = template
-        .functions
+    let deployed = deployed(template, bindings)?;
+    let names: Vec<(String, String)> = deployed
         .iter()
         .map(|f| {
             let what = format!("{}'s FunctionName", f.logical_id);
@@ -91,7 +110,7 @@ pub fn specs(template: &Template, bindings: &Bindings) -> Result<Vec<FunctionSpe
     if let Some(name) = bindings.replaced().keys().find(|k| !set.contains(k.as_str())) {
         return Err(SpecError::NotInTemplate(name.clone()));
     }
-    template.functions.iter().zip(&names).map(|(f, (_, name))| spec(template, bindings, &functions, f, name)).collect()
+    deployed.iter().zip(&names).map(|(f, (_, name))| spec(template, bindings, &functions, f, name)).collect()
 }
 
 /// The placeholders of the state machine's definition, resolved (each
@@ -288,6 +307,23 @@ mod tests {
             "FetchFunction".to_owned(),
             "arn:aws:lambda:us-east-1:000000000000:function:sluice-local-fetch".to_owned()
         )));
+    }
+
+    #[test]
+    fn the_drain_runs_only_when_the_stack_is_given_a_database() {
+        let template = Template::bundled().unwrap();
+        let without = specs(&template, &bindings()).unwrap();
+        assert!(!without.iter().any(|s| s.binary == "sluice-fn-drain"), "no database: no drain");
+        assert_eq!(without.len(), template.functions.len() - 1);
+        let with = bindings().secret("DatabaseUrlSecretArn", Secret::new("postgres://u:p@127.0.0.1:5432/db"));
+        let specs = specs(&template, &with).unwrap();
+        let drain = specs.iter().find(|s| s.binary == "sluice-fn-drain").expect("the drain, with a database");
+        assert_eq!((drain.timeout, drain.reserved_concurrency), (Duration::from_secs(60), Some(1)));
+        let arn = drain.variables.iter().find(|(k, _)| k == "SLUICE_DATABASE_URL_SECRET_ARN").unwrap();
+        assert!(arn.1.ends_with(":secret:sluice-local/DatabaseUrlSecretArn-Local0"), "{arn:?}");
+        assert!(
+            drain.variables.iter().any(|(k, v)| k == "AWS_ENDPOINT_URL_SECRETS_MANAGER" && v == "http://127.0.0.1:2")
+        );
     }
 
     #[test]

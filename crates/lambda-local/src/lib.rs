@@ -16,6 +16,7 @@
 //! # Layout
 //!
 //! - [`template`], [`template_tree`], [`template_value`]: the SAM template as text: the functions, their environment, events and limits.
+//! - [`template_condition`]: the template's `Conditions`, evaluated with the local stack's values (a function runs when it would be deployed).
 //! - [`bindings`]: what the local stack puts where the template names AWS (parameters, resources, secrets, endpoints).
 //! - [`function_spec`]: each function resolved: name, ARN, timeout, concurrency, environment; unknown variables refused.
 //! - [`function_binaries`]: where the built binaries are, whether they are stale, building them for tests.
@@ -44,6 +45,7 @@ mod runtime_api;
 pub mod secrets_manager;
 pub mod sqs_event_source;
 pub mod template;
+pub mod template_condition;
 pub mod template_tree;
 pub mod template_value;
 

@@ -1,8 +1,9 @@
 //! What the SAM template says about the functions, read from its text
 //! ([`crate::template_tree`]): each `AWS::Serverless::Function` with its
 //! binary, name, memory, timeout, reserved concurrency, log format,
-//! environment (the `Globals` first, then its own) and event sources, the
-//! parameters' defaults, and the state machine's `DefinitionSubstitutions`.
+//! environment (the `Globals` first, then its own), event sources and
+//! `Condition`, the parameters' defaults, the `Conditions`, and the state
+//! machine's `DefinitionSubstitutions`.
 //! Values stay as written ([`TemplateValue`]) until the local stack's
 //! bindings resolve them ([`crate::function_spec`]).
 
@@ -23,6 +24,9 @@ pub struct TemplateError(pub String);
 pub struct Template {
     /// Each parameter's `Default`, if it has one.
     pub parameters: BTreeMap<String, Option<String>>,
+    /// Each condition's text (`!Not [!Equals [!Ref P, ""]]`), evaluated by
+    /// [`crate::template_condition`].
+    pub conditions: BTreeMap<String, String>,
     /// `Globals.Function`: what every function gets unless it sets its own.
     pub globals: FunctionProperties,
     pub functions: Vec<TemplateFunction>,
@@ -49,6 +53,8 @@ pub struct TemplateFunction {
     pub reserved_concurrency: Option<TemplateValue>,
     /// `LoggingConfig.LogFormat` (`JSON` or `Text`).
     pub log_format: Option<String>,
+    /// The condition the function exists under, if any.
+    pub condition: Option<String>,
     pub properties: FunctionProperties,
     pub events: Vec<EventSource>,
 }
@@ -83,6 +89,10 @@ impl Template {
                     .collect()
             })
             .unwrap_or_default();
+        let conditions = root
+            .child("Conditions")
+            .map(|c| c.entries().into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect())
+            .unwrap_or_default();
         let globals = root.at(&["Globals", "Function"]).map(properties).unwrap_or_default();
         let resources = root.child("Resources").ok_or_else(|| missing("Resources"))?;
         let mut functions = Vec::new();
@@ -103,7 +113,7 @@ impl Template {
         if functions.is_empty() {
             return Err(missing("AWS::Serverless::Function"));
         }
-        Ok(Self { parameters, globals, functions, substitutions })
+        Ok(Self { parameters, conditions, globals, functions, substitutions })
     }
 
     /// Every function's binary (`sluice-fn-fetch`, …), in template order.
@@ -168,6 +178,7 @@ fn function(id: &str, resource: &Node) -> Result<TemplateFunction, TemplateError
         function_name: props.scalar("FunctionName").map(TemplateValue::parse),
         reserved_concurrency: props.scalar("ReservedConcurrentExecutions").map(TemplateValue::parse),
         log_format: props.at(&["LoggingConfig"]).and_then(|l| l.scalar("LogFormat")).map(str::to_owned),
+        condition: resource.scalar("Condition").map(str::to_owned),
         properties: properties(props),
         events,
     })
@@ -187,7 +198,11 @@ mod tests {
     #[test]
     fn the_bundled_template_has_every_function_with_what_it_needs() {
         let template = Template::bundled().unwrap();
-        assert_eq!(template.functions.len(), 8);
+        assert_eq!(template.functions.len(), 9);
+        let drain = template.function_by_binary("sluice-fn-drain").unwrap();
+        assert_eq!((drain.condition.as_deref(), drain.events.len()), (Some("HasDatabase"), 0));
+        assert!(template.conditions["HasDatabase"].contains("DatabaseUrlSecretArn"));
+        assert_eq!(template.function_by_binary("sluice-fn-fetch").unwrap().condition, None);
         let flush = template.function_by_binary("sluice-fn-flush-sheet").unwrap();
         assert_eq!(flush.logical_id, "FlushSheetFunction");
         assert_eq!(flush.properties.timeout, Some(TemplateValue::Literal("90".into())));

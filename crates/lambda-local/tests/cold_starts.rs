@@ -5,6 +5,7 @@
 
 mod support;
 
+use sluice_domain::Secret;
 use sluice_lambda_local::{Endpoints, FunctionError, LocalLambda, Template};
 use sluice_testkit::TestRedis;
 use sluice_testkit::processes::{children, is_gone};
@@ -63,6 +64,27 @@ async fn a_redis_certificate_from_another_ca_fails_the_cold_start_naming_the_ca_
     assert!(error.error_message.contains("SLUICE_REDIS_CA_FILE"), "{error}");
     assert!(error.error_message.contains("the TLS handshake failed"), "{error}");
     assert!(!error.to_string().contains(&password), "{error}");
+    lambda.stop().await;
+}
+
+/// The drain function exists only when the stack is given a database
+/// (its `Condition`); given one it cannot reach, its cold start fails with
+/// one line naming the endpoint and the variable, never the password in
+/// the URL it read from the (local) Secrets Manager.
+#[tokio::test]
+async fn a_database_that_cannot_be_reached_fails_the_drains_cold_start_naming_it_and_no_password() {
+    let redis = TestRedis::new("cold_start_database");
+    let without = start(Template::bundled().unwrap(), bindings(&redis, &redis.url()), 1).await;
+    assert!(without.function("sluice-fn-drain").is_none(), "no database: no drain function");
+    without.stop().await;
+    // Port 1 on loopback: nothing listens there.
+    let url = "postgres://sluice:pw-secret@127.0.0.1:1/app";
+    let with_database = bindings(&redis, &redis.url()).secret("DatabaseUrlSecretArn", Secret::new(url));
+    let lambda = start(Template::bundled().unwrap(), with_database, 1).await;
+    let error = failed_cold_start(&lambda, "sluice-fn-drain", "{}".to_owned()).await;
+    assert!(error.error_message.contains("cannot connect to postgresql at 127.0.0.1:1/app"), "{error}");
+    assert!(error.error_message.contains("(SLUICE_DATABASE_URL_SECRET_ARN)"), "{error}");
+    assert!(!error.to_string().contains("pw-secret"), "{error}");
     lambda.stop().await;
 }
 

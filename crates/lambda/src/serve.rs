@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_config::{EnvSource, Serving};
 use sluice_domain::ErrorKind;
-use sluice_pipeline::ServiceCore;
+use sluice_pipeline::{ServiceCore, SheetService, ShopService};
 use sluice_redis::Connection;
 use std::fmt::{Debug, Display};
 use std::process::ExitCode;
@@ -48,6 +48,31 @@ impl CredentialRefusal for lambda_runtime::Error {
     }
 }
 
+/// What a served function prints after each invocation: one EMF line of
+/// what it counted (nothing when it counted nothing).
+pub trait PrintsMetrics {
+    fn print_emf(&self, stage: &str, function: &str);
+}
+
+/// The step services print what their core counted.
+impl PrintsMetrics for ServiceCore<Connection> {
+    fn print_emf(&self, stage: &str, function: &str) {
+        self.metrics().print_emf(stage, function);
+    }
+}
+
+impl PrintsMetrics for ShopService<Connection> {
+    fn print_emf(&self, stage: &str, function: &str) {
+        AsRef::<ServiceCore<Connection>>::as_ref(self).print_emf(stage, function);
+    }
+}
+
+impl PrintsMetrics for SheetService<Connection> {
+    fn print_emf(&self, stage: &str, function: &str) {
+        AsRef::<ServiceCore<Connection>>::as_ref(self).print_emf(stage, function);
+    }
+}
+
 /// The service and when it was built.
 struct Built<S> {
     service: Arc<S>,
@@ -57,14 +82,15 @@ struct Built<S> {
 /// Serves the step function `function` (`"fetch"`: the name in its logs
 /// and EMF lines). `start` builds the service; if the first build fails,
 /// the cold start ends with a log line naming the problem. Each invocation
-/// is answered by `handler`, then one EMF line prints what the core counted.
+/// is answered by `handler`, then one EMF line prints what the service
+/// counted ([`PrintsMetrics`]).
 pub async fn serve_step<S, A, R, E, D>(
     function: &str,
     start: impl AsyncFn() -> Result<S, D>,
     handler: impl AsyncFn(&S, LambdaEvent<A>) -> Result<R, E>,
 ) -> ExitCode
 where
-    S: AsRef<ServiceCore<Connection>>,
+    S: PrintsMetrics,
     A: DeserializeOwned + Clone,
     R: Serialize,
     E: Into<Diagnostic> + Debug + CredentialRefusal,
@@ -86,7 +112,7 @@ where
     let ages = Ages { ttl: serving.secret_ttl, reread_after: REREAD_AFTER };
     let served = lambda_runtime::run(service_fn(|event: LambdaEvent<A>| async {
         let (answer, service) = invoke(&built, function, &start, &handler, event, ages).await;
-        service.as_ref().as_ref().metrics().print_emf(&serving.stage, function);
+        service.print_emf(&serving.stage, function);
         answer
     }))
     .await;

@@ -50,6 +50,14 @@ pub struct ShardLag {
     pub consumers: Vec<(String, u64)>,
 }
 
+impl ShardLag {
+    /// When the oldest unacknowledged entry was appended (Unix
+    /// milliseconds, the first part of its id, Redis's clock).
+    pub fn oldest_unacknowledged_ms(&self) -> Option<u64> {
+        self.oldest_unacknowledged.as_deref().and_then(parse_id).map(|(ms, _)| ms)
+    }
+}
+
 impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     /// A consumer of the streams named by `stream_keys` (shard `n` is
     /// `stream_keys[n]`; see [`SnapshotStore::stream_key`](crate::SnapshotStore::stream_key)).
@@ -197,6 +205,18 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
         })
     }
 
+    /// When the oldest entry this consumer's group has not acknowledged,
+    /// on any shard, was appended (Unix milliseconds, Redis's clock); `None`
+    /// when the group has acknowledged everything.
+    pub async fn oldest_unacknowledged_ms(&self) -> Result<Option<u64>, Error> {
+        let mut oldest = None;
+        for shard in 0..self.shards() {
+            let ms = self.lag(shard).await?.oldest_unacknowledged_ms();
+            oldest = oldest.into_iter().chain(ms).min();
+        }
+        Ok(oldest)
+    }
+
     async fn read_group(&self, shard: u32, count: usize, from: &str) -> Result<Vec<StoredEntry>, Error> {
         let reply: Option<StreamReadReply> = redis::cmd("XREADGROUP")
             .arg("GROUP")
@@ -278,5 +298,8 @@ mod tests {
         assert!(parse_id("9-0") < parse_id("10-0"), "numeric, not textual order");
         assert_eq!(next_id((5, 1)), (5, 2));
         assert_eq!(next_id((5, u64::MAX)), (6, 0));
+        let lag = ShardLag { oldest_unacknowledged: Some("1700000000000-3".into()), ..ShardLag::default() };
+        assert_eq!(lag.oldest_unacknowledged_ms(), Some(1_700_000_000_000));
+        assert_eq!(ShardLag::default().oldest_unacknowledged_ms(), None);
     }
 }

@@ -51,8 +51,8 @@ impl Default for DrainConfig {
     }
 }
 
-/// What one pass (or several, summed) did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What one pass (or several, summed) did; the drain function answers it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PassReport {
     /// Entries taken from the stream (own pending, claimed or new).
     pub taken: u64,

@@ -9,7 +9,7 @@ pub enum SinkError {
     #[error("the database URL is invalid: {0}")]
     Url(String),
     /// The first connection failed.
-    #[error("cannot connect to postgresql at {endpoint}: {source}")]
+    #[error("cannot connect to postgresql at {endpoint}: {}", connect_cause(.source))]
     Connect { endpoint: String, source: sqlx::Error },
     /// PostgreSQL refused or could not be reached.
     #[error("postgresql: {0}")]
@@ -20,4 +20,17 @@ pub enum SinkError {
     /// Redis refused or could not be reached.
     #[error("{0}")]
     Redis(#[from] sluice_redis::Error),
+}
+
+/// Why a connection failed. sqlx's pool retries an unreachable server
+/// until its timeout and then says only that it timed out: say what that
+/// means instead.
+fn connect_cause(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::PoolTimedOut => format!(
+            "no connection within {} s (nothing listens there, or a firewall or security group drops the packets)",
+            crate::database::CONNECT_TIMEOUT.as_secs()
+        ),
+        other => other.to_string(),
+    }
 }

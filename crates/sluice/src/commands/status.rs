@@ -219,12 +219,12 @@ async fn print_drain<C: redis::aio::ConnectionLike + Clone + Send>(store: Snapsh
     let mut per_consumer = std::collections::BTreeMap::<String, u64>::new();
     for shard in 0..consumer.shards() {
         let lag = consumer.lag(shard).await?;
+        let ms = lag.oldest_unacknowledged_ms();
         undelivered += lag.undelivered.unwrap_or(0);
         pending += lag.pending;
         for (name, count) in lag.consumers {
             *per_consumer.entry(name).or_default() += count;
         }
-        let ms = lag.oldest_unacknowledged.and_then(|id| id.split_once('-').and_then(|(ms, _)| ms.parse().ok()));
         oldest_ms = match (oldest_ms, ms) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
