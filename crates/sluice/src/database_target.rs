@@ -121,3 +121,13 @@ pub(crate) async fn local_default() -> Result<DrainDatabase, String> {
     let pool = sluice_sink::connect(&url).await.map_err(|e| e.to_string())?;
     Ok(DrainDatabase { pool, endpoint: format!("{where_}/{LOCAL_DATABASE}"), _private: None })
 }
+
+/// A private PostgreSQL started for this run (initdb into a temporary
+/// directory), stopped when the returned value is dropped; or why not, in
+/// one line.
+pub(crate) async fn private() -> Result<DrainDatabase, String> {
+    let server = PostgresServer::start().await.map_err(|e| e.to_string())?;
+    let pool = sluice_sink::connect(&server.url("postgres")).await.map_err(|e| format!("private postgresql: {e}"))?;
+    let endpoint = format!("{LOCAL_HOST}:{}/postgres (private, for this run only)", server.port());
+    Ok(DrainDatabase { pool, endpoint, _private: Some(server) })
+}
