@@ -114,7 +114,7 @@ async fn with_a_database_the_drain_writes_the_product_and_the_trace_shows_it() {
     let event_id = event_of(&change);
     let output = dev.trace_until(&event_id, "now: in PostgreSQL").await;
     let written = output.lines().find(|l| l.contains(" written ")).expect("a written stage");
-    assert!(written.contains(r#""sink":"postgresql""#), "{written}");
+    assert!(written.contains("written    to PostgreSQL, row version "), "{written}");
     let name: String = sqlx::query_scalar("SELECT body->>'product_name' FROM sluice.snapshots WHERE mall_id = 'acme'")
         .fetch_one(&pg.pool)
         .await
