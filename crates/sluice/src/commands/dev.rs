@@ -365,8 +365,15 @@ async fn status_line(stack: &DevStack) {
             }
             Err(e) => format!("queue: {e}"),
         };
+        let drain = match &stack.drain {
+            None => String::new(),
+            Some(drain) => match drain.behind().await {
+                Ok(behind) => format!(" | PostgreSQL {behind} behind"),
+                Err(e) => format!(" | drain: {e}"),
+            },
+        };
         line.set_message(format!(
-            "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}",
+            "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}{drain}",
             ingest.received, ingest.enqueued, ingest.coalesced, ingest.rejected
         ));
     }
