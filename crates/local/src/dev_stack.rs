@@ -10,8 +10,10 @@
 //! Stopping is ordered so nothing accepted is left half done: ingest stops
 //! taking requests and sends what it holds, the pipe finishes the batches
 //! it holds, the flush worker finishes its flushes, the Step Functions
-//! endpoint finishes the executions it runs, then the SQS endpoint stops.
-//! Rows still buffered stay in Redis for the next start.
+//! endpoint finishes the executions it runs, the drain to PostgreSQL (when
+//! configured) finishes the batch in hand, then the SQS endpoint stops.
+//! Rows still buffered, and snapshots not yet drained, stay in Redis for
+//! the next start.
 //!
 //! A stack is the one consumer of its queues: it holds the store's consumer
 //! lease ([`sluice_queue::redis_store::lease`]) while it runs. Taking it
@@ -24,6 +26,7 @@
 //! the lease be lost while running, receives fail (the backend is fenced)
 //! and [`DevStack::lease_lost`] returns.
 
+use crate::drain_task::{DrainSetup, DrainTask};
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::function_processes::{
     FunctionsMode, StackQueues, flush_event_source, http_function, process_registry, process_substitutions,
@@ -32,6 +35,8 @@ use crate::function_processes::{
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::sfn_api::{self, StepFunctionsApi};
+pub use crate::stack_setup::take_consumer_lease;
+use crate::stack_setup::{create_queues, listen, port};
 use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
 use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
@@ -44,16 +49,12 @@ use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{
-    ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, QueueBackend, QueueConfig, QueueError, RedisBackend,
-    RedrivePolicy,
-};
+use sluice_queue::{ConsumerLease, RedisBackend};
 use sluice_redis::Connection;
 use sluice_redis::Keyspace;
 use sluice_sheets::{SheetsClient, SheetsConfig};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
@@ -94,6 +95,9 @@ pub struct DevConfig {
     /// How the functions run: their code in this process, or their
     /// binaries under the local Lambda service.
     pub functions: FunctionsMode,
+    /// The drain of the snapshot streams into PostgreSQL; without one the
+    /// snapshots stay in Redis.
+    pub drain: Option<DrainSetup>,
 }
 
 impl DevConfig {
@@ -118,6 +122,7 @@ impl DevConfig {
             alert_url: None,
             clock: Arc::new(SystemClock),
             functions: FunctionsMode::InProcess,
+            drain: None,
         }
     }
 }
@@ -142,6 +147,8 @@ pub struct DevStack {
     pub dlq: SqsQueue,
     /// The local Lambda service running the functions (`--functions processes`).
     pub functions: Option<Arc<LocalLambda>>,
+    /// The drain to PostgreSQL, when configured.
+    pub drain: Option<DrainTask>,
     lease: ConsumerLease<Connection>,
     flush_dlq: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
@@ -154,22 +161,12 @@ pub struct DevStack {
     pipe_stop: CancellationToken,
     flush_stop: CancellationToken,
     sfn_stop: CancellationToken,
+    drain_stop: CancellationToken,
     ingest_task: JoinHandle<std::io::Result<()>>,
     pipe_task: JoinHandle<()>,
     flush_task: JoinHandle<()>,
     sfn_task: JoinHandle<std::io::Result<()>>,
     sqs_task: JoinHandle<std::io::Result<()>>,
-}
-
-/// Takes the consumer lease of the queues under `keyspace` for this
-/// process (waiting, bounded, for a holder that may be alive: see
-/// [`sluice_queue::redis_store::lease`]).
-pub async fn take_consumer_lease(
-    conn: &Connection,
-    keyspace: &Keyspace,
-) -> Result<ConsumerLease<Connection>, LeaseError> {
-    let backend = RedisBackend::new(conn.clone(), keyspace.clone());
-    backend.take_consumer_lease(LeaseOwner::this_process(), LeaseSettings::default()).await
 }
 
 impl DevStack {
@@ -228,7 +225,15 @@ impl DevStack {
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
         let shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
         let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
-        let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url);
+        let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url.clone());
+        let drain_stop = shutdown.child_token();
+        let drain = match config.drain {
+            None => None,
+            Some(setup) => {
+                let alerts = (conn.clone(), config.keyspace.clone(), config.alert_url.clone());
+                Some(DrainTask::start(setup, &shop, alerts, drain_stop.clone()).await?)
+            }
+        };
         let (substitutions, registry) = match &functions {
             None => (substitutions(), registry(shop.clone(), sheet.clone())),
             Some(lambda) => (process_substitutions(lambda), process_registry(lambda)),
@@ -312,7 +317,7 @@ impl DevStack {
             }
         });
 
-        let urls = vec![
+        let mut urls = vec![
             ("Ingest", format!("{ingest_url}{}", sluice_ingest::WEBHOOK_PATH)),
             ("Sheet rows", format!("{ingest_url}{}", sluice_ingest::SHEET_ROWS_PATH)),
             ("SQS endpoint", sqs_url),
@@ -324,6 +329,9 @@ impl DevStack {
             ("Flush dead-letter queue", flush_dlq_url),
             ("Metrics", metrics_url),
         ];
+        if let Some(drain) = &drain {
+            urls.push(("PostgreSQL", drain.endpoint.clone()));
+        }
         Ok(Self {
             urls,
             ingest: counters,
@@ -336,12 +344,14 @@ impl DevStack {
             events,
             dlq,
             functions,
+            drain,
             flush_dlq,
             shutdown: guard,
             ingest_stop,
             pipe_stop,
             flush_stop,
             sfn_stop,
+            drain_stop,
             ingest_task,
             pipe_task,
             flush_task,
@@ -370,8 +380,9 @@ impl DevStack {
     /// Stops in order: ingest (sending what it holds), the pipe (finishing
     /// its batches), the flush worker (finishing its flushes), the Step
     /// Functions endpoint (finishing its executions, whose steps may still
-    /// send to the flush queue), the SQS endpoint, then gives up the
-    /// consumer lease.
+    /// send to the flush queue and store snapshots), the drain (finishing
+    /// the batch in hand), the SQS endpoint, then gives up the consumer
+    /// lease.
     pub async fn stop(self) -> anyhow::Result<()> {
         self.ingest_stop.cancel();
         let ingest = self.ingest_task.await;
@@ -383,6 +394,10 @@ impl DevStack {
         let sfn = self.sfn_task.await;
         if let Some(functions) = &self.functions {
             functions.stop().await;
+        }
+        self.drain_stop.cancel();
+        if let Some(drain) = self.drain {
+            drain.join().await;
         }
         drop(self.shutdown);
         let sqs = self.sqs_task.await;
@@ -396,45 +411,4 @@ impl DevStack {
         }
         Ok(())
     }
-}
-
-async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> anyhow::Result<()> {
-    let explain = |name: &str, e: QueueError| match e {
-        QueueError::QueueNameExists { attribute, .. } => anyhow!(
-            "queue {name} already exists in Redis with a different {attribute}; delete it \
-             (aws sqs delete-queue --endpoint-url ...) or use another --key-prefix"
-        ),
-        e => anyhow!(e).context(format!("cannot create queue {name}")),
-    };
-    backend.create_queue(EVENTS_DLQ, &QueueConfig::default()).await.map_err(|e| explain(EVENTS_DLQ, e))?;
-    let events = QueueConfig {
-        visibility_timeout: config.visibility_timeout,
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: EVENTS_DLQ.to_owned(),
-            max_receive_count: config.max_receive_count,
-        }),
-        ..QueueConfig::default()
-    };
-    backend.create_queue(EVENTS_QUEUE, &events).await.map_err(|e| explain(EVENTS_QUEUE, e))?;
-    backend.create_queue(FLUSH_DLQ, &QueueConfig::default()).await.map_err(|e| explain(FLUSH_DLQ, e))?;
-    let flush = QueueConfig {
-        visibility_timeout: config.flush.visibility_timeout,
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: FLUSH_DLQ.to_owned(),
-            max_receive_count: config.max_receive_count,
-        }),
-        ..QueueConfig::default()
-    };
-    backend.create_queue(FLUSH_QUEUE, &flush).await.map_err(|e| explain(FLUSH_QUEUE, e))?;
-    Ok(())
-}
-
-async fn listen(port: u16, what: &str, flag: &str) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(("127.0.0.1", port))
-        .await
-        .map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port} for {what}: {e} (choose another with {flag})"))
-}
-
-fn port(listener: &TcpListener) -> anyhow::Result<u16> {
-    Ok(listener.local_addr()?.port())
 }

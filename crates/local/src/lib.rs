@@ -16,18 +16,23 @@
 //! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-local`).
 //! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`metrics_endpoint`]: `GET /metrics` (Prometheus text) of `sluice dev`.
+//! - [`drain_task`]: the drain of the snapshot streams into PostgreSQL, with its alert.
+//! - [`stack_setup`]: the queues created, the consumer lease taken, the listeners bound.
 //! - [`dev_stack`]: all of it assembled with ingest and the SQS and Step Functions endpoints, as `sluice dev` runs it.
 
 pub mod dev_stack;
+pub mod drain_task;
 pub mod flush_worker;
 pub mod function_processes;
 pub mod ingest_counts;
 pub mod metrics_endpoint;
 pub mod pipe;
 pub mod sfn_api;
+pub mod stack_setup;
 pub mod step_functions;
 
 pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, take_consumer_lease};
+pub use drain_task::{DrainSetup, DrainTask};
 pub use flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 pub use function_processes::{FunctionsMode, ProcessFunctions};
 pub use ingest_counts::IngestCounts;

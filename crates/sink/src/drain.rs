@@ -62,6 +62,10 @@ pub struct PassReport {
     pub written: u64,
     /// Snapshots older than (or as old as) what the table held.
     pub superseded: u64,
+    /// Entries an earlier pass already committed (it died before the
+    /// acknowledgement, or was slower than `claim_idle`): acknowledged,
+    /// nothing written or recorded again.
+    pub redelivered: u64,
     /// Entries kept as unreadable.
     pub unreadable: u64,
     /// Entries acknowledged.
@@ -76,6 +80,7 @@ impl PassReport {
         self.claimed += other.claimed;
         self.written += other.written;
         self.superseded += other.superseded;
+        self.redelivered += other.redelivered;
         self.unreadable += other.unreadable;
         self.acked += other.acked;
         self.trimmed += other.trimmed;
@@ -174,6 +179,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
             claimed,
             written: outcome.written.len() as u64,
             superseded: outcome.superseded.len() as u64,
+            redelivered: outcome.redelivered.len() as u64,
             unreadable: outcome.unreadable as u64,
             acked,
             trimmed,
@@ -229,15 +235,18 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         }
     }
 
-    /// Best effort: the rows are committed whether or not the traces say so.
+    /// Best effort: the rows are committed whether or not the traces say
+    /// so. A redelivered entry's trace gets the outcome its first pass
+    /// committed: that pass died before it could record it.
     async fn trace(&self, outcome: &BatchOutcome) {
         let Some(traces) = &self.traces else { return };
-        for (stage, rows) in [("written", &outcome.written), ("superseded", &outcome.superseded)] {
-            for row in rows {
-                let detail = json!({"sink": "postgresql", "version": row.version, "resource": format!("{}/{}/{}", row.mall_id, row.kind, row.resource_id)});
-                if let Err(e) = traces.record_all(&row.event_ids, stage, &detail).await {
-                    tracing::debug!(error = %e, "drain: trace not recorded");
-                }
+        let rows = (outcome.written.iter().map(|row| ("written", row)))
+            .chain(outcome.superseded.iter().map(|row| ("superseded", row)))
+            .chain(outcome.redelivered.iter().map(|(row, stage)| (stage.as_str(), row)));
+        for (stage, row) in rows {
+            let detail = json!({"sink": "postgresql", "version": row.version, "resource": format!("{}/{}/{}", row.mall_id, row.kind, row.resource_id)});
+            if let Err(e) = traces.record_all(&row.event_ids, stage, &detail).await {
+                tracing::debug!(error = %e, "drain: trace not recorded");
             }
         }
     }

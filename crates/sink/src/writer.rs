@@ -9,13 +9,27 @@
 //! overlapping batches lock rows in the same order and cannot deadlock on
 //! each other; a batch holding two snapshots of one resource keeps the
 //! newer (PostgreSQL refuses to update one row twice in a statement).
+//!
+//! A redelivered entry (a drain that died between the commit and the
+//! acknowledgement, an entry claimed from a consumer that was slow) is one
+//! the database already holds: its resource's row carries its entry id, or
+//! its events already have an outcome naming it. It is counted apart and
+//! records nothing again, so an event never gains a second outcome from
+//! one snapshot. Only the snapshots the upsert did not write can be
+//! redeliveries, so the check is a second round trip only for batches that
+//! have some; it runs after the upsert, which waited for any other drain
+//! still committing the same rows, so it sees what that drain wrote.
+//!
+//! A deadlock or serialization failure (another client locking the same
+//! rows in another order) rolls the transaction back; the batch is tried
+//! again at once, a few times, before the error reaches the drain.
 
 use crate::error::SinkError;
 use crate::snapshot_row::{SnapshotRow, parse_entry};
 use serde_json::{Value, json};
 use sluice_redis::StoredEntry;
 use sqlx::PgPool;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 const UPSERT: &str = "\
 INSERT INTO sluice.snapshots AS s
@@ -29,6 +43,19 @@ ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET
     written_at = excluded.written_at
 WHERE excluded.version > s.version
 RETURNING s.mall_id, s.kind, s.resource_id";
+
+/// Of the snapshots not written, those an earlier transaction already
+/// committed, with the outcome it recorded: `written` when the row still
+/// carries the entry, else its events' outcome naming the entry.
+const COMMITTED: &str = "\
+SELECT x.entry_id, coalesce(
+    (SELECT 'written' FROM sluice.snapshots s
+     WHERE (s.mall_id, s.kind, s.resource_id, s.entry_id) = (x.mall_id, x.kind, x.resource_id, x.entry_id)),
+    (SELECT e.outcome FROM sluice.events e
+     WHERE e.event_id IN (SELECT jsonb_array_elements_text(x.event_ids)) AND e.detail->>'entry_id' = x.entry_id
+     LIMIT 1)) AS outcome
+FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
+    AS x(mall_id, kind, resource_id, entry_id, event_ids)";
 
 const EVENTS: &str = "\
 INSERT INTO sluice.events (event_id, outcome, at, detail)
@@ -49,9 +76,17 @@ pub struct BatchOutcome {
     pub written: Vec<SnapshotRow>,
     /// Snapshots not written: the table (or the batch) held a newer or equal version.
     pub superseded: Vec<SnapshotRow>,
+    /// Entries an earlier transaction already committed (redelivered),
+    /// with the outcome it recorded for them: nothing recorded again.
+    pub redelivered: Vec<(SnapshotRow, String)>,
     /// Entries kept in `sluice.unreadable_entries`.
     pub unreadable: usize,
 }
+
+/// SQLSTATEs after which the same transaction, run again, can succeed.
+const TRANSIENT: &[&str] = &["40001", "40P01"];
+/// Attempts at a batch before a transient error reaches the drain.
+const ATTEMPTS: usize = 3;
 
 /// Writes batches to `sluice.snapshots`.
 #[derive(Debug, Clone)]
@@ -68,8 +103,22 @@ impl SnapshotWriter {
         &self.pool
     }
 
-    /// Writes `entries`, read from `stream`, in one transaction.
+    /// Writes `entries`, read from `stream`, in one transaction, run again
+    /// after a deadlock or serialization failure.
     pub async fn write(&self, stream: &str, entries: &[StoredEntry]) -> Result<BatchOutcome, SinkError> {
+        let mut attempt = 1;
+        loop {
+            match self.write_once(stream, entries).await {
+                Err(SinkError::Database(e)) if attempt < ATTEMPTS && is_transient(&e) => {
+                    tracing::info!(error = %e, attempt, "drain: batch rolled back; writing it again");
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn write_once(&self, stream: &str, entries: &[StoredEntry]) -> Result<BatchOutcome, SinkError> {
         let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
         let mut superseded = Vec::new();
         let mut unreadable = Vec::new();
@@ -119,13 +168,17 @@ impl SnapshotWriter {
             .into_iter()
             .partition(|r| written_keys.contains(&(r.mall_id.clone(), r.kind.clone(), r.resource_id.clone())));
         superseded.extend(older);
+        let redelivered = committed_before(&mut tx, &mut superseded).await?;
 
-        let outcomes: Vec<(&str, &str, Value)> = written
+        // Sorted, so two transactions recording the same events (a
+        // redelivery racing its first delivery) take their locks in one order.
+        let mut outcomes: Vec<(&str, &str, Value)> = written
             .iter()
             .map(|row| ("written", row))
             .chain(superseded.iter().map(|row| ("superseded", row)))
             .flat_map(|(outcome, row)| row.event_ids.iter().map(move |id| (id.as_str(), outcome, detail(row))))
             .collect();
+        outcomes.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
         if !outcomes.is_empty() {
             sqlx::query(EVENTS)
                 .bind(outcomes.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())
@@ -144,8 +197,47 @@ impl SnapshotWriter {
                 .await?;
         }
         tx.commit().await?;
-        Ok(BatchOutcome { written, superseded, unreadable: unreadable.len() })
+        Ok(BatchOutcome { written, superseded, redelivered, unreadable: unreadable.len() })
     }
+}
+
+/// Moves out of `superseded` the snapshots an earlier transaction already
+/// committed, with the outcome it recorded.
+async fn committed_before(
+    tx: &mut sqlx::PgConnection,
+    superseded: &mut Vec<SnapshotRow>,
+) -> Result<Vec<(SnapshotRow, String)>, SinkError> {
+    if superseded.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = &*superseded;
+    let committed: HashMap<String, String> = sqlx::query_as::<_, (String, Option<String>)>(COMMITTED)
+        .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.entry_id.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| json!(r.event_ids)).collect::<Vec<_>>())
+        .fetch_all(&mut *tx)
+        .await?
+        .into_iter()
+        .filter_map(|(entry_id, outcome)| Some((entry_id, outcome?)))
+        .collect();
+    let (again, fresh): (Vec<_>, Vec<_>) =
+        std::mem::take(superseded).into_iter().partition(|r| committed.contains_key(&r.entry_id));
+    *superseded = fresh;
+    Ok(again
+        .into_iter()
+        .map(|row| {
+            let outcome = committed.get(&row.entry_id).cloned().unwrap_or_default();
+            (row, outcome)
+        })
+        .collect())
+}
+
+/// A deadlock or a serialization failure: the transaction was rolled back
+/// and may succeed if run again.
+fn is_transient(e: &sqlx::Error) -> bool {
+    e.as_database_error().and_then(|d| d.code()).is_some_and(|code| TRANSIENT.contains(&code.as_ref()))
 }
 
 /// What an event's outcome row says about the snapshot that answered it.

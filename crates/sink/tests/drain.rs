@@ -3,82 +3,13 @@
 //! only below what every group acknowledged, a dead consumer's entries are
 //! claimed, and an outage loses nothing.
 
-use sluice_redis::Connection;
-use sluice_redis::{SnapshotStore, Traces};
-use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
-use sluice_testkit::TestRedis;
+mod support;
+
+use sluice_redis::Traces;
+use sluice_sink::DrainConfig;
 use sluice_testkit::postgres::{PostgresServer, TestPostgres};
-use sqlx::PgPool;
-use std::time::{Duration, Instant};
-
-const SHARDS: u32 = 2;
-/// Every test finishes well within this.
-const LIMIT: Duration = Duration::from_secs(60);
-
-struct Rig {
-    redis: TestRedis,
-    store: SnapshotStore<Connection>,
-    pool: PgPool,
-}
-
-impl Rig {
-    async fn new(test: &str, pool: PgPool) -> Self {
-        let redis = TestRedis::new(test);
-        let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).unwrap();
-        migrate(&pool).await.expect("migrate");
-        Self { redis, store, pool }
-    }
-
-    fn drain(&self, consumer: &str, config: DrainConfig) -> Drain<Connection> {
-        let consumer = self.store.consumer("sink", consumer).unwrap();
-        Drain::new(consumer, SnapshotWriter::new(self.pool.clone()), config)
-    }
-
-    /// Appends a found snapshot of product `id` of `mall` fetched at `version`.
-    async fn append(&self, mall: &str, id: &str, version: i64, events: &[&str]) {
-        let key = format!("{mall}/{id}/{version}/{}", events.join(","));
-        let body = serde_json::json!({"product_no": id, "v": version}).to_string();
-        let fields = [
-            ("mall_id", mall.to_owned()),
-            ("kind", "product".to_owned()),
-            ("id", id.to_owned()),
-            ("status", "found".to_owned()),
-            ("updated_date", String::new()),
-            ("version", String::new()),
-            ("event_ids", serde_json::json!(events).to_string()),
-            ("fetched_at_ms", version.to_string()),
-            ("body", body),
-        ];
-        self.store.append(mall, &key, &fields).await.unwrap();
-    }
-
-    async fn row_version(&self, mall: &str, id: &str) -> Option<i64> {
-        sqlx::query_scalar("SELECT version FROM sluice.snapshots WHERE mall_id = $1 AND resource_id = $2")
-            .bind(mall)
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .unwrap()
-    }
-
-    async fn rows(&self) -> i64 {
-        sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots").fetch_one(&self.pool).await.unwrap()
-    }
-
-    async fn stream_lengths(&self) -> u64 {
-        let mut conn = self.redis.conn().await;
-        let mut total = 0;
-        for shard in 0..SHARDS {
-            let len: u64 = redis::cmd("XLEN").arg(self.store.stream_key(shard)).query_async(&mut conn).await.unwrap();
-            total += len;
-        }
-        total
-    }
-}
-
-fn deadline() -> Instant {
-    Instant::now() + LIMIT
-}
+use std::time::Duration;
+use support::{LIMIT, Rig, SHARDS, deadline};
 
 #[tokio::test]
 async fn drained_snapshots_become_rows_with_their_events_and_leave_the_streams() {

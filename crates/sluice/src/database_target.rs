@@ -1,16 +1,133 @@
-//! The PostgreSQL an operator command reads (`sluice trace`, `sluice
-//! status`): `SLUICE_DATABASE_URL` when set. Without it, those commands say
-//! nothing about the database; they never fail for want of one.
+//! Which PostgreSQL a command uses.
+//!
+//! - Operator commands (`sluice trace`, `sluice status`) read
+//!   `SLUICE_DATABASE_URL` when set; without it they say nothing about the
+//!   database and never fail for want of one ([`optional_pool`]).
+//! - `sluice dev` drains into `--database-url` / `SLUICE_DATABASE_URL`, else
+//!   into the database `sluice` of the PostgreSQL at 127.0.0.1:5432 when one
+//!   answers there as user `postgres` (a fresh `apt-get install postgresql`
+//!   with trust or peer-free local auth), creating the database if missing
+//!   ([`local_default`]); else the drain is off.
+//! - `sluice demo shops` drains into a private PostgreSQL of its own when
+//!   `initdb` is installed ([`private`]), so it never writes into a user's
+//!   database, else into the URL given.
+//!
+//! A URL may hold a password: only its endpoint (`host:port/database`) is
+//! ever printed.
 
 use sluice_config::{EnvSource, SecretSetting, database_url};
-use sqlx::PgPool;
+use sluice_sink::PostgresServer;
+use sqlx::postgres::PgConnectOptions;
+use sqlx::{ConnectOptions, Connection, PgPool};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Where `sluice dev` looks for a PostgreSQL when no URL is given.
+pub(crate) const LOCAL_HOST: &str = "127.0.0.1";
+pub(crate) const LOCAL_PORT: u16 = 5432;
+/// The database `sluice dev` drains into there (created when missing).
+pub(crate) const LOCAL_DATABASE: &str = "sluice";
+/// How long the probe of the local PostgreSQL may take: it answers at once
+/// on loopback, or is not there.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A pool on the configured database, `None` when none is configured. A
 /// configured one that cannot be reached is an error naming it.
 pub(crate) async fn optional_pool(who: &'static str) -> anyhow::Result<Option<PgPool>> {
-    let url = match database_url(&EnvSource::from_process()).map_err(|e| crate::usage(who, e))? {
-        Some(SecretSetting::Value(url)) => url.expose().to_owned(),
-        _ => return Ok(None),
+    match configured_url(who, None)? {
+        Some(url) => Ok(Some(sluice_sink::connect(&url).await?)),
+        None => Ok(None),
+    }
+}
+
+/// `flag`, else `SLUICE_DATABASE_URL`. The secret's ARN is refused: only
+/// the drain function reads Secrets Manager.
+pub(crate) fn configured_url(who: &'static str, flag: Option<String>) -> anyhow::Result<Option<String>> {
+    let env = EnvSource::from_process().with("database_url", flag);
+    match database_url(&env).map_err(|e| crate::usage(who, e))? {
+        Some(SecretSetting::Value(url)) => Ok(Some(url.expose().to_owned())),
+        Some(SecretSetting::Arn(_)) => Err(crate::usage(
+            who,
+            "SLUICE_DATABASE_URL_SECRET_ARN is read by the drain function; give the URL itself here \
+             (--database-url or SLUICE_DATABASE_URL)",
+        )),
+        None => Ok(None),
+    }
+}
+
+/// An open database to drain into.
+#[derive(Debug)]
+pub(crate) struct DrainDatabase {
+    pub(crate) pool: PgPool,
+    /// `host:port/database`, never the URL.
+    pub(crate) endpoint: String,
+    /// Kept alive for the run; dropping it stops the server.
+    _private: Option<PostgresServer>,
+}
+
+impl DrainDatabase {
+    /// Connects to `url`: a malformed URL is a usage error (exit 2), an
+    /// unreachable database an error naming its endpoint.
+    pub(crate) async fn open(who: &'static str, url: &str) -> anyhow::Result<Self> {
+        let pool = sluice_sink::connect(url).await.map_err(|e| match e {
+            sluice_sink::SinkError::Url(_) => crate::usage(who, e),
+            other => other.into(),
+        })?;
+        let endpoint = PgConnectOptions::from_str(url).map(|o| sluice_sink::database::endpoint(&o)).unwrap_or_default();
+        Ok(Self { pool, endpoint, _private: None })
+    }
+}
+
+/// Where `sluice dev` drains: `--database-url` / `SLUICE_DATABASE_URL`
+/// (which must work), else the local default; `Ok(Err(why))` when the
+/// drain is off.
+pub(crate) async fn for_dev(flag: Option<String>, no_drain: bool) -> anyhow::Result<Result<DrainDatabase, String>> {
+    if no_drain {
+        return Ok(Err("--no-drain".into()));
+    }
+    match configured_url("sluice dev", flag)? {
+        Some(url) => Ok(Ok(DrainDatabase::open("sluice dev", &url).await?)),
+        None => Ok(local_default().await),
+    }
+}
+
+/// The database [`LOCAL_DATABASE`] of the PostgreSQL on 127.0.0.1:5432, as
+/// user `postgres`, created when missing; or why there is none, in a few
+/// words.
+pub(crate) async fn local_default() -> Result<DrainDatabase, String> {
+    let server = PgConnectOptions::new().host(LOCAL_HOST).port(LOCAL_PORT).username("postgres").database("postgres");
+    let where_ = format!("{LOCAL_HOST}:{LOCAL_PORT}");
+    let mut admin = match tokio::time::timeout(PROBE_TIMEOUT, server.connect()).await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(sqlx::Error::Io(_))) | Err(_) => return Err(format!("no PostgreSQL answers at {where_}")),
+        Ok(Err(_)) => return Err(format!("the PostgreSQL at {where_} refused user postgres without a password")),
     };
-    Ok(Some(sluice_sink::connect(&url).await?))
+    let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
+        .bind(LOCAL_DATABASE)
+        .fetch_optional(&mut admin)
+        .await
+        .map_err(|e| format!("the PostgreSQL at {where_}: {e}"))?;
+    if exists.is_none() {
+        let create = sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {LOCAL_DATABASE}")));
+        match create.execute(&mut admin).await {
+            Ok(_) => {}
+            // Another sluice created it meanwhile.
+            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("42P04") => {}
+            Err(e) => return Err(format!("cannot create database {LOCAL_DATABASE} at {where_}: {e}")),
+        }
+    }
+    let _ = admin.close().await;
+    let url = format!("postgres://postgres@{where_}/{LOCAL_DATABASE}");
+    let pool = sluice_sink::connect(&url).await.map_err(|e| e.to_string())?;
+    Ok(DrainDatabase { pool, endpoint: format!("{where_}/{LOCAL_DATABASE}"), _private: None })
+}
+
+/// A private PostgreSQL started for this run (initdb into a temporary
+/// directory), stopped when the returned value is dropped; or why not, in
+/// one line.
+pub(crate) async fn private() -> Result<DrainDatabase, String> {
+    let server = PostgresServer::start().await.map_err(|e| e.to_string())?;
+    let pool = sluice_sink::connect(&server.url("postgres")).await.map_err(|e| format!("private postgresql: {e}"))?;
+    let endpoint = format!("{LOCAL_HOST}:{}/postgres (private, for this run only)", server.port());
+    Ok(DrainDatabase { pool, endpoint, _private: Some(server) })
 }

@@ -45,11 +45,50 @@ fn demo_shops_runs_the_pipeline_and_every_invariant_holds() {
     let out = sluice(&["demo", "shops", "--malls", "3", "--products", "5", "--webhooks", "150", "--clients", "20"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    for line in ["events lost", "events stored twice", "upstream 429s", "resources whose stored state differs"] {
+    // Where PostgreSQL is installed the demo drains into a private one and checks it there.
+    let checks: &[&str] = match stdout.contains("PostgreSQL: none") {
+        true => &["events lost", "events stored twice", "upstream 429s", "resources whose stored state differs"],
+        false => &[
+            "events lost",
+            "events recorded twice in sluice.events",
+            "upstream 429s",
+            "rows in sluice.snapshots that differ from Cafe24",
+            "snapshots not yet drained to PostgreSQL",
+        ],
+    };
+    assert_rows_ok(&stdout, checks);
+}
+
+/// Each of `checks` is a report row counting 0, `ok`; every invariant held.
+fn assert_rows_ok(stdout: &str, checks: &[&str]) {
+    for line in checks {
         let row = stdout.lines().find(|l| l.contains(line)).unwrap_or_else(|| panic!("no {line:?} row:\n{stdout}"));
         assert!(row.trim_end().ends_with("0  ok"), "{row}");
     }
     assert!(stdout.contains("Every invariant held."), "{stdout}");
+}
+
+#[tokio::test]
+async fn demo_shops_checks_the_database_it_is_given() {
+    let pg = sluice_testkit::postgres::TestPostgres::new("demo_shops").await;
+    let url = pg.url.clone();
+    let args = ["demo", "shops", "--malls", "2", "--products", "4", "--webhooks", "40", "--clients", "8"];
+    let out = tokio::task::spawn_blocking(move || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+        command.args(args).args(["--database-url", &url]).env_remove("SLUICE_REDIS_URL").output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let database = pg.url.rsplit('/').next().unwrap().to_owned();
+    assert!(stdout.contains(&format!("PostgreSQL: 127.0.0.1:{}/{database}\n", pg.port())), "{stdout}");
+    assert_rows_ok(
+        &stdout,
+        &["rows in sluice.snapshots that differ from Cafe24", "events recorded twice in sluice.events"],
+    );
+    let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots").fetch_one(&pg.pool).await.unwrap();
+    assert!(rows > 0 && rows <= 8, "{rows} rows for 8 products");
 }
 
 #[test]

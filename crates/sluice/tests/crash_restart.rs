@@ -428,6 +428,8 @@ impl DevStart {
                 "0",
             ])
             .args(["--cafe24-base-url", &self.template, "--cafe24-client-id", "sandbox-client"])
+            // It checks the snapshot streams: no drain trims them.
+            .arg("--no-drain")
             .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
             .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
             .env("SLUICE_CAFE24_CLIENT_SECRET", "sandbox-secret");

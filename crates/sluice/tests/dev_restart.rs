@@ -126,7 +126,7 @@ async fn a_second_dev_on_the_same_queues_is_refused_and_takes_nothing() {
     std::fs::create_dir_all(&dir).expect("work dir");
     let mut second = Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["dev", "--sqs-port", "0", "--sfn-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
-        .args(["--key-prefix", &prefix, "--cafe24-base-url", &cafe24])
+        .args(["--key-prefix", &prefix, "--cafe24-base-url", &cafe24, "--no-drain"])
         .current_dir(&dir)
         .env("SLUICE_REDIS_URL", redis.url())
         .stdout(Stdio::piped())

@@ -1,12 +1,14 @@
 //! The shop path through a real `sluice dev` process: a change in its
 //! sandbox Cafe24 sends a webhook over HTTP to its ingest; the pipeline
 //! fetches and stores the product (one larger than a Step Functions state
-//! may carry, too); `sluice trace` shows the journey.
+//! may carry, too); `sluice trace` shows the journey. With a database, the
+//! drain writes the product to PostgreSQL and the trace says so.
 
 mod support;
 
 use serde_json::{Value, json};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
+use sluice_testkit::postgres::TestPostgres;
 use std::time::Duration;
 use support::Dev;
 
@@ -24,11 +26,9 @@ async fn create_product(sandbox: &str, product: Value) -> Value {
         .expect("change report")
 }
 
-#[tokio::test]
-async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
-    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--bucket-capacity", "5", "--bucket-drain", "10"]);
-    let sandbox = dev.url("Cafe24 sandbox");
-    let change = create_product(&sandbox, json!({"product_name": "sluice mug", "price": "12000"})).await;
+/// The event id ingest gave the webhook of `change` (a change report whose
+/// webhook ingest accepted).
+fn event_of(change: &Value) -> String {
     let delivery = &change["webhook"];
     assert_eq!(delivery["status"], 202, "ingest did not accept the webhook: {change}");
     let id = change["id"].as_str().expect("id").to_owned();
@@ -39,7 +39,17 @@ async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
         delivery["trace_id"].as_str().expect("trace id"),
     )
     .unwrap();
-    let event_id = event.dedup_id().as_str().to_owned();
+    event.dedup_id().as_str().to_owned()
+}
+
+#[tokio::test]
+async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
+    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--bucket-capacity", "5", "--bucket-drain", "10"]);
+    let off = dev.wait_for_line("Drain to PostgreSQL: off");
+    assert!(off.starts_with("Drain to PostgreSQL: off (--no-drain)") && off.contains("--database-url"), "{off}");
+    let sandbox = dev.url("Cafe24 sandbox");
+    let change = create_product(&sandbox, json!({"product_name": "sluice mug", "price": "12000"})).await;
+    let event_id = event_of(&change);
     let output = dev.trace_once_stored(&event_id).await;
     for stage in ["received", "enqueued", "dequeued", "fetch", "stored"] {
         assert!(output.contains(stage), "trace lacks {stage}:\n{output}");
@@ -89,4 +99,53 @@ async fn a_product_larger_than_a_state_may_carry_is_stored() {
     assert!(!output.contains("failed"), "stored at the first try:\n{output}");
     dev.signal("-INT");
     assert!(dev.wait(Duration::from_secs(15)).success());
+}
+
+#[tokio::test]
+async fn with_a_database_the_drain_writes_the_product_and_the_trace_shows_it() {
+    let pg = TestPostgres::new("dev_drain").await;
+    // Trust authentication ignores the password; it must never be printed.
+    let url = pg.url.replacen("postgres@", "postgres:hunter2@", 1);
+    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--database-url", &url]);
+    let database = pg.url.rsplit('/').next().expect("database name").to_owned();
+    assert_eq!(dev.url("PostgreSQL"), format!("127.0.0.1:{}/{database}", pg.port()));
+    let sandbox = dev.url("Cafe24 sandbox");
+    let change = create_product(&sandbox, json!({"product_name": "drained mug"})).await;
+    let event_id = event_of(&change);
+    let output = dev.trace_until(&event_id, "now: in PostgreSQL").await;
+    let written = output.lines().find(|l| l.contains(" written ")).expect("a written stage");
+    assert!(written.contains("written    to PostgreSQL, row version "), "{written}");
+    let name: String = sqlx::query_scalar("SELECT body->>'product_name' FROM sluice.snapshots WHERE mall_id = 'acme'")
+        .fetch_one(&pg.pool)
+        .await
+        .unwrap();
+    assert_eq!(name, "drained mug");
+    dev.signal("-INT");
+    assert!(dev.wait(Duration::from_secs(15)).success());
+    assert!(dev.seen.iter().all(|l| !l.contains("hunter2")), "{:?}", dev.seen);
+}
+
+#[test]
+fn a_database_url_that_fails_stops_sluice_dev_naming_the_endpoint_not_the_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let run = |url: &str| {
+        let dir = std::env::temp_dir().join(format!("sluice-dev-db-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["dev", "--sqs-port", "0", "--sfn-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
+            .args(["--database-url", url, "--redis-dir"])
+            .arg(dir.join("redis"))
+            .current_dir(&dir)
+            .env_remove("SLUICE_REDIS_URL")
+            .output()
+            .expect("run sluice dev");
+        let _ = std::fs::remove_dir_all(&dir);
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) = run(&format!("postgres://app:hunter2@127.0.0.1:{port}/nope"));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("postgresql at 127.0.0.1:{port}/nope")), "{stderr}");
+    let (code, malformed) = run("mysql://app:hunter2@db/x");
+    assert_eq!(code, Some(2), "{malformed}");
+    assert!(!format!("{stderr}{malformed}").contains("hunter2"));
 }

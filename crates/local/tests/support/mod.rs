@@ -10,7 +10,7 @@ use sluice_cafe24::{Cafe24Config, Change, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConfig};
 use sluice_pipeline::PipelineConfig;
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
@@ -49,6 +49,9 @@ pub struct Setup {
     pub faults: FaultConfig,
     pub max_receive_count: u32,
     pub workers: usize,
+    /// The drain to PostgreSQL, and where alerts go.
+    pub drain: Option<DrainSetup>,
+    pub alert_url: Option<String>,
 }
 
 impl Setup {
@@ -60,6 +63,8 @@ impl Setup {
             faults: FaultConfig::default(),
             max_receive_count: 5,
             workers: 4,
+            drain: None,
+            alert_url: None,
         }
     }
 }
@@ -98,6 +103,8 @@ impl Stack {
                 ..PipeConfig::default()
             },
             clock: Arc::new(FastClock),
+            drain: setup.drain,
+            alert_url: setup.alert_url,
             ..dev_config(&redis, cafe24, SheetsConfig::new("", ""))
         };
         let dev = start(&redis, config).await;

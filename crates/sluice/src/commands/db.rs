@@ -6,7 +6,6 @@
 use crate::usage;
 use anyhow::Context;
 use clap::Subcommand;
-use sluice_config::{EnvSource, SecretSetting, database_url};
 use std::process::ExitCode;
 
 #[derive(Debug, Subcommand)]
@@ -23,24 +22,10 @@ pub(crate) enum DbCommand {
 
 pub(crate) async fn run(command: DbCommand) -> anyhow::Result<ExitCode> {
     let DbCommand::Migrate { database_url: flag } = command;
-    let url = match flag {
-        Some(url) => url,
-        None => match database_url(&EnvSource::from_process()).map_err(|e| usage("sluice db migrate", e))? {
-            Some(SecretSetting::Value(url)) => url.expose().to_owned(),
-            Some(SecretSetting::Arn(_)) => {
-                return Err(usage(
-                    "sluice db migrate",
-                    "SLUICE_DATABASE_URL_SECRET_ARN is read by the drain function; give the URL itself here \
-                     (--database-url or SLUICE_DATABASE_URL)",
-                ));
-            }
-            None => return Err(usage("sluice db migrate", "no database: give --database-url or SLUICE_DATABASE_URL")),
-        },
+    let Some(url) = crate::database_target::configured_url("sluice db migrate", flag)? else {
+        return Err(usage("sluice db migrate", "no database: give --database-url or SLUICE_DATABASE_URL"));
     };
-    let pool = sluice_sink::connect(&url).await.map_err(|e| match e {
-        sluice_sink::SinkError::Url(_) => usage("sluice db migrate", e),
-        other => other.into(),
-    })?;
+    let pool = crate::database_target::DrainDatabase::open("sluice db migrate", &url).await?.pool;
     sluice_sink::migrate(&pool).await.context("applying the migrations")?;
     let applied: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice._sqlx_migrations WHERE success")
         .fetch_one(&pool)

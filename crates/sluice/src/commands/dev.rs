@@ -15,6 +15,13 @@
 //! `sluice dev`, even when it is killed. Ctrl-C (or SIGTERM) stops it in
 //! order: no new webhooks, the held ones sent, the batches in hand finished.
 //!
+//! The drain moves the stored snapshots from Redis into PostgreSQL
+//! (`sluice_local::drain_task`): `--database-url`, else the database
+//! `sluice` of a PostgreSQL on 127.0.0.1:5432 that lets user `postgres` in;
+//! with neither, or `--no-drain`, it is off, said in one line, and the
+//! snapshots stay in Redis. Migrations are applied at start; a drain that
+//! fails longer than `--drain-alert-after` raises an alert.
+//!
 //! One `sluice dev` consumes the queues of a Redis and key prefix at a
 //! time (the consumer lease, `sluice_queue::redis_store::lease`). Started
 //! after a run that was killed, it takes over at once when that run's pid
@@ -32,13 +39,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_config::{EnvSource, SecretSetting};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, FlushWorkerConfig, IngestCounts, PipeConfig, take_consumer_lease};
+use sluice_local::{DevConfig, DevStack, DrainSetup, FlushWorkerConfig, IngestCounts, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{PipelineConfig, stored_token};
 use sluice_queue::LeaseError;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_sheets::SheetsConfig;
+use sluice_sink::DrainConfig;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -121,9 +129,21 @@ pub(crate) struct Args {
     #[arg(long)]
     google_project: Option<String>,
     /// A Slack-compatible incoming-webhook URL for alerts, a rejected
-    /// credential or a sheet that is gone (default: SLUICE_ALERT_URL).
+    /// credential, a sheet that is gone, a failing drain (default: SLUICE_ALERT_URL).
     #[arg(long)]
     alert_url: Option<String>,
+    /// The PostgreSQL the snapshots are drained into,
+    /// `postgres://user:password@host:port/database` (default:
+    /// SLUICE_DATABASE_URL, else the database `sluice` of the PostgreSQL on
+    /// 127.0.0.1:5432 when it lets user postgres in, created if missing).
+    #[arg(long)]
+    database_url: Option<String>,
+    /// No drain: the snapshots stay in Redis.
+    #[arg(long, conflicts_with = "database_url")]
+    no_drain: bool,
+    /// Alert (--alert-url) once the drain has failed for this many seconds.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    drain_alert_after: u64,
     #[command(flatten)]
     functions: FunctionsArgs,
 }
@@ -153,6 +173,13 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let cafe24 = cafe24_config(&env, sandbox.as_ref())?;
     let pipeline = sluice_config::pipeline_config(&env)?;
+    let database = crate::database_target::for_dev(args.database_url.clone(), args.no_drain).await?;
+    let drain = database.as_ref().ok().map(|database| DrainSetup {
+        pool: database.pool.clone(),
+        endpoint: database.endpoint.clone(),
+        config: DrainConfig::default(),
+        alert_after: Duration::from_secs(args.drain_alert_after),
+    });
     let config = DevConfig {
         keyspace: keyspace.clone(),
         sqs_port: args.sqs_port,
@@ -179,6 +206,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         alert_url: env.get("alert_url").map(str::to_owned),
         clock: std::sync::Arc::new(sluice_asl::SystemClock),
         functions: args.functions.mode(&redis, &api_keys_list)?,
+        drain,
     };
     let functions = crate::functions_args::describe(&config.functions);
     let stack = DevStack::start_with_lease(conn, config, lease).await?;
@@ -195,6 +223,12 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{what}: {url}");
     }
     println!("Functions: {functions}");
+    if let Err(why) = &database {
+        println!(
+            "Drain to PostgreSQL: off ({why}); snapshots stay in Redis. Turn it on with --database-url \
+             postgres://user:password@host:port/database (or SLUICE_DATABASE_URL)."
+        );
+    }
     println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
     let state = DevState { redis_url: redis.url.clone(), key_prefix: args.key_prefix.clone(), urls };
     let state_path = DevState::path();
@@ -331,8 +365,15 @@ async fn status_line(stack: &DevStack) {
             }
             Err(e) => format!("queue: {e}"),
         };
+        let drain = match &stack.drain {
+            None => String::new(),
+            Some(drain) => match drain.behind().await {
+                Ok(behind) => format!(" | PostgreSQL {behind} behind"),
+                Err(e) => format!(" | drain: {e}"),
+            },
+        };
         line.set_message(format!(
-            "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}",
+            "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}{drain}",
             ingest.received, ingest.enqueued, ingest.coalesced, ingest.rejected
         ));
     }

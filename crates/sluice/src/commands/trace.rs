@@ -74,6 +74,21 @@ async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A stage's detail as printed: the drain's stages in words (the time is
+/// the line's), the others as their JSON.
+fn describe(entry: &TraceEntry) -> String {
+    let detail = &entry.detail;
+    if detail["sink"] != "postgresql" {
+        return detail.to_string();
+    }
+    let (version, resource) = (&detail["version"], detail["resource"].as_str().unwrap_or_default());
+    match entry.stage.as_str() {
+        "written" => format!("to PostgreSQL, row version {version} ({resource})"),
+        "superseded" => format!("not written: PostgreSQL holds a newer row than version {version} ({resource})"),
+        _ => detail.to_string(),
+    }
+}
+
 fn timestamp(at_ms: u64) -> String {
     chrono::DateTime::from_timestamp_millis(at_ms as i64)
         .map_or_else(|| at_ms.to_string(), |t| t.format("%Y-%m-%d %H:%M:%S%.3fZ").to_string())
@@ -88,7 +103,7 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
     }
     println!("{event}");
     for entry in trace {
-        println!("  {}  {:<10} {}", timestamp(entry.at_ms), entry.stage, entry.detail);
+        println!("  {}  {:<10} {}", timestamp(entry.at_ms), entry.stage, describe(entry));
     }
     if let Some(last) = trace.last() {
         let now = match last.stage.as_str() {

@@ -5,6 +5,7 @@ mod sheet_report;
 mod sheets;
 mod shop_report;
 mod shops;
+mod stored_view;
 
 use std::process::ExitCode;
 

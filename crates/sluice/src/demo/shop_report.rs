@@ -3,11 +3,12 @@
 //! queue, the traces and the sandbox's own record, and the invariants
 //! checked against them.
 
+pub(crate) use super::stored_view::StoredView;
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
 use sluice_local::{DevStack, IngestCounts};
 use sluice_sandbox::Cafe24Sandbox;
 use sluice_sandbox::cafe24::ChangeReport;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 /// One edit and the fate of its webhook.
@@ -52,6 +53,12 @@ pub(crate) struct Report {
     duplicates_at_ingest: u64,
     fetched: u64,
     stored: usize,
+    /// Resources stored (rows in PostgreSQL, or resources in the streams).
+    rows: usize,
+    /// Where the stored snapshots were read: PostgreSQL (the drain ran) or Redis.
+    source: &'static str,
+    /// Snapshots the drain had not written when the report was gathered.
+    drain_behind: u64,
     in_dlq: u64,
     /// Events `sluice status` would still count as waiting in their group.
     ledger_waiting: u64,
@@ -76,45 +83,16 @@ impl Report {
         elapsed: Duration,
         sending: Duration,
         drained: bool,
+        view: StoredView,
     ) -> anyhow::Result<Self> {
         let ingest = IngestCounts::of(stack);
         let counters = sandbox.counters();
-        let store = stack.shop.snapshots();
-        // Every stored entry: which events it answers, and each resource's
-        // newest stored version.
-        let mut answered: HashMap<String, usize> = HashMap::new();
-        let mut newest: HashMap<(String, String), u64> = HashMap::new();
-        let mut stored = 0;
-        for shard in 0..store.shards() {
-            let mut after = "-".to_owned();
-            loop {
-                let entries = store.read(shard, &after, 1000).await?;
-                let Some(last) = entries.last() else { break };
-                after = last.id.clone();
-                for entry in &entries {
-                    stored += 1;
-                    let events: Vec<String> =
-                        serde_json::from_str(entry.fields.get("event_ids").map_or("[]", String::as_str))
-                            .unwrap_or_default();
-                    for event in events {
-                        *answered.entry(event).or_default() += 1;
-                    }
-                    let key = (
-                        entry.fields.get("mall_id").cloned().unwrap_or_default(),
-                        entry.fields.get("id").cloned().unwrap_or_default(),
-                    );
-                    let version = entry.fields.get("version").and_then(|v| v.parse().ok()).unwrap_or(0);
-                    let slot = newest.entry(key).or_default();
-                    *slot = (*slot).max(version);
-                }
-            }
-        }
         let (_, dlq) = stack.queues().await?;
         let (groups, _) = stack.shop.group_ledger().lagging(usize::MAX).await?;
         let ledger_waiting = groups.iter().map(|g| g.pending).sum();
         let mut lost = Vec::new();
         for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
-            if answered.contains_key(event) || parked(stack, event).await {
+            if view.answered.contains_key(event) || parked(stack, event).await {
                 continue;
             }
             lost.push(event.clone());
@@ -127,8 +105,8 @@ impl Report {
         for (mall, ids) in &edited_per_mall {
             for id in ids {
                 let truth = sandbox.resource(mall, ResourceKind::Product, id)?;
-                let truth = truth.map_or(0, |r| r.version);
-                if newest.get(&(mall.clone(), id.to_string())) != Some(&truth) {
+                let stored = view.current.get(&(mall.clone(), id.to_string()));
+                if !stored.is_some_and(|current| current.matches(truth.as_ref())) {
                     stale.push(format!("{mall}/{id}"));
                 }
             }
@@ -145,11 +123,14 @@ impl Report {
             coalesced: ingest.coalesced,
             duplicates_at_ingest: ingest.duplicates,
             fetched: counters.ok + counters.not_found,
-            stored,
+            stored: view.snapshots,
+            rows: view.current.len(),
+            source: view.source,
+            drain_behind: view.behind,
             in_dlq: dlq.visible + dlq.in_flight,
             ledger_waiting,
             lost,
-            stored_twice: answered.values().filter(|n| **n > 1).count(),
+            stored_twice: view.answered.values().filter(|n| **n > 1).count(),
             throttled: counters.refused_bucket + counters.refused_quota,
             stale,
             edited_per_mall: edited_per_mall.into_iter().map(|(m, ids)| (m, ids.len())).collect(),
@@ -170,24 +151,43 @@ impl Report {
         let for_calls_made = least(&self.fetched_per_mall);
         let must_wait = self.edited_per_mall.values().filter(|&&n| n > capacity as usize).count();
         println!("\nReport");
-        let rows = [
+        let mut rows = vec![
             ("webhooks sent", self.sent as u64),
             ("accepted and enqueued", self.enqueued),
             ("coalesced into a pending fetch", self.coalesced),
             ("duplicates dropped at ingest", self.duplicates_at_ingest),
             ("fetched from Cafe24", self.fetched),
-            ("snapshots stored", self.stored as u64),
+            (
+                if self.source == "PostgreSQL" { "snapshots drained to PostgreSQL" } else { "snapshots stored" },
+                self.stored as u64,
+            ),
             ("in the dead-letter queue", self.in_dlq),
         ];
+        if self.source == "PostgreSQL" {
+            rows.insert(6, ("rows in PostgreSQL (sluice.snapshots)", self.rows as u64));
+        }
         for (what, n) in rows {
             println!("  {what:<50}{n:>7}");
         }
-        let checks = [
+        let in_postgres = self.source == "PostgreSQL";
+        let mut checks = vec![
             ("webhooks refused by ingest", self.refused_by_ingest.len(), self.refused_by_ingest.first().cloned()),
             ("events lost", self.lost.len(), self.lost.first().cloned()),
-            ("events stored twice", self.stored_twice, None),
+            (
+                if in_postgres { "events recorded twice in sluice.events" } else { "events stored twice" },
+                self.stored_twice,
+                None,
+            ),
             ("upstream 429s", self.throttled as usize, None),
-            ("resources whose stored state differs from Cafe24", self.stale.len(), self.stale.first().cloned()),
+            (
+                if in_postgres {
+                    "rows in sluice.snapshots that differ from Cafe24"
+                } else {
+                    "resources whose stored state differs from Cafe24"
+                },
+                self.stale.len(),
+                self.stale.first().cloned(),
+            ),
             // A dead-lettered event stays pending in its group until redriven.
             (
                 "events `sluice status` still sees waiting",
@@ -195,6 +195,9 @@ impl Report {
                 None,
             ),
         ];
+        if in_postgres {
+            checks.push(("snapshots not yet drained to PostgreSQL", self.drain_behind as usize, None));
+        }
         let mut ok = self.drained;
         for (what, count, example) in checks {
             let verdict = if count == 0 { "ok" } else { "FAILED" };

@@ -4,9 +4,16 @@
 //! products) whose webhooks 100 concurrent clients send over real HTTP to
 //! the ingest of a full local stack; then, once everything has drained, a
 //! report that checks every invariant and exits non-zero if one fails.
+//!
+//! The stack drains the stored snapshots into PostgreSQL, and the report
+//! checks there what was stored: a private PostgreSQL started for the run
+//! when PostgreSQL is installed (so the demo never writes into a user's
+//! database unasked), or `--database-url`; without either it says so in
+//! one line and reads the Redis streams instead.
 
-use super::shop_report::{Report, Sent};
+use super::shop_report::{Report, Sent, StoredView};
 use crate::commands::dev::store_tokens;
+use crate::database_target::{self, DrainDatabase};
 use crate::functions_args::{FunctionsArgs, describe};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,11 +23,12 @@ use serde_json::{Map, Value};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret};
 use sluice_domain::ResourceKind;
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, FunctionsMode};
+use sluice_local::{DevConfig, DevStack, DrainSetup, DrainTask, FunctionsMode};
 use sluice_pipeline::PipelineConfig;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use sluice_sink::DrainConfig;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,6 +60,11 @@ pub(crate) struct Args {
     /// Give up waiting for the pipeline to drain after this many seconds.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// A PostgreSQL to drain into and check, `postgres://user:password@host:port/database`
+    /// (default: a private one started for the run when PostgreSQL is
+    /// installed, else SLUICE_DATABASE_URL).
+    #[arg(long)]
+    database_url: Option<String>,
     #[command(flatten)]
     functions: FunctionsArgs,
 }
@@ -60,6 +73,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !(args.bucket_drain.is_finite() && args.bucket_drain > 0.0) {
         return Err(crate::usage("sluice demo shops", "--bucket-drain must be a positive number"));
     }
+    // The private PostgreSQL (a few seconds of initdb) starts while the rest does.
+    let database = tokio::spawn(demo_database(args.database_url.clone()));
     let redis = args.functions.redis_target()?;
     let conn = redis.connect().await?;
     let malls: Vec<String> = (1..=args.malls).map(|m| format!("mall-{m:02}")).collect();
@@ -72,7 +87,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
     let functions = args.functions.mode(&redis, &api_key)?;
     let described = describe(&functions);
-    let stack = start_stack(conn, &sandbox, &args, &api_key, functions).await?;
+    let database = database.await.context("starting the database")??;
+    let stack = start_stack(conn, &sandbox, &args, &api_key, functions, database.as_ref().ok()).await?;
     println!("Redis: {}", redis.description);
     println!(
         "Cafe24 sandbox: {} ({} malls, buckets of {} draining {}/s)",
@@ -85,6 +101,12 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{what}: {url}");
     }
     println!("Functions: {described}");
+    if let Err(why) = &database {
+        println!(
+            "PostgreSQL: none ({why}); the report reads Redis instead. For the drain and its checks: \
+             sudo apt-get install -y postgresql, or --database-url postgres://user:password@host:port/database"
+        );
+    }
 
     // Products exist before the demo: created without webhooks.
     let mut products = Vec::new();
@@ -111,9 +133,17 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sent = send_all(&sandbox, &products, edits, args.clients as usize).await;
     let sending = started.elapsed();
     println!("Sent in {:.1} s; waiting for the pipeline to drain...", sending.as_secs_f64());
-    let drained = wait_drained(&stack, Duration::from_secs(args.timeout)).await;
+    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let drained = wait_drained(&stack, deadline).await;
     let elapsed = started.elapsed();
-    let report = Report::gather(&stack, &sandbox, &sent, elapsed, sending, drained).await?;
+    let view = match (&stack.drain, &database) {
+        (Some(drain), Ok(database)) => {
+            let behind = wait_written(drain, deadline).await;
+            StoredView::from_postgres(&database.pool, behind).await?
+        }
+        _ => StoredView::from_redis(&stack).await?,
+    };
+    let report = Report::gather(&stack, &sandbox, &sent, elapsed, sending, drained, view).await?;
     let ok = report.print(args.bucket_capacity, args.bucket_drain);
     stack.stop().await?;
     if let Ok(sandbox) = Arc::try_unwrap(sandbox) {
@@ -128,6 +158,7 @@ async fn start_stack(
     args: &Args,
     api_key: &str,
     functions: FunctionsMode,
+    database: Option<&DrainDatabase>,
 ) -> anyhow::Result<DevStack> {
     let defaults = Cafe24SandboxConfig::default();
     let template = BaseUrlTemplate::new(sandbox.base_url_template())?;
@@ -141,6 +172,13 @@ async fn start_stack(
             ..PipelineConfig::default()
         },
         functions,
+        drain: database.map(|database| DrainSetup {
+            pool: database.pool.clone(),
+            endpoint: database.endpoint.clone(),
+            config: DrainConfig { idle_poll: Duration::from_millis(100), ..DrainConfig::default() },
+            // No alert URL here: a failing drain shows in the report.
+            alert_after: Duration::from_secs(300),
+        }),
         ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
     };
     DevStack::start(conn, config).await
@@ -196,11 +234,52 @@ async fn send_all(
     all
 }
 
+/// The database the demo drains into: `--database-url` when given, else a
+/// private server when PostgreSQL is installed (never a user's database
+/// unasked), else `SLUICE_DATABASE_URL`; or why none, in a few words.
+async fn demo_database(flag: Option<String>) -> anyhow::Result<Result<DrainDatabase, String>> {
+    const WHO: &str = "sluice demo shops";
+    if let Some(url) = flag {
+        return Ok(Ok(DrainDatabase::open(WHO, &url).await?));
+    }
+    let private = database_target::private().await;
+    if let Err(why) = &private
+        && let Some(url) = database_target::configured_url(WHO, None)?
+    {
+        println!("No private PostgreSQL ({why}); using SLUICE_DATABASE_URL.");
+        return Ok(Ok(DrainDatabase::open(WHO, &url).await?));
+    }
+    Ok(private)
+}
+
+/// Waits until the drain has written every stored snapshot; how many it
+/// had not at `deadline`.
+async fn wait_written(drain: &DrainTask, deadline: Instant) -> u64 {
+    let bar = ProgressBar::new_spinner().with_message("writing to PostgreSQL");
+    let mut behind = u64::MAX;
+    while Instant::now() < deadline {
+        match drain.behind().await {
+            Ok(0) => {
+                behind = 0;
+                break;
+            }
+            Ok(n) => {
+                behind = n;
+                bar.set_message(format!("writing to PostgreSQL: {n} snapshots to go"));
+            }
+            Err(_) => {}
+        }
+        bar.tick();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bar.finish_and_clear();
+    behind
+}
+
 /// Waits until the queue is empty with nothing in flight, twice in a row
-/// (a batch between receive and delete is in flight). False on timeout.
-async fn wait_drained(stack: &DevStack, timeout: Duration) -> bool {
+/// (a batch between receive and delete is in flight). False at `deadline`.
+async fn wait_drained(stack: &DevStack, deadline: Instant) -> bool {
     let bar = ProgressBar::new_spinner().with_message("draining");
-    let deadline = Instant::now() + timeout;
     let mut quiet = 0;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;

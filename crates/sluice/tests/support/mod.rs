@@ -37,6 +37,10 @@ impl Dev {
         if let Some(dir) = &made_dir {
             extra.extend(["--redis-dir".to_owned(), dir.to_string_lossy().into_owned()]);
         }
+        // Not the machine's PostgreSQL unless a test names one.
+        if !extra.iter().any(|a| a == "--database-url") {
+            extra.push("--no-drain".to_owned());
+        }
         let workdir = std::env::temp_dir().join(format!("sluice-dev-cwd-{}-{}", std::process::id(), rand_suffix()));
         std::fs::create_dir_all(&workdir).expect("work dir");
         command.current_dir(&workdir);
@@ -95,13 +99,19 @@ impl Dev {
     /// `sluice trace` of `event_id`, polled until it shows the event stored
     /// (30 s at the most).
     pub async fn trace_once_stored(&self, event_id: &str) -> String {
+        self.trace_until(event_id, "now: stored").await
+    }
+
+    /// `sluice trace` of `event_id`, polled until its output contains
+    /// `wanted` (30 s at the most).
+    pub async fn trace_until(&self, event_id: &str, wanted: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let (code, output) = self.trace(event_id);
-            if code == Some(0) && output.contains("now: stored") {
+            if code == Some(0) && output.contains(wanted) {
                 return output;
             }
-            assert!(Instant::now() < deadline, "event not stored in 30 s; last trace:\n{output}");
+            assert!(Instant::now() < deadline, "no {wanted:?} in 30 s; last trace:\n{output}");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
