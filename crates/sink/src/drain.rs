@@ -17,10 +17,12 @@
 //! round finds nothing or the deadline nears.
 
 use crate::error::SinkError;
-use crate::writer::{BatchOutcome, SnapshotWriter};
+use crate::snapshot_row::parse_entry;
+use crate::writer::{BatchOutcome, Journeys, SnapshotWriter};
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_redis::{SnapshotConsumer, Traces};
+use sluice_redis::{SnapshotConsumer, StoredEntry, Traces};
+use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -169,7 +171,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
             return Ok(PassReport { acked, ..PassReport::default() });
         }
         let stream = self.consumer.stream_key(shard)?.to_owned();
-        let outcome = self.writer.write(&stream, &entries).await?;
+        let journeys = self.journeys(&entries).await;
+        let outcome = self.writer.write_with_journeys(&stream, &entries, &journeys).await?;
         let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
         acked += self.consumer.ack(shard, &ids).await?;
         self.trace(&outcome).await;
@@ -233,6 +236,29 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
                 }
             }
         }
+    }
+
+    /// The traces of the events `entries` answer, read at once (a
+    /// multiplexed connection sends the reads together). Best effort: an
+    /// event whose trace cannot be read gets only the drain's outcome.
+    async fn journeys(&self, entries: &[StoredEntry]) -> Journeys {
+        let Some(traces) = &self.traces else { return Journeys::new() };
+        let ids: BTreeSet<String> =
+            entries.iter().filter_map(|e| parse_entry(e).ok()).flat_map(|row| row.event_ids).collect();
+        let reads = ids.iter().map(|id| async move { (id.clone(), traces.read(id).await) });
+        let mut journeys = Journeys::new();
+        for (id, read) in futures::future::join_all(reads).await {
+            match read {
+                Ok(trace) if !trace.is_empty() => {
+                    journeys.insert(id, trace);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::debug!(error = %e, "drain: trace not read; the event log gets the drain's outcome only")
+                }
+            }
+        }
+        journeys
     }
 
     /// Best effort: the rows are committed whether or not the traces say

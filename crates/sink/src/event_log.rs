@@ -8,7 +8,9 @@ use sqlx::PgPool;
 /// One outcome of an event, as the drain recorded it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventOutcome {
-    /// `written` (its snapshot's row) or `superseded` (a newer row answers it).
+    /// A stage of its journey from its Redis trace (`received`, `enqueued`,
+    /// `coalesced`, `fetched`, `stored`, …), then `written` (its snapshot's
+    /// row) or `superseded` (a newer row answers it).
     pub outcome: String,
     /// When, in ms since the epoch.
     pub at_ms: i64,
@@ -19,7 +21,7 @@ pub struct EventOutcome {
 pub async fn outcomes(pool: &PgPool, event_id: &str) -> Result<Vec<EventOutcome>, SinkError> {
     let rows: Vec<(String, i64, Value)> = sqlx::query_as(
         "SELECT outcome, (extract(epoch FROM at) * 1000)::int8 AS at_ms, detail
-         FROM sluice.events WHERE event_id = $1 ORDER BY at",
+         FROM sluice.events WHERE event_id = $1 ORDER BY at, position",
     )
     .bind(event_id)
     .fetch_all(pool)

@@ -17,7 +17,7 @@
 //!
 //! ```text
 //! sluice.snapshots           (mall_id, kind, resource_id) → latest body (jsonb), status, updated_date, version, event_ids, entry_id, written_at
-//! sluice.events              (event_id, outcome) → at, detail: each webhook's fate, kept after its Redis trace expires
+//! sluice.events              (event_id, outcome) → at, detail, position: each webhook's journey and fate, kept after its Redis trace expires
 //! sluice.unreadable_entries  (stream, entry_id) → fields, reason: entries that are not a snapshot, kept rather than dropped
 //! sluice._sqlx_migrations    the migrations applied
 //! ```
@@ -49,4 +49,4 @@ pub use event_log::{EventOutcome, outcomes};
 pub use schema::migrate;
 pub use server::{PostgresServer, ServerError};
 pub use snapshot_row::{SnapshotRow, parse_entry};
-pub use writer::{BatchOutcome, SnapshotWriter};
+pub use writer::{BatchOutcome, Journeys, SnapshotWriter};

@@ -9,8 +9,10 @@ use sqlx::SqlSafeStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 
 /// (version, description, SQL) of every migration, oldest first.
-const MIGRATIONS: &[(i64, &str, &str)] =
-    &[(1, "snapshots and events", include_str!("../migrations/0001_snapshots_and_events.sql"))];
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (1, "snapshots and events", include_str!("../migrations/0001_snapshots_and_events.sql")),
+    (2, "event position", include_str!("../migrations/0002_event_position.sql")),
+];
 
 /// The migrator: the `sluice` schema created first, its bookkeeping table
 /// inside it.

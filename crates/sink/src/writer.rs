@@ -20,6 +20,12 @@
 //! have some; it runs after the upsert, which waited for any other drain
 //! still committing the same rows, so it sees what that drain wrote.
 //!
+//! Each answered event's journey before the drain (its Redis trace:
+//! received, enqueued or coalesced into a pending fetch, fetched, stored,
+//! …) lands in `sluice.events` in the same transaction, one row per stage
+//! at the time Redis stamped it, so the event log tells the whole story
+//! once the 7-day trace has expired.
+//!
 //! A deadlock or serialization failure (another client locking the same
 //! rows in another order) rolls the transaction back; the batch is tried
 //! again at once, a few times, before the error reaches the drain.
@@ -27,7 +33,7 @@
 use crate::error::SinkError;
 use crate::snapshot_row::{SnapshotRow, parse_entry};
 use serde_json::{Value, json};
-use sluice_redis::StoredEntry;
+use sluice_redis::{StoredEntry, TraceEntry};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -57,11 +63,20 @@ SELECT x.entry_id, coalesce(
 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
     AS x(mall_id, kind, resource_id, entry_id, event_ids)";
 
+/// An outcome without a time of its own (the drain's) is stamped with the
+/// transaction's; a journey's stage keeps Redis's time (ms since the epoch).
 const EVENTS: &str = "\
-INSERT INTO sluice.events (event_id, outcome, at, detail)
-SELECT e.event_id, e.outcome, now(), e.detail
-FROM UNNEST($1::text[], $2::text[], $3::jsonb[]) AS e(event_id, outcome, detail)
+INSERT INTO sluice.events (event_id, outcome, at, detail, position)
+SELECT e.event_id, e.outcome, coalesce(to_timestamp(e.at_ms / 1000.0), now()), e.detail, e.position
+FROM UNNEST($1::text[], $2::text[], $3::jsonb[], $4::int8[], $5::int4[]) AS e(event_id, outcome, detail, at_ms, position)
 ON CONFLICT (event_id, outcome) DO NOTHING";
+
+/// The stages the drain records itself: a journey's copy of them (a trace
+/// written by an earlier pass) is not taken.
+const DRAIN_STAGES: &[&str] = &["written", "superseded"];
+
+/// Each event's trace before the drain, by event id.
+pub type Journeys = HashMap<String, Vec<TraceEntry>>;
 
 const UNREADABLE: &str = "\
 INSERT INTO sluice.unreadable_entries (stream, entry_id, fields, reason)
@@ -106,9 +121,20 @@ impl SnapshotWriter {
     /// Writes `entries`, read from `stream`, in one transaction, run again
     /// after a deadlock or serialization failure.
     pub async fn write(&self, stream: &str, entries: &[StoredEntry]) -> Result<BatchOutcome, SinkError> {
+        self.write_with_journeys(stream, entries, &Journeys::new()).await
+    }
+
+    /// [`Self::write`], also recording each answered event's `journeys`
+    /// entry stage by stage.
+    pub async fn write_with_journeys(
+        &self,
+        stream: &str,
+        entries: &[StoredEntry],
+        journeys: &Journeys,
+    ) -> Result<BatchOutcome, SinkError> {
         let mut attempt = 1;
         loop {
-            match self.write_once(stream, entries).await {
+            match self.write_once(stream, entries, journeys).await {
                 Err(SinkError::Database(e)) if attempt < ATTEMPTS && is_transient(&e) => {
                     tracing::info!(error = %e, attempt, "drain: batch rolled back; writing it again");
                     attempt += 1;
@@ -118,7 +144,12 @@ impl SnapshotWriter {
         }
     }
 
-    async fn write_once(&self, stream: &str, entries: &[StoredEntry]) -> Result<BatchOutcome, SinkError> {
+    async fn write_once(
+        &self,
+        stream: &str,
+        entries: &[StoredEntry],
+        journeys: &Journeys,
+    ) -> Result<BatchOutcome, SinkError> {
         let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
         let mut superseded = Vec::new();
         let mut unreadable = Vec::new();
@@ -172,18 +203,35 @@ impl SnapshotWriter {
 
         // Sorted, so two transactions recording the same events (a
         // redelivery racing its first delivery) take their locks in one order.
-        let mut outcomes: Vec<(&str, &str, Value)> = written
-            .iter()
-            .map(|row| ("written", row))
-            .chain(superseded.iter().map(|row| ("superseded", row)))
-            .flat_map(|(outcome, row)| row.event_ids.iter().map(move |id| (id.as_str(), outcome, detail(row))))
-            .collect();
-        outcomes.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let answered =
+            written.iter().map(|row| ("written", row)).chain(superseded.iter().map(|row| ("superseded", row)));
+        let mut outcomes: BTreeMap<(&str, &str), (Value, Option<i64>, i32)> = BTreeMap::new();
+        for (outcome, row) in answered {
+            for id in &row.event_ids {
+                let journey = journeys.get(id).map_or(&[][..], Vec::as_slice);
+                let last = i32::try_from(journey.len()).unwrap_or(i32::MAX);
+                outcomes.insert((id.as_str(), outcome), (detail(row), None, last));
+                for (position, step) in (0..).zip(journey) {
+                    if !DRAIN_STAGES.contains(&step.stage.as_str()) {
+                        // The first time a stage was reached is the one kept.
+                        let at = i64::try_from(step.at_ms).ok();
+                        outcomes.entry((id.as_str(), step.stage.as_str())).or_insert((
+                            step.detail.clone(),
+                            at,
+                            position,
+                        ));
+                    }
+                }
+            }
+        }
         if !outcomes.is_empty() {
+            let (keys, values): (Vec<_>, Vec<_>) = outcomes.into_iter().unzip();
             sqlx::query(EVENTS)
-                .bind(outcomes.iter().map(|(id, _, _)| *id).collect::<Vec<_>>())
-                .bind(outcomes.iter().map(|(_, outcome, _)| *outcome).collect::<Vec<_>>())
-                .bind(outcomes.into_iter().map(|(_, _, detail)| detail).collect::<Vec<_>>())
+                .bind(keys.iter().map(|(id, _)| *id).collect::<Vec<_>>())
+                .bind(keys.iter().map(|(_, outcome)| *outcome).collect::<Vec<_>>())
+                .bind(values.iter().map(|(detail, _, _)| detail.clone()).collect::<Vec<_>>())
+                .bind(values.iter().map(|(_, at, _)| *at).collect::<Vec<_>>())
+                .bind(values.iter().map(|(_, _, position)| *position).collect::<Vec<_>>())
                 .execute(&mut *tx)
                 .await?;
         }

@@ -39,6 +39,43 @@ async fn drained_snapshots_become_rows_with_their_events_and_leave_the_streams()
     assert_eq!(rig.stream_lengths().await, 0, "every group acknowledged everything: the streams are empty");
 }
 
+/// The event log keeps each event's journey, not only the drain's
+/// outcome: the stages its Redis trace holds land in `sluice.events` in the
+/// drain's transaction, at Redis's times, so `sluice trace` can tell the
+/// whole story after the trace expires.
+#[tokio::test]
+async fn each_events_journey_lands_in_the_event_log_with_its_outcome() {
+    let pg = TestPostgres::new("journeys").await;
+    let rig = Rig::new("journeys", pg.pool.clone()).await;
+    let traces = Traces::new(rig.redis.conn().await, rig.redis.keyspace(), Duration::from_secs(60));
+    let detail = serde_json::json!({"note": "test"});
+    for stage in ["received", "enqueued", "fetched", "stored"] {
+        traces.record("ev-1", stage, &detail).await.unwrap();
+    }
+    traces.record("ev-2", "received", &detail).await.unwrap();
+    traces.record("ev-2", "coalesced", &serde_json::json!({"into": "ev-1"})).await.unwrap();
+    rig.append("m1", "7", 100, &["ev-1", "ev-2"]).await;
+
+    let drain = rig.drain("a", DrainConfig::default()).with_traces(traces.clone());
+    assert_eq!(drain.until_empty(deadline()).await.unwrap().written, 1);
+    let stages = |id: &'static str| {
+        let pool = rig.pool.clone();
+        async move { sluice_sink::outcomes(&pool, id).await.unwrap().into_iter().map(|o| o.outcome).collect::<Vec<_>>() }
+    };
+    assert_eq!(stages("ev-1").await, ["received", "enqueued", "fetched", "stored", "written"]);
+    assert_eq!(stages("ev-2").await, ["received", "coalesced", "written"]);
+    let coalesced = sluice_sink::outcomes(&rig.pool, "ev-2").await.unwrap();
+    assert_eq!(coalesced[1].detail["into"], "ev-1", "a stage keeps its trace's detail");
+    let trace = traces.read("ev-1").await.unwrap();
+    assert_eq!(coalesced[0].at_ms as u64 / 1000, trace[0].at_ms / 1000, "a stage keeps Redis's time");
+
+    // A drain without traces records the outcome alone.
+    let plain = Rig::new("journeys_plain", pg.pool.clone()).await;
+    plain.append("m2", "8", 100, &["ev-3"]).await;
+    plain.drain("a", DrainConfig::default()).until_empty(deadline()).await.unwrap();
+    assert_eq!(stages("ev-3").await, ["written"]);
+}
+
 #[tokio::test]
 async fn an_older_snapshot_never_replaces_a_newer_one() {
     let pg = TestPostgres::new("older_never_replaces").await;

@@ -24,7 +24,9 @@ async fn migrate_creates_the_tables_once() {
     let pg = TestPostgres::new("db_migrate").await;
     let out = sluice(&["db", "migrate"], &[("SLUICE_DATABASE_URL", &pg.url)]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "schema sluice is up to date: 1 migration(s) applied");
+    let shipped = sluice_sink::schema::migrator().iter().count();
+    let said = format!("schema sluice is up to date: {shipped} migration(s) applied");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), said);
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'sluice' ORDER BY 1",
     )

@@ -47,11 +47,16 @@ impl StoredView {
     /// Read from `sluice.snapshots` and `sluice.events`, with the drain
     /// `behind` by that many snapshots.
     pub(crate) async fn from_postgres(pool: &PgPool, behind: u64) -> anyhow::Result<Self> {
-        // An entry id is unique within its stream only; the mall names the stream.
-        let distinct = "SELECT count(DISTINCT (detail->>'mall_id', detail->>'entry_id')) FROM sluice.events";
-        let snapshots: i64 = sqlx::query_scalar(distinct).fetch_one(pool).await?;
-        let answered: Vec<(String, i64)> =
-            sqlx::query_as("SELECT event_id, count(*) FROM sluice.events GROUP BY event_id").fetch_all(pool).await?;
+        // An entry id is unique within its stream only; the mall names the
+        // stream. Only the drain's outcomes name a snapshot: the other rows
+        // of an event are the stages of its journey.
+        let drained = "outcome IN ('written', 'superseded')";
+        let distinct = format!(
+            "SELECT count(DISTINCT (detail->>'mall_id', detail->>'entry_id')) FROM sluice.events WHERE {drained}"
+        );
+        let snapshots: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(distinct)).fetch_one(pool).await?;
+        let answered = format!("SELECT event_id, count(*) FROM sluice.events WHERE {drained} GROUP BY event_id");
+        let answered: Vec<(String, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(answered)).fetch_all(pool).await?;
         let rows: Vec<(String, String, Option<serde_json::Value>)> =
             sqlx::query_as("SELECT mall_id, resource_id, body FROM sluice.snapshots WHERE kind = 'product'")
                 .fetch_all(pool)
