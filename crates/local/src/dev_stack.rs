@@ -24,6 +24,8 @@
 //! the lease be lost while running, receives fail (the backend is fenced)
 //! and [`DevStack::lease_lost`] returns.
 
+use crate::dev_queues::create_queues;
+pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE};
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::function_processes::{
     FunctionsMode, StackQueues, flush_event_source, http_function, process_registry, process_substitutions,
@@ -44,10 +46,7 @@ use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{
-    ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, QueueBackend, QueueConfig, QueueError, RedisBackend,
-    RedrivePolicy,
-};
+use sluice_queue::{ConsumerLease, GroupScan, LeaseError, LeaseOwner, LeaseSettings, RedisBackend};
 use sluice_redis::Connection;
 use sluice_redis::Keyspace;
 use sluice_sheets::{SheetsClient, SheetsConfig};
@@ -56,14 +55,6 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
-
-/// The pipeline's queue and its dead-letter queue.
-pub const EVENTS_QUEUE: &str = "sluice-events.fifo";
-pub const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
-/// The sheets' flush requests (a standard queue: per-message delays) and
-/// its dead-letter queue.
-pub const FLUSH_QUEUE: &str = "sluice-flush";
-pub const FLUSH_DLQ: &str = "sluice-flush-dlq";
 
 /// Everything `sluice dev` lets a user choose.
 #[derive(Debug, Clone)]
@@ -78,6 +69,10 @@ pub struct DevConfig {
     pub metrics_port: u16,
     pub max_receive_count: u32,
     pub visibility_timeout: Duration,
+    /// How the event queue and its dead-letter queue choose among ready
+    /// groups: as SQS FIFO does (the default: what runs here sees what AWS
+    /// would, a deep group delaying the groups behind it) or round-robin.
+    pub group_scan: GroupScan,
     pub ingest: IngestConfig,
     pub pipeline: PipelineConfig,
     pub pipe: PipeConfig,
@@ -109,6 +104,7 @@ impl DevConfig {
             metrics_port: 0,
             max_receive_count: 5,
             visibility_timeout: Duration::from_secs(330),
+            group_scan: GroupScan::default(),
             ingest,
             pipeline: PipelineConfig::default(),
             pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
@@ -396,37 +392,6 @@ impl DevStack {
         }
         Ok(())
     }
-}
-
-async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> anyhow::Result<()> {
-    let explain = |name: &str, e: QueueError| match e {
-        QueueError::QueueNameExists { attribute, .. } => anyhow!(
-            "queue {name} already exists in Redis with a different {attribute}; delete it \
-             (aws sqs delete-queue --endpoint-url ...) or use another --key-prefix"
-        ),
-        e => anyhow!(e).context(format!("cannot create queue {name}")),
-    };
-    backend.create_queue(EVENTS_DLQ, &QueueConfig::default()).await.map_err(|e| explain(EVENTS_DLQ, e))?;
-    let events = QueueConfig {
-        visibility_timeout: config.visibility_timeout,
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: EVENTS_DLQ.to_owned(),
-            max_receive_count: config.max_receive_count,
-        }),
-        ..QueueConfig::default()
-    };
-    backend.create_queue(EVENTS_QUEUE, &events).await.map_err(|e| explain(EVENTS_QUEUE, e))?;
-    backend.create_queue(FLUSH_DLQ, &QueueConfig::default()).await.map_err(|e| explain(FLUSH_DLQ, e))?;
-    let flush = QueueConfig {
-        visibility_timeout: config.flush.visibility_timeout,
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: FLUSH_DLQ.to_owned(),
-            max_receive_count: config.max_receive_count,
-        }),
-        ..QueueConfig::default()
-    };
-    backend.create_queue(FLUSH_QUEUE, &flush).await.map_err(|e| explain(FLUSH_QUEUE, e))?;
-    Ok(())
 }
 
 async fn listen(port: u16, what: &str, flag: &str) -> anyhow::Result<TcpListener> {

@@ -16,8 +16,10 @@
 //! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-local`).
 //! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`metrics_endpoint`]: `GET /metrics` (Prometheus text) of `sluice dev`.
+//! - [`dev_queues`]: the queues `sluice dev` runs on and how each scans its groups.
 //! - [`dev_stack`]: all of it assembled with ingest and the SQS and Step Functions endpoints, as `sluice dev` runs it.
 
+pub mod dev_queues;
 pub mod dev_stack;
 pub mod flush_worker;
 pub mod function_processes;

@@ -1,7 +1,7 @@
 -- Acts on one received message by its receipt: deletes it, or changes its
 -- visibility timeout. Either may unblock its group: when nothing of the
--- group is in flight any more, the group rejoins the back of the ready
--- ring; otherwise its blocked moment becomes its latest in-flight
+-- group is in flight any more, the group rejoins the ready groups (the
+-- ring's back, or by its head: ready_group.lua); otherwise its blocked moment becomes its latest in-flight
 -- message's.
 --
 -- KEYS[1..8]  the queue's cfg, body, meta, order, arrival, ready, gstate,

@@ -1,6 +1,6 @@
 -- Returns every received message still in flight in one queue to visible,
--- as if its visibility timeout had just ended: its group rejoins the back
--- of the ready ring with the message at its head, in the original order.
+-- as if its visibility timeout had just ended: its group rejoins the ready
+-- groups with the message at its head, in the original order.
 -- Receive counts and first-receive times are left as they are, so
 -- maxReceiveCount still moves a message that keeps failing to the
 -- dead-letter queue as SQS would. A delayed message of a standard queue

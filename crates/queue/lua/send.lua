@@ -11,7 +11,7 @@
 -- KEYS[5]  ZSET  arrival: seq by seq (oldest first)
 -- KEYS[6]  LIST | ZSET  ready: the groups that can be served (a ring, or
 --                by head sequence number: see ready_group.lua)
--- KEYS[7]  HASH  gstate: group -> 'r' (in the ring) | 'b' (blocked)
+-- KEYS[7]  HASH  gstate: group -> 'r' (in ready) | 'b' (blocked)
 -- KEYS[8]  HASH  dedup: deduplication id -> '<message id> <seq:020>'
 -- KEYS[9]  ZSET  dedupx: deduplication id by expiry ms
 --          All KEYS share the store's hash tag.

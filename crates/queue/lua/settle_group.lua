@@ -1,8 +1,8 @@
 -- Prepended to the scripts that take messages out of flight early
 -- (receipt.lua, release_in_flight.lua): settles group g once some of its
 -- messages have left flight. When nothing of the group is in flight any
--- more, it rejoins the back of the ready ring (or is forgotten when
--- empty); otherwise its blocked moment becomes its latest in-flight
+-- more, it rejoins the ready groups (the ring's back, or by its head) (or
+-- is forgotten when empty); otherwise its blocked moment becomes its latest in-flight
 -- message's. Returns true when the group left `blocked`. by_head: the
 -- queue scans as SQS FIFO does (ready_group.lua, prepended before this).
 --

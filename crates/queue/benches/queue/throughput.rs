@@ -136,7 +136,10 @@ pub(crate) async fn run(server: &RedisProcess) {
             REDIS_MESSAGES,
         ),
     ];
-    println!("## Throughput, messages/s (send, then receive + delete; {CONSUMERS} producers, {CONSUMERS} consumers)\n");
+    println!(
+        "## Throughput, messages/s (send, then receive + delete; {CONSUMERS} producers, {CONSUMERS} consumers; \
+         the default group scan, as SQS FIFO)\n"
+    );
     println!("| queue | messages | send | receive + delete | all three | vs bare Redis list |");
     println!("|---|---:|---:|---:|---:|---:|");
     println!(
