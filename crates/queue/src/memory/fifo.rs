@@ -148,7 +148,7 @@ impl Fifo {
         Some(removed)
     }
 
-    /// Returns blocked groups whose moment has passed to the ring.
+    /// Returns blocked groups whose moment has passed to `ready`.
     fn reap(&mut self, now: u64) {
         while let Some((until, _)) = self.blocked.first() {
             if *until > now {
