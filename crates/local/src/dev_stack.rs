@@ -26,6 +26,8 @@
 //! the lease be lost while running, receives fail (the backend is fenced)
 //! and [`DevStack::lease_lost`] returns.
 
+use crate::dev_queues::create_queues;
+pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE};
 use crate::drain_task::{DrainSetup, DrainTask};
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::function_processes::{
@@ -36,7 +38,7 @@ use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::sfn_api::{self, StepFunctionsApi};
 pub use crate::stack_setup::take_consumer_lease;
-use crate::stack_setup::{create_queues, listen, port};
+use crate::stack_setup::{listen, port};
 use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
 use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
@@ -49,7 +51,7 @@ use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{ConsumerLease, RedisBackend};
+use sluice_queue::{ConsumerLease, GroupScan, RedisBackend};
 use sluice_redis::Connection;
 use sluice_redis::Keyspace;
 use sluice_sheets::{SheetsClient, SheetsConfig};
@@ -57,14 +59,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
-
-/// The pipeline's queue and its dead-letter queue.
-pub const EVENTS_QUEUE: &str = "sluice-events.fifo";
-pub const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
-/// The sheets' flush requests (a standard queue: per-message delays) and
-/// its dead-letter queue.
-pub const FLUSH_QUEUE: &str = "sluice-flush";
-pub const FLUSH_DLQ: &str = "sluice-flush-dlq";
 
 /// Everything `sluice dev` lets a user choose.
 #[derive(Debug, Clone)]
@@ -79,6 +73,10 @@ pub struct DevConfig {
     pub metrics_port: u16,
     pub max_receive_count: u32,
     pub visibility_timeout: Duration,
+    /// How the event queue and its dead-letter queue choose among ready
+    /// groups: as SQS FIFO does (the default: what runs here sees what AWS
+    /// would, a deep group delaying the groups behind it) or round-robin.
+    pub group_scan: GroupScan,
     pub ingest: IngestConfig,
     pub pipeline: PipelineConfig,
     pub pipe: PipeConfig,
@@ -113,6 +111,7 @@ impl DevConfig {
             metrics_port: 0,
             max_receive_count: 5,
             visibility_timeout: Duration::from_secs(330),
+            group_scan: GroupScan::default(),
             ingest,
             pipeline: PipelineConfig::default(),
             pipe: PipeConfig { workers: 8, ..PipeConfig::default() },

@@ -16,10 +16,12 @@
 //! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-local`).
 //! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`metrics_endpoint`]: `GET /metrics` (Prometheus text) of `sluice dev`.
+//! - [`dev_queues`]: the queues `sluice dev` runs on and how each scans its groups.
 //! - [`drain_task`]: the drain of the snapshot streams into PostgreSQL, with its alert.
-//! - [`stack_setup`]: the queues created, the consumer lease taken, the listeners bound.
+//! - [`stack_setup`]: the consumer lease taken, the listeners bound.
 //! - [`dev_stack`]: all of it assembled with ingest and the SQS and Step Functions endpoints, as `sluice dev` runs it.
 
+pub mod dev_queues;
 pub mod dev_stack;
 pub mod drain_task;
 pub mod flush_worker;

@@ -13,15 +13,18 @@
 --          receipt handle of this queue
 -- ARGV[8]  DelaySeconds in ms: the delay of a message naming none
 --          (standard queues; 0 for FIFO)
+-- ARGV[9]  group scan: 'rr' (round-robin) | 'sqs' (as SQS FIFO; see
+--          ready_group.lua)             ARGV[10] its window (messages; 0 for rr)
 --
 -- Returns {status, vis, wait, cbd, dlq, maxrc, created_ms, incarnation,
--- delay_ms}
+-- delay_ms, scan, window}
 -- with status 'created' or 'exists' (the stored settings, for the caller to
 -- compare), or {'nodlq'} when the dead-letter queue does not exist.
 
 local function settings(status)
-  local s = redis.call('HMGET', KEYS[2], 'vis', 'wait', 'cbd', 'dlq', 'maxrc', 'created', 'inc', 'delay')
-  return {status, s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]}
+  local s = redis.call('HMGET', KEYS[2], 'vis', 'wait', 'cbd', 'dlq', 'maxrc', 'created', 'inc', 'delay', 'scan',
+    'window')
+  return {status, s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10]}
 end
 
 if redis.call('EXISTS', KEYS[2]) == 1 then
@@ -33,6 +36,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('HSET', KEYS[2], 'vis', ARGV[2], 'wait', ARGV[3], 'cbd', ARGV[4], 'dlq', ARGV[5],
-  'maxrc', ARGV[6], 'created', string.format('%d', now), 'inc', ARGV[7], 'seq', 0, 'delay', ARGV[8])
+  'maxrc', ARGV[6], 'created', string.format('%d', now), 'inc', ARGV[7], 'seq', 0, 'delay', ARGV[8],
+  'scan', ARGV[9], 'window', ARGV[10])
 redis.call('SADD', KEYS[1], ARGV[1])
 return settings('created')

@@ -14,7 +14,7 @@
 -- ARGV[3]      slice size
 --
 -- Returns {'ok', moved, cursor, done 0|1}, or {'noqueue', 1|2} naming the
--- missing queue.
+-- missing queue. (ready_group.lua and move_message.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'noqueue', 1} end
 if redis.call('EXISTS', KEYS[9]) == 0 then return {'noqueue', 2} end
@@ -24,6 +24,7 @@ local slice = tonumber(ARGV[3])
 local seqs = redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[2], '+inf', 'LIMIT', 0, slice)
 local moved = 0
 local cursor = tonumber(ARGV[2])
+local by_head = scans_by_head(KEYS[1])
 
 for _, s in ipairs(seqs) do
   local seq = tonumber(s)
@@ -38,6 +39,9 @@ for _, s in ipairs(seqs) do
     meta.vis = 0
     meta.src = nil
     move_message(g, seq, meta)
+    if redis.call('HGET', KEYS[7], g) == 'r' then
+      ready_head_removed(KEYS[4], KEYS[6], KEYS[7], by_head, g, seq)
+    end
     moved = moved + 1
   end
 end

@@ -1,7 +1,7 @@
 -- Acts on one received message by its receipt: deletes it, or changes its
 -- visibility timeout. Either may unblock its group: when nothing of the
--- group is in flight any more, the group rejoins the back of the ready
--- ring; otherwise its blocked moment becomes its latest in-flight
+-- group is in flight any more, the group rejoins the ready groups (the
+-- ring's back, or by its head: ready_group.lua); otherwise its blocked moment becomes its latest in-flight
 -- message's.
 --
 -- KEYS[1..8]  the queue's cfg, body, meta, order, arrival, ready, gstate,
@@ -15,7 +15,7 @@
 -- this receipt), on which a delete changes nothing; 'notinflight' for a
 -- visibility change of a message not in flight under this receipt;
 -- 'invalid' for a handle of another incarnation; 'noqueue'.
--- (settle_group.lua is prepended.)
+-- (ready_group.lua and settle_group.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 'noqueue'
@@ -35,6 +35,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local g = meta.g
+local by_head = scans_by_head(KEYS[1])
 
 if ARGV[1] == 'delete' then
   redis.call('HDEL', KEYS[2], seq)
@@ -49,11 +50,15 @@ else
   redis.call('HSET', KEYS[3], seq, cjson.encode(meta))
 end
 
--- Settle the group. A ready group has nothing in flight; one left empty
--- stays in the ring until a receive reaches it (removing from the middle
--- of a list costs a scan).
+-- Settle the group. A ready group has nothing in flight (a message whose
+-- visibility ended is deleted with its latest receipt): it is re-filed by
+-- its new head, or, in a ring, one left empty stays there until a receive
+-- reaches it (removing from the middle of a list costs a scan).
 if redis.call('HGET', KEYS[7], g) ~= 'b' then
+  if ARGV[1] == 'delete' then
+    ready_head_removed(KEYS[4], KEYS[6], KEYS[7], by_head, g, seq)
+  end
   return 'ok'
 end
-settle_group(g, now)
+settle_group(g, now, by_head)
 return 'ok'

@@ -1,10 +1,14 @@
 -- Takes up to max visible messages without waiting: the head of the first
--- group in the ready ring, as much of it as the batch has room for, then
--- the next group's, and so on. Every group served is blocked until its
--- messages' visibility timeout; a blocked group whose moment has passed
--- first rejoins the back of the ring, its messages at its head in their
--- original order. A message already received maxReceiveCount times is
--- moved to the tail of its group in the dead-letter queue instead.
+-- ready group, as much of it as the batch has room for, then the next
+-- group's, and so on. The first ready group is the ring's front
+-- (round-robin), or (SQS FIFO, cfg 'scan' = 'sqs') the ready group with
+-- the oldest head among those with a message in the first cfg 'window'
+-- messages of the queue; then only messages within that window are taken.
+-- Every group served is blocked until its messages' visibility timeout; a
+-- blocked group whose moment has passed first rejoins the ready groups,
+-- its messages at its head in their original order. A message already
+-- received maxReceiveCount times is moved to the tail of its group in the
+-- dead-letter queue instead.
 --
 -- KEYS[1..8]   this queue: cfg, body, meta, order, arrival, ready, gstate,
 --              blocked (ZSET group -> ms its last in-flight message becomes
@@ -21,11 +25,12 @@
 --          then per message: seq, id, body, group, dedup, sent, rc, fr}
 -- or {'noqueue'}, or {'stale'} when the caller's redrive policy is not the
 -- stored one (it reloads the settings and calls again).
+-- (ready_group.lua and move_message.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'noqueue'}
 end
-local cfg = redis.call('HMGET', KEYS[1], 'dlq', 'maxrc', 'inc')
+local cfg = redis.call('HMGET', KEYS[1], 'dlq', 'maxrc', 'inc', 'scan', 'window')
 if cfg[1] ~= ARGV[3] then
   return {'stale'}
 end
@@ -36,6 +41,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local max = tonumber(ARGV[1])
 local visible_at = now + tonumber(ARGV[2])
+local by_head = cfg[4] == 'sqs'
 
 local function heads(g, offset, count)
   return redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', offset, count)
@@ -43,18 +49,41 @@ end
 
 for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now)) do
   redis.call('ZREM', KEYS[8], g)
-  if #heads(g, 0, 1) > 0 then
+  local head = heads(g, 0, 1)
+  if #head > 0 then
     redis.call('HSET', KEYS[7], g, 'r')
-    redis.call('RPUSH', KEYS[6], g)
+    join_ready(KEYS[6], by_head, g, tonumber(string.sub(head[1], #g + 2)))
   else
     redis.call('HDEL', KEYS[7], g)
   end
 end
 
+-- SQS FIFO: the sequence number of the last message the scan sees, the
+-- window-th in arrival order ('+inf' while the queue holds no more). A
+-- move to the dead-letter queue shortens the queue: it is read again then.
+local edge = '+inf'
+local function find_edge()
+  if not by_head then return end
+  local last = redis.call('ZRANGE', KEYS[5], tonumber(cfg[5]) - 1, tonumber(cfg[5]) - 1)
+  edge = '+inf'
+  if #last > 0 then edge = tonumber(last[1]) end
+end
+find_edge()
+
+local function next_group()
+  if not by_head then
+    return redis.call('LPOP', KEYS[6])
+  end
+  local first = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', edge, 'LIMIT', 0, 1)
+  if #first == 0 then return nil end
+  redis.call('ZREM', KEYS[6], first[1])
+  return first[1]
+end
+
 local out = {'ok', cfg[3], -1}
 local taken = 0
 while taken < max do
-  local g = redis.call('LPOP', KEYS[6])
+  local g = next_group()
   if not g then break end
   local took = 0
   local more = true
@@ -64,11 +93,17 @@ while taken < max do
     more = #members > 0
     for _, member in ipairs(members) do
       local seq = tonumber(string.sub(member, #g + 2))
+      if edge ~= '+inf' and seq > edge then
+        -- Beyond the window: not seen, nor anything after it.
+        more = false
+        break
+      end
       local meta = cjson.decode(redis.call('HGET', KEYS[3], seq))
       if dlq and meta.rc >= max_receives then
         meta.src = ARGV[4]
         meta.vis = 0
         move_message(g, seq, meta)
+        find_edge()
       else
         meta.rc = meta.rc + 1
         if meta.fr == 0 then meta.fr = now end
@@ -91,13 +126,21 @@ while taken < max do
   if took > 0 then
     redis.call('HSET', KEYS[7], g, 'b')
     redis.call('ZADD', KEYS[8], visible_at, g)
-  elseif #heads(g, 0, 1) == 0 then
-    redis.call('HDEL', KEYS[7], g)
   else
-    -- Unreachable (a group with messages and room in the batch always
-    -- gives one); should it happen, keep the group and stop.
-    redis.call('LPUSH', KEYS[6], g)
-    break
+    local head = heads(g, 0, 1)
+    if #head == 0 then
+      redis.call('HDEL', KEYS[7], g)
+    elseif by_head then
+      -- Nothing taken, messages left: its first ones moved to the
+      -- dead-letter queue and the rest lie beyond the window (the range
+      -- above returns it only once the window reaches it). Filed by head.
+      join_ready(KEYS[6], true, g, tonumber(string.sub(head[1], #g + 2)))
+    else
+      -- Unreachable in a ring (a group with messages and room in the
+      -- batch always gives one); should it happen, keep it and stop.
+      redis.call('LPUSH', KEYS[6], g)
+      break
+    end
   end
 end
 

@@ -1,6 +1,6 @@
 -- Returns every received message still in flight in one queue to visible,
--- as if its visibility timeout had just ended: its group rejoins the back
--- of the ready ring with the message at its head, in the original order.
+-- as if its visibility timeout had just ended: its group rejoins the ready
+-- groups with the message at its head, in the original order.
 -- Receive counts and first-receive times are left as they are, so
 -- maxReceiveCount still moves a message that keeps failing to the
 -- dead-letter queue as SQS would. A delayed message of a standard queue
@@ -16,7 +16,7 @@
 -- ARGV[2]     rank in `blocked` to start at, ARGV[3] groups per call
 --
 -- Returns {'ok', released, next_rank, done 0|1}, {'notowner'} or {'noqueue'}.
--- (settle_group.lua is prepended.)
+-- (ready_group.lua and settle_group.lua are prepended.)
 
 if redis.call('GET', KEYS[9]) ~= ARGV[1] then
   return {'notowner'}
@@ -28,6 +28,7 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local start = tonumber(ARGV[2])
 local slice = tonumber(ARGV[3])
+local by_head = scans_by_head(KEYS[1])
 
 local groups = redis.call('ZRANGE', KEYS[8], start, start + slice - 1)
 local released = 0
@@ -42,7 +43,7 @@ for _, g in ipairs(groups) do
       released = released + 1
     end
   end
-  if settle_group(g, now) then
+  if settle_group(g, now, by_head) then
     removed = removed + 1
   end
 end

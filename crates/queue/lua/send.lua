@@ -9,8 +9,9 @@
 --                one group's messages in order (' ' sorts below every
 --                character an SQS group id may contain)
 -- KEYS[5]  ZSET  arrival: seq by seq (oldest first)
--- KEYS[6]  LIST  ready: the ring of groups that can be served
--- KEYS[7]  HASH  gstate: group -> 'r' (in the ring) | 'b' (blocked)
+-- KEYS[6]  LIST | ZSET  ready: the groups that can be served (a ring, or
+--                by head sequence number: see ready_group.lua)
+-- KEYS[7]  HASH  gstate: group -> 'r' (in ready) | 'b' (blocked)
 -- KEYS[8]  HASH  dedup: deduplication id -> '<message id> <seq:020>'
 -- KEYS[9]  ZSET  dedupx: deduplication id by expiry ms
 --          All KEYS share the store's hash tag.
@@ -19,6 +20,7 @@
 --          message i: message id (drawn by the caller), group, dedup id, body
 --
 -- Returns {'ok', '<message id> <seq>' per message} or {'noqueue'}.
+-- (ready_group.lua is prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'noqueue'}
@@ -26,6 +28,7 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
+local by_head = scans_by_head(KEYS[1])
 
 local expired = redis.call('ZRANGEBYSCORE', KEYS[9], '-inf', now, 'LIMIT', 0, 256)
 if #expired > 0 then
@@ -50,7 +53,7 @@ for i = 2, #ARGV, 4 do
     redis.call('HSET', KEYS[8], d, answer)
     redis.call('ZADD', KEYS[9], now + window, d)
     if redis.call('HSETNX', KEYS[7], g, 'r') == 1 then
-      redis.call('RPUSH', KEYS[6], g)
+      join_ready(KEYS[6], by_head, g, seq)
     end
     out[#out + 1] = answer
   end

@@ -3,7 +3,8 @@
 -- receive, delete, visibility and redrive scripts serve it unchanged, one
 -- message per group. A message with a delay starts with its group blocked
 -- until the delay is over, exactly as a group whose message is in flight;
--- the first receive after that moment puts it in the ready ring. It is
+-- the first receive after that moment puts it in the ready ring (a
+-- standard queue's ready groups are always a ring, cfg scan 'rr'). It is
 -- told apart from an in-flight message by its receive count, still 0.
 -- No deduplication: the dedup keys are not touched.
 --

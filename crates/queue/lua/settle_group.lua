@@ -1,14 +1,15 @@
 -- Prepended to the scripts that take messages out of flight early
 -- (receipt.lua, release_in_flight.lua): settles group g once some of its
 -- messages have left flight. When nothing of the group is in flight any
--- more, it rejoins the back of the ready ring (or is forgotten when
--- empty); otherwise its blocked moment becomes its latest in-flight
--- message's. Returns true when the group left `blocked`.
+-- more, it rejoins the ready groups (the ring's back, or by its head) (or
+-- is forgotten when empty); otherwise its blocked moment becomes its latest in-flight
+-- message's. Returns true when the group left `blocked`. by_head: the
+-- queue scans as SQS FIFO does (ready_group.lua, prepended before this).
 --
 -- Uses KEYS[3] meta, KEYS[4] order, KEYS[6] ready, KEYS[7] gstate,
 -- KEYS[8] blocked of the calling script (see receive.lua).
 
-local function settle_group(g, now)
+local function settle_group(g, now, by_head)
   -- In-flight messages are the group's head: at most a batch of ten.
   local members = redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', 0, 10)
   local latest = nil
@@ -25,7 +26,7 @@ local function settle_group(g, now)
   redis.call('ZREM', KEYS[8], g)
   if #members > 0 then
     redis.call('HSET', KEYS[7], g, 'r')
-    redis.call('RPUSH', KEYS[6], g)
+    join_ready(KEYS[6], by_head, g, tonumber(string.sub(members[1], #g + 2)))
   else
     redis.call('HDEL', KEYS[7], g)
   end

@@ -91,9 +91,12 @@ pub trait QueueBackend: Clone + Send + Sync + 'static {
         entries: &[&DelayedMessage],
     ) -> impl Future<Output = Result<Vec<MessageId>, QueueError>> + Send;
 
-    /// Takes up to `max` visible messages without waiting: the whole head
-    /// of the first ready group (round-robin), then the next group's, and
-    /// so on. Each becomes invisible for `visibility` and blocks its group.
+    /// Takes up to `max` (at most ten) visible messages without waiting:
+    /// the whole head of the first ready group, then the next group's, and
+    /// so on, the groups chosen by the queue's
+    /// [`GroupScan`](crate::GroupScan) (oldest head first within the
+    /// window, or round-robin). Each becomes invisible for `visibility` and
+    /// blocks its group.
     fn pull(
         &self,
         name: &str,

@@ -7,6 +7,54 @@ use std::time::Duration;
 pub const DEFAULT_VISIBILITY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The largest `maxReceiveCount` SQS accepts in a redrive policy.
 pub const MAX_RECEIVE_COUNT: u32 = 1000;
+/// How many messages an SQS FIFO queue looks through to find available
+/// message groups ("FIFO queues scan the first 120,000 messages to
+/// determine available message groups", SQS Developer Guide, *Avoid large
+/// message backlogs with the same message group ID*).
+pub const SQS_FIFO_SCAN_WINDOW: u32 = 120_000;
+
+/// How a FIFO queue chooses which ready groups a receive serves. Either way
+/// a receive takes up to ten messages, as many of one group as it can (in
+/// the group's order) before the next group's, and a group with a message
+/// in flight is not served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupScan {
+    /// Ready groups form a ring: a served group rejoins the back when it
+    /// is ready again, so every group is served once per turn however deep
+    /// another is. Fairer than SQS; code relying on it is not fair in AWS.
+    RoundRobin,
+    /// As SQS FIFO does: groups are served in the order of their oldest
+    /// message, and only groups with a message among the first `window`
+    /// messages of the queue (arrival order, in-flight ones included) are
+    /// seen at all, so a deep group sent first delays every group behind
+    /// it. `window` is [`SQS_FIFO_SCAN_WINDOW`] in AWS; tests scale it down.
+    SqsFifo { window: u32 },
+}
+
+impl Default for GroupScan {
+    /// The faithful mode, AWS's window: what runs locally sees what AWS does.
+    fn default() -> Self {
+        Self::SqsFifo { window: SQS_FIFO_SCAN_WINDOW }
+    }
+}
+
+impl GroupScan {
+    /// The mode a queue of `kind` actually has: a standard queue's messages
+    /// are each a group of their own, served in the order they become
+    /// visible (its ring), whatever the configuration says.
+    pub fn for_kind(self, kind: QueueKind) -> Self {
+        if kind.is_fifo() { self } else { Self::RoundRobin }
+    }
+}
+
+impl std::fmt::Display for GroupScan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::RoundRobin => f.write_str("round-robin"),
+            Self::SqsFifo { window } => write!(f, "sqs-fifo (window {window})"),
+        }
+    }
+}
 
 /// FIFO or standard. SQS decides it by the name: a FIFO queue's ends in
 /// `.fifo`, and a standard queue's cannot (it may hold no '.'), so the kind
@@ -52,6 +100,10 @@ pub struct QueueConfig {
     /// stays invisible after its send (whole seconds, at most 15 minutes).
     /// Standard queues only: the embedded FIFO queue implements no delays.
     pub delay: Duration,
+    /// How receives choose among ready groups (FIFO queues; a standard
+    /// queue is always [`GroupScan::RoundRobin`], see
+    /// [`GroupScan::for_kind`]). Fixed at creation.
+    pub group_scan: GroupScan,
 }
 
 impl Default for QueueConfig {
@@ -62,6 +114,7 @@ impl Default for QueueConfig {
             content_based_dedup: false,
             redrive: None,
             delay: Duration::ZERO,
+            group_scan: GroupScan::default(),
         }
     }
 }

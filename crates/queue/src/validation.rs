@@ -1,6 +1,6 @@
 //! Checks shared by both stores before they create a queue.
 
-use crate::config::{MAX_RECEIVE_COUNT, QueueConfig, QueueKind, RedrivePolicy, check_queue_name};
+use crate::config::{GroupScan, MAX_RECEIVE_COUNT, QueueConfig, QueueKind, RedrivePolicy, check_queue_name};
 use crate::error::QueueError;
 use sluice_domain::queue::rules::{self, MAX_WAIT};
 
@@ -21,6 +21,11 @@ pub(crate) fn check_create(name: &str, config: &QueueConfig) -> Result<(), Queue
     if !kind.is_fifo() && config.content_based_dedup {
         return Err(QueueError::InvalidParameter(format!(
             "ContentBasedDeduplication applies to FIFO queues only, and {name:?} is a standard queue"
+        )));
+    }
+    if kind.is_fifo() && config.group_scan == (GroupScan::SqsFifo { window: 0 }) {
+        return Err(QueueError::InvalidParameter(format!(
+            "the SQS FIFO group scan of {name:?} needs a window of at least 1 message (SQS's is 120,000)"
         )));
     }
     if config.receive_wait > MAX_WAIT || config.receive_wait.subsec_nanos() != 0 {
@@ -54,6 +59,13 @@ pub(crate) fn check_create(name: &str, config: &QueueConfig) -> Result<(), Queue
     Ok(())
 }
 
+/// The settings a queue named `name` is created with: `config`, its group
+/// scan the one its kind has ([`GroupScan::for_kind`]), so that a standard
+/// queue created from [`QueueConfig::default`] compares equal to itself.
+pub(crate) fn normalized(name: &str, config: &QueueConfig) -> QueueConfig {
+    QueueConfig { group_scan: config.group_scan.for_kind(QueueKind::of(name)), ..config.clone() }
+}
+
 /// `CreateQueue` of an existing name succeeds only with the same settings.
 pub(crate) fn check_same(name: &str, existing: &QueueConfig, wanted: &QueueConfig) -> Result<(), QueueError> {
     let differs = |attribute| Err(QueueError::QueueNameExists { name: name.to_owned(), attribute });
@@ -71,6 +83,9 @@ pub(crate) fn check_same(name: &str, existing: &QueueConfig, wanted: &QueueConfi
     }
     if existing.delay != wanted.delay {
         return differs("DelaySeconds");
+    }
+    if existing.group_scan != wanted.group_scan {
+        return differs("group scan (round-robin or SQS FIFO, and its window)");
     }
     Ok(())
 }

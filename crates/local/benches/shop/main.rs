@@ -18,7 +18,8 @@ fn main() {
     println!("# Shop path: drain time, coalescing, ingest\n");
     println!(
         "Everything on this machine ({} cores): a private redis-server, the sandbox Cafe24 over HTTP, the full local \
-         stack (ingest → SQS endpoint → embedded FIFO queue in Redis → pipe → state machine → steps).\n",
+         stack (ingest → SQS endpoint → embedded FIFO queue in Redis, choosing groups as SQS FIFO does → pipe → state \
+         machine → steps).\n",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     );
     runtime.block_on(async {

@@ -4,7 +4,7 @@ use futures::future::join_all;
 use redis::aio::MultiplexedConnection;
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
-use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
+use sluice_queue::{EmbeddedQueue, GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::{Keyspace, RedisProcess};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -35,9 +35,9 @@ fn messages(n: usize, groups: usize, run: &str) -> Vec<OutgoingMessage> {
         .collect()
 }
 
-async fn embedded<B: QueueBackend>(backend: B, n: usize, groups: usize, run: &str) -> Rates {
+async fn embedded<B: QueueBackend>(backend: B, n: usize, groups: usize, run: &str, group_scan: GroupScan) -> Rates {
     let name = format!("{run}.fifo");
-    backend.create_queue(&name, &QueueConfig::default()).await.expect("create");
+    backend.create_queue(&name, &QueueConfig { group_scan, ..QueueConfig::default() }).await.expect("create");
     let queue = Arc::new(EmbeddedQueue::new(backend, &name));
     let all = messages(n, groups, run);
     let started = Instant::now();
@@ -122,21 +122,20 @@ pub(crate) async fn run(server: &RedisProcess) {
     let conn = client.get_multiplexed_async_connection().await.expect("connect");
     let redis_backend = |run: &str| RedisBackend::new(conn.clone(), Keyspace::new(format!("bench:{run}:")).unwrap());
     let baseline = bare_list(conn.clone(), REDIS_MESSAGES).await;
+    let (sqs, ring) = (GroupScan::default(), GroupScan::RoundRobin);
+    let (mem, red) = (MEMORY_MESSAGES, REDIS_MESSAGES);
     let rows = [
-        ("memory, 1 group", embedded(MemoryBackend::new(), MEMORY_MESSAGES, 1, "mem-1").await, MEMORY_MESSAGES),
-        (
-            "memory, 1000 groups",
-            embedded(MemoryBackend::new(), MEMORY_MESSAGES, 1000, "mem-1000").await,
-            MEMORY_MESSAGES,
-        ),
-        ("Redis, 1 group", embedded(redis_backend("r1"), REDIS_MESSAGES, 1, "redis-1").await, REDIS_MESSAGES),
-        (
-            "Redis, 1000 groups",
-            embedded(redis_backend("r1000"), REDIS_MESSAGES, 1000, "redis-1000").await,
-            REDIS_MESSAGES,
-        ),
+        ("memory, 1 group", embedded(MemoryBackend::new(), mem, 1, "mem-1", sqs).await, mem),
+        ("memory, 1000 groups", embedded(MemoryBackend::new(), mem, 1000, "mem-1000", sqs).await, mem),
+        ("memory, 1000 groups, round-robin", embedded(MemoryBackend::new(), mem, 1000, "mem-rr", ring).await, mem),
+        ("Redis, 1 group", embedded(redis_backend("r1"), red, 1, "redis-1", sqs).await, red),
+        ("Redis, 1000 groups", embedded(redis_backend("r1000"), red, 1000, "redis-1000", sqs).await, red),
+        ("Redis, 1000 groups, round-robin", embedded(redis_backend("rr"), red, 1000, "redis-rr", ring).await, red),
     ];
-    println!("## Throughput, messages/s (send, then receive + delete; {CONSUMERS} producers, {CONSUMERS} consumers)\n");
+    println!(
+        "## Throughput, messages/s (send, then receive + delete; {CONSUMERS} producers, {CONSUMERS} consumers; \
+         the default group scan, as SQS FIFO, unless a row says round-robin)\n"
+    );
     println!("| queue | messages | send | receive + delete | all three | vs bare Redis list |");
     println!("|---|---:|---:|---:|---:|---:|");
     println!(

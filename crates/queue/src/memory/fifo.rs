@@ -4,12 +4,16 @@
 //!
 //! - `messages`: every undeleted message by sequence number (arrival order).
 //! - `groups`: per group, its messages' sequence numbers in order, and
-//!   whether the group is *ready* (in the ring) or *blocked* (something of
+//!   whether the group is *ready* (in `ready`) or *blocked* (something of
 //!   it is in flight) until a moment.
-//! - `ready`: the ring of ready groups. A pull takes the group at the front,
-//!   serves as much of its head as the batch has room for, and blocks it; a
-//!   group that becomes ready again joins the back. So every ready group is
-//!   served once per turn of the ring however deep any one group is.
+//! - `ready`: the ready groups, kept as the queue's [`GroupScan`] wants.
+//!   Round-robin: a ring; a pull takes the group at the front, serves as
+//!   much of its head as the batch has room for, and blocks it; a group
+//!   that becomes ready again joins the back. So every ready group is
+//!   served once per turn of the ring however deep any one group is. SQS
+//!   FIFO: an index by head sequence number; a pull takes the ready group
+//!   with the oldest head, as long as that head lies within the window
+//!   (the first `window` messages), and serves only messages within it.
 //! - `blocked`: blocked groups by the moment their last in-flight message
 //!   becomes visible again; a pull first returns those whose moment passed.
 //!
@@ -18,17 +22,22 @@
 //! most ten of them, so settling a group looks at ten messages at most.
 //! A ready group left empty by a delete stays in the ring until a pull
 //! reaches it (the Redis store does the same: removing from the middle of
-//! a list costs a scan).
+//! a list costs a scan); the index drops it at once, as it re-files a ready
+//! group whose head was deleted or moved.
+//!
+//! [`GroupScan`]: crate::config::GroupScan
 
 use crate::backend::{Pulled, QueueInfo};
 use crate::error::QueueError;
 use crate::receipt::{Receipt, sequence_number};
+use ready::Ready;
 use sluice_domain::queue::rules::{DEDUP_WINDOW, MAX_BATCH_ENTRIES};
 use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage};
 use sluice_domain::{DedupId, GroupKey};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod ready;
 mod standard;
 
 #[derive(Debug)]
@@ -37,7 +46,7 @@ pub(super) struct Fifo {
     next_seq: u64,
     messages: BTreeMap<u64, Stored>,
     groups: HashMap<GroupKey, Group>,
-    ready: VecDeque<GroupKey>,
+    ready: Ready,
     blocked: BTreeSet<(u64, GroupKey)>,
     dedup: HashMap<DedupId, Accepted>,
     dedup_expiry: VecDeque<(u64, DedupId)>,
@@ -46,7 +55,7 @@ pub(super) struct Fifo {
 #[derive(Debug)]
 struct Group {
     seqs: VecDeque<u64>,
-    /// `None`: ready (in the ring). `Some(t)`: blocked until `t` ms.
+    /// `None`: ready (in `ready`). `Some(t)`: blocked until `t` ms.
     blocked_until: Option<u64>,
 }
 
@@ -66,12 +75,13 @@ struct Stored {
 
 impl Fifo {
     pub(super) fn new(info: QueueInfo) -> Self {
+        let ready = Ready::new(info.config.group_scan);
         Self {
             info,
             next_seq: 1,
             messages: BTreeMap::new(),
             groups: HashMap::new(),
-            ready: VecDeque::new(),
+            ready,
             blocked: BTreeSet::new(),
             dedup: HashMap::new(),
             dedup_expiry: VecDeque::new(),
@@ -121,16 +131,24 @@ impl Fifo {
     fn enqueue(&mut self, seq: u64, stored: Stored) {
         let group = stored.group.clone();
         self.messages.insert(seq, stored);
+        self.ready.inserted(&self.messages);
         match self.groups.get_mut(&group) {
             Some(g) => g.seqs.push_back(seq),
             None => {
                 self.groups.insert(group.clone(), Group { seqs: VecDeque::from([seq]), blocked_until: None });
-                self.ready.push_back(group);
+                self.ready.join(group, seq);
             }
         }
     }
 
-    /// Returns blocked groups whose moment has passed to the ring.
+    /// Takes message `seq` out of `messages` (not out of its group).
+    fn remove_message(&mut self, seq: u64) -> Option<Stored> {
+        let removed = self.messages.remove(&seq)?;
+        self.ready.removed(seq, &self.messages);
+        Some(removed)
+    }
+
+    /// Returns blocked groups whose moment has passed to `ready`.
     fn reap(&mut self, now: u64) {
         while let Some((until, _)) = self.blocked.first() {
             if *until > now {
@@ -144,10 +162,11 @@ impl Fifo {
     fn unblock(&mut self, name: GroupKey) {
         let Some(group) = self.groups.get_mut(&name) else { return };
         group.blocked_until = None;
-        if group.seqs.is_empty() {
-            self.groups.remove(&name);
-        } else {
-            self.ready.push_back(name);
+        match group.seqs.front() {
+            None => {
+                self.groups.remove(&name);
+            }
+            Some(&head) => self.ready.join(name, head),
         }
     }
 
@@ -160,10 +179,11 @@ impl Fifo {
         let max_receives = self.info.config.redrive.as_ref().map(|p| p.max_receive_count);
         let mut out = Vec::new();
         while out.len() < max {
-            let Some(name) = self.ready.pop_front() else { break };
+            let Some(name) = self.ready.take_next() else { break };
             let Some(group) = self.groups.get_mut(&name) else { continue };
             let mut i = 0;
-            while out.len() < max && i < group.seqs.len() {
+            // SQS FIFO: messages beyond the window are not seen at all.
+            while out.len() < max && i < group.seqs.len() && self.ready.sees(group.seqs[i]) {
                 let seq = group.seqs[i];
                 let Some(msg) = self.messages.get_mut(&seq) else {
                     group.seqs.remove(i);
@@ -172,7 +192,9 @@ impl Fifo {
                 let exhausted = max_receives.is_some_and(|limit| msg.receive_count >= limit);
                 if let (true, Some(dlq)) = (exhausted, dlq.as_deref_mut()) {
                     group.seqs.remove(i);
-                    if let Some(mut moved) = self.messages.remove(&seq) {
+                    let removed = self.messages.remove(&seq);
+                    self.ready.removed(seq, &self.messages);
+                    if let Some(mut moved) = removed {
                         moved.source = Some(self.info.name.clone());
                         moved.visible_at_ms = 0;
                         dlq.adopt(moved);
@@ -191,13 +213,19 @@ impl Fifo {
             if i > 0 {
                 group.blocked_until = Some(until);
                 self.blocked.insert((until, name));
-            } else if group.seqs.is_empty() {
-                self.groups.remove(&name);
+            } else if let Some(&head) = group.seqs.front() {
+                // Nothing served, messages left: under SQS FIFO, its head
+                // (its first messages moved to the dead-letter queue) lies
+                // beyond the window, so it waits there. A ring always gets
+                // a message from a group with some; should it not, keep the
+                // group and stop.
+                let ring = self.ready.is_ring();
+                self.ready.join(name, head);
+                if ring {
+                    break;
+                }
             } else {
-                // Unreachable (a group with messages and room in the batch
-                // always gives one); should it happen, keep it and stop.
-                self.ready.push_front(name);
-                break;
+                self.groups.remove(&name);
             }
         }
         let next_visible_in = self.blocked.first().map(|(t, _)| Duration::from_millis(t.saturating_sub(now)));
@@ -224,17 +252,23 @@ impl Fifo {
 
     pub(super) fn delete(&mut self, receipt: &ReceiptHandle, now: u64) -> Result<(), QueueError> {
         let Some(seq) = self.locate(receipt)? else { return Ok(()) };
-        let Some(msg) = self.messages.remove(&seq) else { return Ok(()) };
+        let Some(msg) = self.remove_message(seq) else { return Ok(()) };
         self.unlink(&msg.group, seq);
         self.settle(&msg.group, now);
         Ok(())
     }
 
-    /// Removes `seq` from its group's order.
+    /// Removes `seq` from its group's order, re-filing a ready group whose
+    /// head it was (and forgetting it when empty, unless a ring holds it).
     fn unlink(&mut self, group: &GroupKey, seq: u64) {
-        if let Some(g) = self.groups.get_mut(group) {
-            if let Some(at) = g.seqs.iter().position(|&s| s == seq) {
-                g.seqs.remove(at);
+        let Some(g) = self.groups.get_mut(group) else { return };
+        let Some(at) = g.seqs.iter().position(|&s| s == seq) else { return };
+        g.seqs.remove(at);
+        if at == 0 && g.blocked_until.is_none() {
+            let head = g.seqs.front().copied();
+            self.ready.head_changed(group, seq, head);
+            if head.is_none() && !self.ready.is_ring() {
+                self.groups.remove(group);
             }
         }
     }
@@ -318,7 +352,7 @@ impl Fifo {
             .map(|(&seq, _)| seq)
             .collect();
         for &seq in &movable {
-            let Some(mut msg) = self.messages.remove(&seq) else { continue };
+            let Some(mut msg) = self.remove_message(seq) else { continue };
             self.unlink(&msg.group, seq);
             msg.receive_count = 0;
             msg.first_receive_ms = 0;

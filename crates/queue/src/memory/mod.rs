@@ -51,6 +51,7 @@ impl MemoryBackend {
 impl QueueBackend for MemoryBackend {
     async fn create_queue(&self, name: &str, config: &QueueConfig) -> Result<QueueInfo, QueueError> {
         validation::check_create(name, config)?;
+        let config = &validation::normalized(name, config);
         let mut queues = self.lock();
         if let Some(existing) = queues.get(name) {
             validation::check_same(name, &existing.info.config, config)?;

@@ -11,7 +11,7 @@ mod reply;
 mod scripts;
 
 use crate::backend::{Pulled, QueueBackend, QueueInfo};
-use crate::config::{QueueConfig, QueueKind};
+use crate::config::{GroupScan, QueueConfig, QueueKind};
 use crate::error::QueueError;
 use crate::receipt::Receipt;
 use crate::validation;
@@ -19,7 +19,7 @@ use keys::StoreKeys;
 use redis::Value;
 use redis::aio::ConnectionLike;
 use reply::{Reply, parse_settings, read_pulled, status};
-use sluice_domain::queue::rules::DEDUP_WINDOW;
+use sluice_domain::queue::rules::{DEDUP_WINDOW, MAX_BATCH_ENTRIES};
 use sluice_domain::queue::{Accepted, DelayedMessage, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle};
 use sluice_redis::Keyspace;
 use std::collections::HashMap;
@@ -82,7 +82,7 @@ where
         let cfg = self.keys.queue(name).cfg;
         let fields: Vec<Value> = redis::cmd("HMGET")
             .arg(&cfg)
-            .arg(&["vis", "wait", "cbd", "dlq", "maxrc", "created", "inc", "delay"])
+            .arg(&["vis", "wait", "cbd", "dlq", "maxrc", "created", "inc", "delay", "scan", "window"])
             .query_async(&mut self.conn.clone())
             .await?;
         if fields.iter().all(|v| matches!(v, Value::Nil)) {
@@ -131,6 +131,7 @@ where
 {
     async fn create_queue(&self, name: &str, config: &QueueConfig) -> Result<QueueInfo, QueueError> {
         validation::check_create(name, config)?;
+        let config = &validation::normalized(name, config);
         let keys = self.keys.queue(name);
         let mut invocation = scripts::CREATE_QUEUE.prepare_invoke();
         invocation.key(self.keys.registry()).key(&keys.cfg);
@@ -150,6 +151,10 @@ where
             .arg(max_receives)
             .arg(format!("{:016x}", rand::random::<u64>()))
             .arg(millis(config.delay));
+        match config.group_scan {
+            GroupScan::RoundRobin => invocation.arg("rr").arg(0),
+            GroupScan::SqsFifo { window } => invocation.arg("sqs").arg(window),
+        };
         let mut reply = Reply::new("create_queue.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
         let outcome = reply.string()?;
         if outcome == "nodlq" {
@@ -283,6 +288,8 @@ where
                     invocation.key(key);
                 }
             }
+            // SQS returns at most ten messages a receive, whatever is asked.
+            let max = usize::from(max).min(MAX_BATCH_ENTRIES);
             invocation.arg(max).arg(millis(visibility)).arg(dlq).arg(name);
             let mut reply = Reply::new("receive.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
             match reply.string()?.as_str() {

@@ -2,7 +2,7 @@
 //! name the script.
 
 use crate::backend::{Pulled, QueueInfo};
-use crate::config::{QueueConfig, RedrivePolicy};
+use crate::config::{GroupScan, QueueConfig, RedrivePolicy};
 use crate::error::QueueError;
 use crate::receipt::{Receipt, sequence_number};
 use redis::Value;
@@ -79,7 +79,9 @@ pub(super) fn status(script: &'static str, value: Value) -> Result<String, Queue
 }
 
 /// Reads vis, wait, cbd, dlq, maxrc, created, inc, delay (absent from
-/// queues created before delays existed: 0).
+/// queues created before delays existed: 0), scan and window (absent from
+/// queues created before the choice existed, whose ready groups are a
+/// ring: round-robin).
 pub(super) fn parse_settings(name: &str, reply: &mut Reply) -> Result<QueueInfo, QueueError> {
     let number = |reply: &mut Reply| -> Result<u64, QueueError> {
         let s = reply.optional_string()?.unwrap_or_default();
@@ -98,6 +100,15 @@ pub(super) fn parse_settings(name: &str, reply: &mut Reply) -> Result<QueueInfo,
         None => 0,
         Some(ms) => ms.parse().map_err(|_| reply.unexpected(format!("delay {ms:?} of {name:?} is not a number")))?,
     };
+    let scan = reply.optional_string()?;
+    let window = reply.optional_string()?;
+    let group_scan = match (scan.as_deref(), window) {
+        (None | Some("rr"), _) => GroupScan::RoundRobin,
+        (Some("sqs"), Some(w)) => GroupScan::SqsFifo {
+            window: w.parse().map_err(|_| reply.unexpected(format!("window {w:?} of {name:?} is not a number")))?,
+        },
+        (other, _) => return Err(reply.unexpected(format!("group scan {other:?} of {name:?}"))),
+    };
     let redrive = (!dlq.is_empty()).then(|| RedrivePolicy {
         dead_letter_queue: dlq,
         max_receive_count: u32::try_from(max_receive_count).unwrap_or(u32::MAX),
@@ -110,6 +121,7 @@ pub(super) fn parse_settings(name: &str, reply: &mut Reply) -> Result<QueueInfo,
             content_based_dedup,
             redrive,
             delay: Duration::from_millis(delay_ms),
+            group_scan,
         },
         created_at: UNIX_EPOCH + Duration::from_millis(created_ms),
         incarnation,

@@ -4,16 +4,14 @@
 use redis::Script;
 use std::sync::LazyLock;
 
+/// A script from its file, after the files it uses (`"a.lua" + "b.lua"`):
+/// a prelude defines functions the next files call.
 macro_rules! script {
-    ($name:ident, $file:literal) => {
-        pub(super) static $name: LazyLock<Script> =
-            LazyLock::new(|| Script::new(include_str!(concat!("../../lua/", $file))));
-    };
-    ($name:ident, $prelude:literal + $file:literal) => {
+    ($name:ident, $first:literal $(+ $file:literal)*) => {
         pub(super) static $name: LazyLock<Script> = LazyLock::new(|| {
             Script::new(concat!(
-                include_str!(concat!("../../lua/", $prelude)),
-                include_str!(concat!("../../lua/", $file))
+                include_str!(concat!("../../lua/", $first)),
+                $(include_str!(concat!("../../lua/", $file)),)*
             ))
         });
     };
@@ -22,11 +20,11 @@ macro_rules! script {
 script!(CREATE_QUEUE, "create_queue.lua");
 script!(DELETE_QUEUE, "delete_queue.lua");
 script!(PURGE_QUEUE, "purge_queue.lua");
-script!(SEND, "send.lua");
+script!(SEND, "ready_group.lua" + "send.lua");
 script!(SEND_DELAYED, "send_delayed.lua");
-script!(RECEIVE, "move_message.lua" + "receive.lua");
-script!(RECEIPT, "settle_group.lua" + "receipt.lua");
+script!(RECEIVE, "ready_group.lua" + "move_message.lua" + "receive.lua");
+script!(RECEIPT, "ready_group.lua" + "settle_group.lua" + "receipt.lua");
 script!(ATTRIBUTES, "attributes.lua");
-script!(MOVE_MESSAGES, "move_message.lua" + "move_messages.lua");
+script!(MOVE_MESSAGES, "ready_group.lua" + "move_message.lua" + "move_messages.lua");
 script!(LEASE, "lease.lua");
-script!(RELEASE_IN_FLIGHT, "settle_group.lua" + "release_in_flight.lua");
+script!(RELEASE_IN_FLIGHT, "ready_group.lua" + "settle_group.lua" + "release_in_flight.lua");

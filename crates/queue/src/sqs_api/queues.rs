@@ -23,7 +23,10 @@ pub(super) async fn create_queue<B: QueueBackend>(
 
 /// A queue's settings from CreateQueue's attributes, for the kind its name
 /// makes it. Attributes the embedded queue does not implement are refused
-/// by name.
+/// by name. A FIFO queue made here chooses its groups as SQS FIFO does
+/// (the default [`GroupScan`](crate::GroupScan), window 120,000): SQS has
+/// no attribute for it, so a client of this endpoint sees what it would
+/// see in AWS; round-robin queues are made through sluice's own config.
 fn config_from<B: QueueBackend>(
     api: &SqsApi<B>,
     name: &str,

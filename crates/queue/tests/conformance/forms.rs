@@ -41,9 +41,10 @@ pub(crate) trait Form: Sized {
     /// Moves the dead-letter queue's messages back to the queue.
     async fn redrive(&self, fixture: &Fixture<Self::Queue>);
 
-    /// Whether the form keeps the embedded queue's round-robin fairness
-    /// (SQS serves groups in arrival order instead).
-    fn round_robin(&self) -> bool {
+    /// Whether the form is known to choose groups exactly as the embedded
+    /// queue's SQS FIFO scan does (a queue's default), so a case may check
+    /// the whole order; for other endpoints it reports what it saw.
+    fn scans_as_sqs_fifo(&self) -> bool {
         true
     }
 }
@@ -227,7 +228,7 @@ impl Form for Sqs {
         }
     }
 
-    fn round_robin(&self) -> bool {
+    fn scans_as_sqs_fifo(&self) -> bool {
         !self.external
     }
 }
@@ -259,7 +260,7 @@ impl Form for External {
         self.0.redrive(fixture).await;
     }
 
-    fn round_robin(&self) -> bool {
+    fn scans_as_sqs_fifo(&self) -> bool {
         false
     }
 }

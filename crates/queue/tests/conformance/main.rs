@@ -55,7 +55,8 @@ macro_rules! work_cases {
                 [moto: "known wrong on moto: it delivers a message beyond maxReceiveCount instead of moving it on that receive"],
             a_redrive_moves_dead_letters_back_in_order
                 [moto: "known wrong on moto: it does not implement StartMessageMoveTask (HTTP 500)"],
-            a_deep_group_does_not_starve_the_others,
+            groups_come_in_the_order_of_their_oldest_message,
+            a_deep_group_sent_first_is_served_first,
             per_entry_failures_are_reported_and_halt_their_group
         );
     };

@@ -41,7 +41,7 @@ use sluice_config::{EnvSource, SecretSetting};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, DrainSetup, FlushWorkerConfig, IngestCounts, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{PipelineConfig, stored_token};
-use sluice_queue::LeaseError;
+use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
@@ -83,6 +83,18 @@ pub(crate) struct Args {
     /// machine's 300 s, so a batch is never handed out twice at once.
     #[arg(long, default_value_t = 330, value_parser = clap::value_parser!(u64).range(0..=43_200))]
     visibility_timeout: u64,
+    /// How sluice-events.fifo (and its dead-letter queue) chooses among
+    /// message groups: `sqs-fifo`, as SQS FIFO does (groups in the order of
+    /// their oldest message, only the first --scan-window messages looked
+    /// at: a deep group delays the groups behind it, as in AWS), or
+    /// `round-robin` (every ready group served once per turn: fairer than
+    /// AWS). Fixed when the queue is created.
+    #[arg(long, value_enum, default_value_t = ScanArg::SqsFifo)]
+    group_scan: ScanArg,
+    /// Messages the sqs-fifo scan looks through for available groups
+    /// (SQS: 120,000).
+    #[arg(long, default_value_t = SQS_FIFO_SCAN_WINDOW, value_parser = clap::value_parser!(u32).range(1..))]
+    scan_window: u32,
     /// Where the private redis-server keeps its data between runs (unused
     /// when SLUICE_REDIS_URL is set).
     #[arg(long, default_value = ".sluice/redis")]
@@ -148,6 +160,22 @@ pub(crate) struct Args {
     functions: FunctionsArgs,
 }
 
+/// `--group-scan`: the queue's [`GroupScan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ScanArg {
+    SqsFifo,
+    RoundRobin,
+}
+
+impl Args {
+    fn group_scan(&self) -> GroupScan {
+        match self.group_scan {
+            ScanArg::SqsFifo => GroupScan::SqsFifo { window: self.scan_window },
+            ScanArg::RoundRobin => GroupScan::RoundRobin,
+        }
+    }
+}
+
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redis = RedisTarget::from_env_or_private(Some(args.redis_dir.clone()))?;
     let conn = redis.connect().await?;
@@ -188,6 +216,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         metrics_port: args.metrics_port,
         max_receive_count: args.max_receive_count,
         visibility_timeout: Duration::from_secs(args.visibility_timeout),
+        group_scan: args.group_scan(),
         ingest: IngestConfig { keyspace: keyspace.clone(), ..IngestConfig::new(api_keys) },
         pipeline: PipelineConfig {
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },

@@ -47,6 +47,7 @@ impl Fifo {
     fn enqueue_delayed(&mut self, seq: u64, stored: Stored, due: u64) {
         let group = stored.group.clone();
         self.messages.insert(seq, stored);
+        self.ready.inserted(&self.messages);
         self.groups.insert(group.clone(), Group { seqs: VecDeque::from([seq]), blocked_until: Some(due) });
         self.blocked.insert((due, group));
     }

@@ -1,0 +1,67 @@
+//! The queues a [`DevStack`](crate::DevStack) runs on, created (or found
+//! with the same settings) at its start: the FIFO event queue and the
+//! standard flush queue, each with its dead-letter queue.
+
+use crate::dev_stack::DevConfig;
+use anyhow::anyhow;
+use sluice_queue::{GroupScan, QueueBackend, QueueConfig, QueueError, RedrivePolicy};
+
+/// The pipeline's queue and its dead-letter queue.
+pub const EVENTS_QUEUE: &str = "sluice-events.fifo";
+pub const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
+/// The sheets' flush requests (a standard queue: per-message delays) and
+/// its dead-letter queue.
+pub const FLUSH_QUEUE: &str = "sluice-flush";
+pub const FLUSH_DLQ: &str = "sluice-flush-dlq";
+
+pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> anyhow::Result<()> {
+    // The dead-letter queue scans as its source does: a redrive puts its
+    // messages back in the same order either way, and looking at it with
+    // an SQS client shows what AWS would.
+    let fifo = QueueConfig { group_scan: config.group_scan, ..QueueConfig::default() };
+    create(backend, EVENTS_DLQ, &fifo).await?;
+    let events = QueueConfig {
+        visibility_timeout: config.visibility_timeout,
+        redrive: Some(RedrivePolicy {
+            dead_letter_queue: EVENTS_DLQ.to_owned(),
+            max_receive_count: config.max_receive_count,
+        }),
+        ..fifo
+    };
+    create(backend, EVENTS_QUEUE, &events).await?;
+    create(backend, FLUSH_DLQ, &QueueConfig::default()).await?;
+    let flush = QueueConfig {
+        visibility_timeout: config.flush.visibility_timeout,
+        redrive: Some(RedrivePolicy {
+            dead_letter_queue: FLUSH_DLQ.to_owned(),
+            max_receive_count: config.max_receive_count,
+        }),
+        ..QueueConfig::default()
+    };
+    create(backend, FLUSH_QUEUE, &flush).await
+}
+
+/// Creates `name`, or finds it with the same settings; a queue kept in
+/// Redis with other settings is refused with what to do about it.
+async fn create<B: QueueBackend>(backend: &B, name: &str, config: &QueueConfig) -> anyhow::Result<()> {
+    let attribute = match backend.create_queue(name, config).await {
+        Ok(_) => return Ok(()),
+        Err(QueueError::QueueNameExists { attribute, .. }) => attribute,
+        Err(e) => return Err(anyhow!(e).context(format!("cannot create queue {name}"))),
+    };
+    // A group scan can also be kept: name the flags that keep it (queues
+    // made before the choice existed are round-robin).
+    let keep = match backend.queue_info(name).await.map(|info| info.config.group_scan) {
+        Ok(existing) if existing != config.group_scan => match existing {
+            GroupScan::RoundRobin => " or keep it as it is with --group-scan round-robin".to_owned(),
+            GroupScan::SqsFifo { window } => {
+                format!(" or keep it as it is with --group-scan sqs-fifo --scan-window {window}")
+            }
+        },
+        _ => String::new(),
+    };
+    Err(anyhow!(
+        "queue {name} already exists in Redis with a different {attribute}; delete it \
+         (aws sqs delete-queue --endpoint-url ...), use another --key-prefix{keep}"
+    ))
+}
