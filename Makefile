@@ -85,7 +85,7 @@ package:
 ## seeds 1-6 with outages of 2-7 s. `make test` runs one of each.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
-	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
+	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture many_seeded
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
 bench: deps
