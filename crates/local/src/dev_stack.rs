@@ -20,9 +20,11 @@
 //! queue and the flush queue; nothing consumes the dead-letter queues), so
 //! their groups go on at once instead of after the visibility timeout
 //! (330 s). A second stack on the same Redis and key prefix while the
-//! first lives is refused, never handed the first one's messages. Should
-//! the lease be lost while running, receives fail (the backend is fenced)
-//! and [`DevStack::lease_lost`] returns.
+//! first lives is refused, never handed the first one's messages. While
+//! the lease cannot be renewed (Redis away), receives fail (the backend is
+//! fenced) and the rest goes on; once Redis is back the lease is renewed,
+//! or taken again if it lapsed. Should another process take it over,
+//! [`DevStack::lease_lost`] returns.
 
 use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
 use crate::function_processes::{
