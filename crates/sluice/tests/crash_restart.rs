@@ -27,10 +27,9 @@ use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
-use sluice_redis::Keyspace;
 use stack::{
-    Fields, Proc, Stale, answered_events, get, listening, port_outside_the_ephemeral_range, post, put, sluice,
-    stale_products, status, stored, tokens_set, wait_for_no_process_in,
+    Fields, Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put,
+    sluice, stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -535,46 +534,6 @@ fn unanswered_events(book: &Book, entries: &[Fields]) -> Vec<String> {
     let accepted = book.deliveries.iter().filter_map(|(_, d)| d.outcome.as_ref().ok());
     let events = accepted.flat_map(|receipt| receipt["event_ids"].as_array().cloned().unwrap_or_default());
     events.filter_map(|e| e.as_str().map(str::to_owned)).filter(|e| !answered.contains_key(e)).collect()
-}
-
-/// The events the group ledger holds as waiting (the first few of each
-/// group), each with the stages its trace went through: `enqueued` but
-/// never `dequeued` is waiting in the queue; `dequeued` last is held by a
-/// process; no `enqueued` at all was entered in the ledger by a request
-/// that died before its send.
-async fn explain_waiting(redis: &str, workdir: &Path) -> String {
-    let mut conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.expect("redis");
-    let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
-    let ledger = sluice_redis::GroupLedger::new(conn.clone(), keyspace.clone());
-    let (groups, _) = ledger.lagging(100).await.expect("the group ledger");
-    let mut lines = Vec::new();
-    for group in groups {
-        let key = keyspace.key(&sluice_redis::Tag::new("groups"), "pending", &group.group);
-        let events: Vec<String> = redis::cmd("ZRANGE").arg(&key).arg(0).arg(4).query_async(&mut conn).await.unwrap();
-        lines.push(format!("  {} ({} pending)", group.group, group.pending));
-        for event in events {
-            lines.push(format!("    {event}: {}", trace_stages(workdir, &event)));
-        }
-    }
-    lines.join("\n")
-}
-
-/// The stages of an event's trace, in order, and its `now:` line.
-fn trace_stages(workdir: &Path, event: &str) -> String {
-    let out = sluice(workdir).args(["trace", event]).output().expect("sluice trace");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut stages = Vec::new();
-    let mut now = "";
-    for line in text.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix("now: ") {
-            now = rest;
-            break;
-        }
-        if line.starts_with(|c: char| c.is_ascii_digit()) {
-            stages.extend(line.split_whitespace().nth(2));
-        }
-    }
-    format!("{} (now: {now})", stages.join(" → "))
 }
 
 /// For each stale product (the first few): its versions, the webhook of

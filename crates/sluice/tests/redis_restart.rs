@@ -220,7 +220,8 @@ async fn go(plan: Plan, dir: &Path) {
         // marks an event done there best effort: a mark lost to the outage
         // leaves the event listed as waiting though it was stored (the
         // stores are checked above). Reported, not failed.
-        println!("seed {}: the group ledger still lists events waiting:\n{}", plan.seed, status.text);
+        let waiting = stack::explain_waiting(&url, &workdir).await;
+        println!("seed {}: the group ledger still lists events waiting (their traces):\n{waiting}", plan.seed);
     }
     if !stale.is_empty() {
         problems.push(format!(

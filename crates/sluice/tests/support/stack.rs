@@ -302,3 +302,43 @@ pub fn answered_events(entries: &[Fields]) -> std::collections::HashMap<String, 
     }
     answered
 }
+
+/// The events the group ledger holds as waiting (the first few of each
+/// group), each with the stages its trace went through: `enqueued` but
+/// never `dequeued` is waiting in the queue; `dequeued` last is held by a
+/// process; no `enqueued` at all was entered in the ledger by a request
+/// that died before its send.
+pub async fn explain_waiting(redis: &str, workdir: &Path) -> String {
+    let mut conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.expect("redis");
+    let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
+    let ledger = sluice_redis::GroupLedger::new(conn.clone(), keyspace.clone());
+    let (groups, _) = ledger.lagging(100).await.expect("the group ledger");
+    let mut lines = Vec::new();
+    for group in groups {
+        let key = keyspace.key(&sluice_redis::Tag::new("groups"), "pending", &group.group);
+        let events: Vec<String> = redis::cmd("ZRANGE").arg(&key).arg(0).arg(4).query_async(&mut conn).await.unwrap();
+        lines.push(format!("  {} ({} pending)", group.group, group.pending));
+        for event in events {
+            lines.push(format!("    {event}: {}", trace_stages(workdir, &event)));
+        }
+    }
+    lines.join("\n")
+}
+
+/// The stages of an event's trace, in order, and its `now:` line.
+pub fn trace_stages(workdir: &Path, event: &str) -> String {
+    let out = sluice(workdir).args(["trace", event]).output().expect("sluice trace");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut stages = Vec::new();
+    let mut now = "";
+    for line in text.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("now: ") {
+            now = rest;
+            break;
+        }
+        if line.starts_with(|c: char| c.is_ascii_digit()) {
+            stages.extend(line.split_whitespace().nth(2));
+        }
+    }
+    format!("{} (now: {now})", stages.join(" → "))
+}
