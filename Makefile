@@ -78,11 +78,15 @@ package:
 	@scripts/lambda-build.sh
 	@scripts/sam-build.sh
 
-## chaos: the long crash test: sluice dev killed with kill -9 five times in
+## chaos: the long crash tests: sluice dev killed with kill -9 five times in
 ## each of many seeded webhook streams (SLUICE_CHAOS_SEEDS, default 1-10;
-## SLUICE_CHAOS_CHANGES per stream, default 600); `make test` runs one.
+## SLUICE_CHAOS_CHANGES per stream, default 600); then the Redis of
+## SLUICE_REDIS_URL stopped (SIGKILL or SIGTERM) and restarted under load,
+## seeds 1-6 with outages of 2-7 s, and one of 20 s (longer than the
+## queues' consumer lease). `make test` runs one of each kind.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
+	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
 bench: deps

@@ -22,9 +22,11 @@
 //! queue and the flush queue; nothing consumes the dead-letter queues), so
 //! their groups go on at once instead of after the visibility timeout
 //! (330 s). A second stack on the same Redis and key prefix while the
-//! first lives is refused, never handed the first one's messages. Should
-//! the lease be lost while running, receives fail (the backend is fenced)
-//! and [`DevStack::lease_lost`] returns.
+//! first lives is refused, never handed the first one's messages. While
+//! the lease cannot be renewed (Redis away), receives fail (the backend is
+//! fenced) and the rest goes on; once Redis is back the lease is renewed,
+//! or taken again if it lapsed. Should another process take it over,
+//! [`DevStack::lease_lost`] returns.
 
 use crate::dev_queues::create_queues;
 pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE};

@@ -165,27 +165,41 @@ impl<Q: WorkQueue> Worker<Q> {
         // Settled side by side, as Pipes deletes a batch in one call: the
         // group stays blocked until its last message is settled.
         let settle = batch.iter().map(|message| async {
-            let outcome = if failed.contains(message.message_id.as_str()) {
-                self.stats.items_failed.fetch_add(1, Ordering::Relaxed);
-                match self.retry_after {
-                    Some(after) => {
+            let failed = failed.contains(message.message_id.as_str());
+            let counter = if failed { &self.stats.items_failed } else { &self.stats.items_done };
+            counter.fetch_add(1, Ordering::Relaxed);
+            if failed && self.retry_after.is_none() {
+                return;
+            }
+            let give_up = tokio::time::Instant::now() + SETTLE_PATIENCE;
+            let mut backoff = Duration::from_millis(100);
+            loop {
+                let outcome = match self.retry_after {
+                    Some(after) if failed => {
                         let whole = Duration::from_secs(after.as_secs_f64().ceil() as u64);
                         self.queue.change_visibility(&message.receipt, whole).await
                     }
-                    None => Ok(()),
-                }
-            } else {
-                self.stats.items_done.fetch_add(1, Ordering::Relaxed);
-                self.queue.delete(&message.receipt).await
-            };
-            if let Err(e) = outcome {
+                    _ => self.queue.delete(&message.receipt).await,
+                };
+                let Err(e) = outcome else { return };
                 self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(message = %message.message_id, error = %e, "pipe could not settle a message");
+                if tokio::time::Instant::now() + backoff > give_up {
+                    tracing::warn!(message = %message.message_id, error = %e, "pipe could not settle a message");
+                    return;
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
             }
         });
         futures::future::join_all(settle).await;
     }
 }
+
+/// How long the pipe keeps trying to delete (or make visible again) a
+/// message the queue could not settle, Redis being away: a message left
+/// in flight blocks its whole FIFO group until its visibility timeout
+/// (330 s), where the queue is usually back within seconds.
+const SETTLE_PATIENCE: Duration = Duration::from_secs(15);
 
 /// A received message as Pipes hands it to Step Functions.
 pub fn pipe_message(message: &ReceivedMessage) -> Value {

@@ -159,3 +159,31 @@ async fn a_consumer_that_lost_its_lease_receives_and_releases_nothing() {
     assert!(matches!(backend.release_in_flight("events.fifo", &a).await, Err(QueueError::ConsumerLeaseLost)));
     assert_eq!(backend.attributes("events.fifo").await.unwrap().in_flight, 1, "g0 stays in flight");
 }
+
+#[tokio::test]
+async fn a_lease_that_lapsed_while_redis_was_unreachable_is_taken_again() {
+    let redis = TestRedis::new("a_lease_that_lapsed_while_redis_was_unreachable_is_taken_again");
+    let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
+    queues(&backend).await;
+    let a = backend.take_consumer_lease(LeaseOwner::this_process(), quick()).await.unwrap();
+    let fenced = backend.clone().fenced(a.guard());
+    let mut conn = redis.conn().await;
+    let taken: Option<String> = redis::cmd("GET").arg(backend.lease_key()).query_async(&mut conn).await.unwrap();
+
+    // The key gone with nobody holding it: what a holder cut off for longer
+    // than the TTL finds once Redis is back.
+    let _: () = redis::cmd("DEL").arg(backend.lease_key()).query_async(&mut conn).await.unwrap();
+    let deadline = tokio::time::Instant::now() + BOUND;
+    loop {
+        let holder: Option<String> = redis::cmd("GET").arg(backend.lease_key()).query_async(&mut conn).await.unwrap();
+        // '<host>|<pid>|<token>': ours, with the token this lease was taken with.
+        if holder.as_deref() == taken.as_deref() {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "not taken again within {BOUND:?}: {holder:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(a.guard().is_held());
+    assert!(futures::FutureExt::now_or_never(a.guard().lost()).is_none(), "a lapse is not a loss");
+    assert_eq!(fenced.pull("events.fifo", 1, VISIBILITY).await.unwrap().messages.len(), 1);
+}

@@ -26,6 +26,13 @@ use redis::{ErrorKind, TlsCertificates};
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The longest pause between two reconnect attempts to a standalone
+/// server. A command waits for the reconnect in progress, so a backoff
+/// left to grow (to 3.2 s by the sixth attempt) keeps the first commands
+/// after a restarted server is back waiting seconds for an attempt that
+/// would now succeed.
+pub const MAX_RECONNECT_DELAY: Duration = Duration::from_millis(250);
+
 /// Standalone or cluster.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ClusterMode {
@@ -67,7 +74,10 @@ pub struct ConnectSettings {
     pub connect_timeout: Duration,
     /// How long one command may wait for its answer.
     pub response_timeout: Duration,
-    /// Reconnect attempts before a command fails.
+    /// Reconnect attempts before a command fails: how long a command waits
+    /// for an unreachable server (attempts at most [`MAX_RECONNECT_DELAY`]
+    /// apart). The next command starts a new round, so a connection never
+    /// stays broken once the server is back.
     pub reconnect_retries: usize,
 }
 
@@ -196,6 +206,7 @@ pub async fn connect(settings: &ConnectSettings) -> Result<Connection, ConnectEr
     } else {
         let config = ConnectionManagerConfig::new()
             .set_number_of_retries(settings.reconnect_retries)
+            .set_max_delay(MAX_RECONNECT_DELAY)
             .set_connection_timeout(Some(settings.connect_timeout))
             .set_response_timeout(Some(settings.response_timeout));
         Connection::Standalone(client.get_connection_manager_with_config(config).await.map_err(refused)?)

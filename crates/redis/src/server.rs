@@ -40,10 +40,35 @@ pub struct ServerOptions {
     pub tls: Option<ServerTls>,
     /// Accept only this ACL user (the `default` user is switched off).
     pub user: Option<AclUser>,
-    /// Keep the data here, in an append-only file (fsync every second),
+    /// Keep the data here, in an append-only file (fsync as `fsync` says),
     /// and reload it on the next start with the same directory. `None`:
     /// no persistence, a temporary directory removed on drop.
     pub data_dir: Option<PathBuf>,
+    /// When the append-only file is synced to disk (with `data_dir` only).
+    pub fsync: AppendFsync,
+    /// Listen on this port instead of a free one: a server restarted where
+    /// its clients already point (no retry on another port if it is taken).
+    pub port: Option<u16>,
+}
+
+/// Redis's `appendfsync`: how much an acknowledged write can lose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum AppendFsync {
+    /// Once a second: a crash of the machine may lose the last second
+    /// (a crash of the server alone loses nothing: the file is written).
+    #[default]
+    EverySec,
+    /// Before every reply: nothing acknowledged is lost, even to a power cut.
+    Always,
+}
+
+impl AppendFsync {
+    fn as_arg(self) -> &'static str {
+        match self {
+            Self::EverySec => "everysec",
+            Self::Always => "always",
+        }
+    }
 }
 
 /// The certificate files of a TLS server. Clients are not asked for
@@ -127,7 +152,7 @@ impl RedisProcess {
         for _ in 0..PORT_ATTEMPTS {
             match Self::try_start(&options)? {
                 Ok(server) => return Ok(server),
-                Err(log) if log.contains("Address already in use") => last = log,
+                Err(log) if log.contains("Address already in use") && options.port.is_none() => last = log,
                 Err(log) => return Err(ServerError::Failed(log)),
             }
         }
@@ -149,7 +174,10 @@ impl RedisProcess {
     /// Ok(Ok(server)) when ready; Ok(Err(log)) when the server exited early.
     fn try_start(options: &ServerOptions) -> Result<Result<Self, String>, ServerError> {
         static STARTS: AtomicUsize = AtomicUsize::new(0);
-        let port = free_port()?;
+        let port = match options.port {
+            Some(port) => port,
+            None => free_port()?,
+        };
         let (dir, temporary) = match &options.data_dir {
             Some(dir) => (dir.clone(), false),
             None => {
@@ -172,7 +200,7 @@ impl RedisProcess {
         if temporary {
             command.args(["--appendonly", "no"]);
         } else {
-            command.args(["--appendonly", "yes", "--appendfsync", "everysec"]);
+            command.args(["--appendonly", "yes", "--appendfsync", options.fsync.as_arg()]);
             command.env("SLUICE_REDIS_LOCK", dir.join("redis.lock"));
         }
         if options.cluster {

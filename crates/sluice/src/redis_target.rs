@@ -15,6 +15,12 @@ use sluice_redis::{
     ConnectSettings, Connection, DeploymentKind, Keyspace, PRIVATE_USER, PrivateRedis, ServerError, ServerOptions,
 };
 
+/// Reconnect attempts before a command fails (as the functions have: 2).
+/// With six, the `redis` crate's own, a command waited up to 6 s for a
+/// Redis that was down (issue 18: a restarted Redis held ingest's requests
+/// for the whole outage, where a 503 was due).
+const RECONNECT_RETRIES: usize = 1;
+
 /// A Redis to talk to, and the private server behind it if we started one.
 #[derive(Debug)]
 pub(crate) struct RedisTarget {
@@ -95,9 +101,12 @@ impl RedisTarget {
         self.settings.ca_file.clone()
     }
 
-    /// A connection to it.
+    /// A connection to it. A command gives up on an unreachable Redis
+    /// after [`RECONNECT_RETRIES`] attempts, so ingest answers 503 at once
+    /// while Redis is away instead of holding the sender for the outage.
     pub(crate) async fn connect(&self) -> anyhow::Result<Connection> {
-        sluice_redis::connect(&self.settings).await.with_context(|| format!("cannot connect to {}", self.description))
+        let settings = ConnectSettings { reconnect_retries: RECONNECT_RETRIES, ..self.settings.clone() };
+        sluice_redis::connect(&settings).await.with_context(|| format!("cannot connect to {}", self.description))
     }
 }
 

@@ -19,22 +19,23 @@
 //! of `SLUICE_CHAOS_SEEDS` (a list `1,5,9` or a range `1-20`; default
 //! `1-10`) with `SLUICE_CHAOS_CHANGES` changes each (default 600).
 
+#[path = "support/stack.rs"]
+mod stack;
+
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
-use sluice_redis::{Keyspace, SnapshotStore};
+use stack::{
+    Fields, Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put,
+    sluice, stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
+};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-/// How long a process may take to print its `Ready.` line.
-const START_LIMIT: Duration = Duration::from_secs(30);
 /// How long the pipeline may take, after the last webhook was answered,
 /// to leave nothing waiting. Issue 12 asks for held messages to be back
 /// within 30 s of a restart; the rest is the buckets draining.
@@ -455,173 +456,6 @@ impl Dev {
     }
 }
 
-/// A `sluice` child process and the lines it printed up to `Ready.`;
-/// killed when dropped.
-struct Proc {
-    child: Child,
-    seen: Vec<String>,
-}
-
-impl Proc {
-    fn spawn(command: &mut Command) -> Result<Self, String> {
-        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().map_err(|e| e.to_string())?;
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        // Keeps reading after `Ready.`, so the pipe never fills.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        let mut proc = Self { child, seen: Vec::new() };
-        let deadline = Instant::now() + START_LIMIT;
-        while !proc.seen.iter().any(|l| l.starts_with("Ready.")) {
-            match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(line) => proc.seen.push(line),
-                Err(_) => return Err(format!("no `Ready.` line within {START_LIMIT:?}; it printed {:?}", proc.seen)),
-            }
-        }
-        Ok(proc)
-    }
-
-    /// The rest of the line printed that starts with `prefix`.
-    fn after(&self, prefix: &str) -> String {
-        let line = self.seen.iter().find_map(|l| l.strip_prefix(prefix));
-        line.unwrap_or_else(|| panic!("no line {prefix:?} in {:?}", self.seen)).to_owned()
-    }
-
-    fn signal(&self, signal: &str) {
-        let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
-        assert!(status.success(), "kill {signal} failed");
-    }
-
-    /// The exit status, or `None` when it is still running after `limit`.
-    fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return Some(status);
-            }
-            if Instant::now() > deadline {
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn sluice(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
-    command.current_dir(dir);
-    for name in [
-        "SLUICE_REDIS_URL",
-        "SLUICE_KEY_PREFIX",
-        "SLUICE_API_KEYS",
-        "SLUICE_QUEUE_URL",
-        "SLUICE_EVENTS_DLQ_URL",
-        "SLUICE_FLUSH_QUEUE_URL",
-        "SLUICE_FLUSH_DLQ_URL",
-        "SLUICE_SQS_ENDPOINT",
-        "SLUICE_ALERT_URL",
-    ] {
-        command.env_remove(name);
-    }
-    command
-}
-
-fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
-    let mut child = sluice(workdir)
-        .args(["tokens", "set", mall, "--token-json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sluice tokens set");
-    child.stdin.take().unwrap().write_all(tokens.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "sluice tokens set {mall}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-/// A free port below the kernel's ephemeral range: while sluice dev is
-/// down, no outgoing connection (ours or a parallel test's) or port-0
-/// listener can be given it.
-fn port_outside_the_ephemeral_range() -> u16 {
-    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
-    let low: u16 = range.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(32768);
-    let span = low.saturating_sub(10_000).max(1);
-    let start = 10_000 + (std::process::id() % u32::from(span)) as u16;
-    (0..span)
-        .map(|i| 10_000 + (start - 10_000 + i) % span)
-        .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
-        .expect("a free port below the ephemeral range")
-}
-
-/// Whether something accepts connections on `port` of 127.0.0.1.
-fn listening(port: u16) -> bool {
-    TcpStream::connect(("127.0.0.1", port)).is_ok()
-}
-
-/// Processes whose working directory is `dir` or below it (a sluice dev
-/// run there, its redis watchdog, its redis-server), waited for up to
-/// `limit` to end.
-fn wait_for_no_process_in(dir: &Path, limit: Duration) -> Vec<String> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let found = processes_in(dir);
-        if found.is_empty() || Instant::now() > deadline {
-            return found;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn processes_in(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else { continue };
-        if cwd.starts_with(dir) {
-            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            found.push(format!("{} {}", entry.file_name().to_string_lossy(), cmdline.trim()));
-        }
-    }
-    found
-}
-
-/// A call to the sandbox's control plane; its JSON answer, which must be a
-/// success.
-async fn control(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> Value {
-    let mut request = http.request(method.clone(), url);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
-    let status = response.status();
-    let answer: Value = response.json().await.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
-    assert!(status.is_success(), "{method} {url}: {status} {answer}");
-    answer
-}
-
-async fn post(http: &reqwest::Client, url: &str, body: Value) -> Value {
-    control(http, reqwest::Method::POST, url, Some(body)).await
-}
-
-async fn put(http: &reqwest::Client, url: &str, body: Value) -> Value {
-    control(http, reqwest::Method::PUT, url, Some(body)).await
-}
-
-async fn get(http: &reqwest::Client, url: &str) -> Value {
-    control(http, reqwest::Method::GET, url, None).await
-}
-
 /// One webhook as its sender saw it.
 #[derive(Debug, Clone)]
 struct Delivery {
@@ -695,162 +529,13 @@ struct Book {
     deliveries: Vec<(usize, Delivery)>,
 }
 
-/// `sluice status` as printed, and the figures the test reads from it.
-struct Status {
-    text: String,
-    /// waiting, in flight, delayed.
-    events: Option<[u64; 3]>,
-    dead_letters: Option<[u64; 3]>,
-    groups_waiting: bool,
-}
-
-fn status(workdir: &Path) -> Status {
-    let out = sluice(workdir).arg("status").output().expect("sluice status");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let row = |name: &[&str]| {
-        text.lines().find_map(|line| {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let numbers = words.get(name.len()..name.len() + 3)?;
-            if !words.starts_with(name) {
-                return None;
-            }
-            let numbers: Vec<u64> = numbers.iter().map(|n| n.parse().ok()).collect::<Option<_>>()?;
-            Some([numbers[0], numbers[1], numbers[2]])
-        })
-    };
-    Status {
-        events: row(&["events"]),
-        dead_letters: row(&["events", "dead-letter"]),
-        groups_waiting: !text.contains("Groups with events waiting: none"),
-        text,
-    }
-}
-
-impl Status {
-    fn clean(&self) -> bool {
-        self.events == Some([0, 0, 0])
-            && self.dead_letters.is_some_and(|d| d[0] == 0 && d[1] == 0)
-            && !self.groups_waiting
-    }
-
-    fn diagnosis(&self) -> String {
-        match (self.events, self.dead_letters) {
-            (None, _) | (_, None) => "its queue figures could not be read".into(),
-            (_, Some([dlq, ..])) if dlq > 0 => format!("{dlq} events dead-lettered"),
-            (Some([_, in_flight, _]), _) if in_flight > 0 => format!(
-                "{in_flight} messages still in flight: messages received by a killed sluice dev stay invisible until \
-                 their visibility timeout (330 s) and block their groups (issue #12 finding 3)"
-            ),
-            (Some([waiting, ..]), _) if waiting > 0 => format!("{waiting} messages waiting"),
-            _ => "the group ledger still lists events waiting".into(),
-        }
-    }
-}
-
-/// Products whose newest stored snapshot differs from the sandbox's state:
-/// `(index, stored version, sandbox version)`.
-type Stale = Vec<(usize, Option<String>, u64)>;
-
-async fn stale_products(http: &reqwest::Client, cafe24: &str, redis: &str, products: &[(String, String)]) -> Stale {
-    let newest = newest_snapshots(redis).await;
-    let mut stale = Vec::new();
-    for (i, (mall, id)) in products.iter().enumerate() {
-        let truth = get(http, &format!("{cafe24}/sandbox/malls/{mall}/resources/products/{id}")).await;
-        let version = truth["version"].as_u64().expect("sandbox version");
-        let stored = newest.get(&(mall.clone(), id.clone()));
-        let same = stored.is_some_and(|s| {
-            s.get("version").map(String::as_str) == Some(&version.to_string())
-                && s.get("body").and_then(|b| serde_json::from_str::<Value>(b).ok()).as_ref() == Some(&truth["body"])
-        });
-        if !same {
-            stale.push((i, stored.and_then(|s| s.get("version").cloned()), version));
-        }
-    }
-    stale
-}
-
-type Fields = std::collections::HashMap<String, String>;
-
-/// Every stored entry, shard by shard, oldest first.
-async fn stored(redis: &str) -> Vec<Fields> {
-    let conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.expect("redis");
-    let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
-    let shards = sluice_pipeline::PipelineConfig::default().snapshot_shards;
-    let store = SnapshotStore::new(conn, keyspace, shards).unwrap();
-    let mut all = Vec::new();
-    for shard in 0..shards {
-        let mut after = "-".to_owned();
-        loop {
-            let entries = store.read(shard, &after, 1000).await.expect("read snapshots");
-            let Some(last) = entries.last() else { break };
-            after = last.id.clone();
-            all.extend(entries.into_iter().map(|e| e.fields));
-        }
-    }
-    all
-}
-
 /// Events ingest accepted (enqueued, coalesced or a duplicate of one) that
 /// no stored snapshot answers.
 fn unanswered_events(book: &Book, entries: &[Fields]) -> Vec<String> {
-    let mut answered = std::collections::HashSet::new();
-    for entry in entries {
-        let events: Vec<String> = serde_json::from_str(entry.get("event_ids").map_or("[]", String::as_str)).unwrap();
-        answered.extend(events);
-    }
+    let answered = answered_events(entries);
     let accepted = book.deliveries.iter().filter_map(|(_, d)| d.outcome.as_ref().ok());
     let events = accepted.flat_map(|receipt| receipt["event_ids"].as_array().cloned().unwrap_or_default());
-    events.filter_map(|e| e.as_str().map(str::to_owned)).filter(|e| !answered.contains(e)).collect()
-}
-
-/// The newest stored snapshot of each (mall, product id).
-async fn newest_snapshots(redis: &str) -> BTreeMap<(String, String), Fields> {
-    let mut newest = BTreeMap::new();
-    for fields in stored(redis).await {
-        let key = (fields.get("mall_id").cloned().unwrap_or_default(), fields.get("id").cloned().unwrap_or_default());
-        newest.insert(key, fields);
-    }
-    newest
-}
-
-/// The events the group ledger holds as waiting (the first few of each
-/// group), each with the stages its trace went through: `enqueued` but
-/// never `dequeued` is waiting in the queue; `dequeued` last is held by a
-/// process; no `enqueued` at all was entered in the ledger by a request
-/// that died before its send.
-async fn explain_waiting(redis: &str, workdir: &Path) -> String {
-    let mut conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.expect("redis");
-    let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
-    let ledger = sluice_redis::GroupLedger::new(conn.clone(), keyspace.clone());
-    let (groups, _) = ledger.lagging(100).await.expect("the group ledger");
-    let mut lines = Vec::new();
-    for group in groups {
-        let key = keyspace.key(&sluice_redis::Tag::new("groups"), "pending", &group.group);
-        let events: Vec<String> = redis::cmd("ZRANGE").arg(&key).arg(0).arg(4).query_async(&mut conn).await.unwrap();
-        lines.push(format!("  {} ({} pending)", group.group, group.pending));
-        for event in events {
-            lines.push(format!("    {event}: {}", trace_stages(workdir, &event)));
-        }
-    }
-    lines.join("\n")
-}
-
-/// The stages of an event's trace, in order, and its `now:` line.
-fn trace_stages(workdir: &Path, event: &str) -> String {
-    let out = sluice(workdir).args(["trace", event]).output().expect("sluice trace");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut stages = Vec::new();
-    let mut now = "";
-    for line in text.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix("now: ") {
-            now = rest;
-            break;
-        }
-        if line.starts_with(|c: char| c.is_ascii_digit()) {
-            stages.extend(line.split_whitespace().nth(2));
-        }
-    }
-    format!("{} (now: {now})", stages.join(" → "))
+    events.filter_map(|e| e.as_str().map(str::to_owned)).filter(|e| !answered.contains_key(e)).collect()
 }
 
 /// For each stale product (the first few): its versions, the webhook of

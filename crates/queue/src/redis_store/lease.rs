@@ -33,7 +33,10 @@
 //! so a holder cut off from Redis (or paused) takes no new messages after
 //! another process may have taken over. What it already holds it may still
 //! finish: the same limit SQS has for a consumer that outlives its
-//! visibility timeout.
+//! visibility timeout. Cut off for longer than the TTL (Redis restarted,
+//! say), the holder finds the key gone at its next renewal and takes it
+//! again, unless another consumer took it meanwhile: only then is the
+//! lease lost ([`LeaseGuard::lost`]).
 //!
 //! # Layout
 //!
@@ -122,18 +125,17 @@ impl LeaseGuard {
         *self.0.valid_until.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Returns once the lease is no longer held (taken over, or not renewed
-    /// in time).
+    /// Returns once another consumer holds the lease. A lease this holder
+    /// could not renew in time (Redis unreachable) is not held, so receives
+    /// are fenced, but not lost: the next renewal that gets through takes
+    /// it again if nobody else did, and the holder goes on.
     pub async fn lost(&self) {
         loop {
             let changed = self.0.changed.notified();
-            if !self.is_held() {
+            if self.0.lost.load(Ordering::SeqCst) {
                 return;
             }
-            tokio::select! {
-                () = changed => {}
-                () = tokio::time::sleep_until(self.valid_until()) => {}
-            }
+            changed.await;
         }
     }
 }
@@ -267,27 +269,51 @@ where
         let guard = LeaseGuard(state.clone());
         let (backend, renew_key, me) = (self.clone(), key.clone(), owner.encode());
         let renewals = tokio::spawn(async move {
+            let mut pause = settings.renew_every;
             loop {
-                tokio::time::sleep(settings.renew_every).await;
+                tokio::time::sleep(pause).await;
                 let sent = Instant::now();
-                match backend.lease_op(&renew_key, "renew", &me, settings.ttl, "").await.and_then(|mut r| r.string()) {
-                    Ok(answer) if answer == "ok" => {
+                match backend.renew(&renew_key, &me, settings.ttl).await {
+                    Ok(true) => {
                         *state.valid_until.lock().unwrap_or_else(PoisonError::into_inner) =
                             sent + settings.ttl - margin;
+                        pause = settings.renew_every;
                     }
-                    Ok(_) => {
-                        tracing::error!(key = %renew_key, "the consumer lease was lost (lapsed or taken over)");
+                    Ok(false) => {
+                        tracing::error!(key = %renew_key, "the consumer lease was taken over");
                         state.lost.store(true, Ordering::SeqCst);
                         state.changed.notify_waiters();
                         return;
                     }
-                    // Still ours until valid_until; the next renewal may get through.
-                    Err(e) => tracing::warn!(error = %e, "could not renew the consumer lease"),
+                    // Still ours until valid_until (then fenced, not lost):
+                    // try again soon, so receives resume soon after Redis does.
+                    Err(e) => {
+                        tracing::warn!(error = %e, "could not renew the consumer lease");
+                        pause = settings.poll.min(settings.renew_every);
+                    }
                 }
                 state.changed.notify_waiters();
             }
         });
         ConsumerLease { backend: self.clone(), key, owner, previous, guard, renewals }
+    }
+
+    /// Renews `me`'s lease: `Ok(true)` when held afterwards, `Ok(false)`
+    /// when another consumer holds it. A lease that lapsed with nobody
+    /// taking it (Redis was unreachable for longer than the TTL: the key
+    /// expired inside Redis, or came back expired from its file) is taken
+    /// again: nobody received from the queues meanwhile, since a consumer
+    /// receives only while it holds the lease.
+    async fn renew(&self, key: &str, me: &str, ttl: Duration) -> Result<bool, QueueError> {
+        let mut reply = self.lease_op(key, "renew", me, ttl, "").await?;
+        if reply.string()? == "ok" {
+            return Ok(true);
+        }
+        if !reply.string()?.is_empty() {
+            return Ok(false);
+        }
+        tracing::warn!(key, "the consumer lease lapsed (Redis unreachable for longer than its TTL): taking it again");
+        Ok(self.lease_op(key, "take", me, ttl, "").await?.string()? == "ok")
     }
 
     async fn lease_op(

@@ -279,8 +279,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     outcome?;
     if lease_lost {
         bail!(
-            "stopped: the consumer lease of the queues was lost (Redis unreachable for longer than the lease, or \
-             another sluice dev took over)"
+            "stopped: another sluice dev took over the consumer lease of the queues (while this one could not \
+             renew it)"
         );
     }
     println!("sluice dev stopped.");

@@ -1,0 +1,264 @@
+//! Issue 18 item 3: the Redis that `SLUICE_REDIS_URL` names is stopped and
+//! started again (same port, same directory, append-only file with
+//! `appendfsync always`) while webhooks keep coming. `sluice dev` is not
+//! restarted: it must reconnect by itself, answer ingest `503` with
+//! `Retry-After` and a JSON body while Redis is away (never a `202` for an
+//! event it could not store), and lose nothing it accepted.
+//!
+//! The test runs the stack as a user does: its own `redis-server`, the
+//! sandbox Cafe24 as its own process (`sluice sandbox cafe24`, the truth),
+//! and `sluice dev` with `SLUICE_REDIS_URL` set. Several senders each
+//! change their own products in the sandbox and post the matching
+//! webhook, sending it again with the same `X-Trace-ID` after a 5xx or a
+//! connection error, as a sender would. Mid-stream the redis-server is
+//! stopped (SIGKILL, or SIGTERM), left down for a while and started again.
+//! Afterwards every product's newest stored snapshot must equal the
+//! sandbox's, and every accepted event must be answered by exactly one
+//! stored snapshot. The figures are printed (`--nocapture`) for
+//! `bench/chaos.md`.
+//!
+//! `make test` runs one short seed (`SLUICE_CHAOS_SEED` picks another);
+//! `make chaos` runs the ignored many-seed variant (`SLUICE_CHAOS_SEEDS`, a
+//! range `1-6`; `SLUICE_CHAOS_DOWN` seconds of outage instead of 2-7 s).
+
+#[path = "support/redis_outage.rs"]
+mod outage;
+#[path = "support/stack.rs"]
+mod stack;
+
+use outage::{Attempt, Figures, Redis, Sender};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::json;
+use stack::{Proc, get, post, sluice, stale_products, status, stored, tokens_set};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Each mall's Admin API bucket, in the sandbox and in sluice alike.
+const BUCKET_CAPACITY: u32 = 10;
+const BUCKET_DRAIN: u32 = 5;
+/// After the stream, how long the pipeline may take to store the rest.
+const DRAIN_LIMIT: Duration = Duration::from_secs(40);
+/// How long after Redis is back ingest may take to accept again.
+const RECOVERY_LIMIT: Duration = Duration::from_secs(15);
+
+/// The shape of one run.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    seed: u64,
+    malls: usize,
+    products_per_mall: usize,
+    /// Senders posting at once; each owns its products, so one product's
+    /// changes are sent in the order they were made.
+    senders: usize,
+    /// Webhooks before the stop, Redis down, webhooks after the restart.
+    before: Duration,
+    down: Duration,
+    after: Duration,
+    /// The signal that stops redis-server.
+    signal: &'static str,
+}
+
+impl Plan {
+    fn short(seed: u64) -> Self {
+        Self {
+            seed,
+            malls: 2,
+            products_per_mall: 6,
+            senders: 6,
+            before: Duration::from_secs(3),
+            down: Duration::from_secs(3),
+            after: Duration::from_secs(3),
+            signal: if seed % 2 == 0 { "-KILL" } else { "-TERM" },
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_stopped_and_restarted_under_load_loses_nothing() {
+    let seed = std::env::var("SLUICE_CHAOS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(18);
+    run(Plan::short(seed)).await;
+}
+
+/// The many-seed variant (`make chaos`, or by hand with `--ignored`):
+/// SIGKILL and SIGTERM by turns, longer outages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: many seeds; run with --ignored"]
+async fn many_seeded_redis_restarts_lose_nothing() {
+    let seeds = std::env::var("SLUICE_CHAOS_SEEDS").unwrap_or_else(|_| "1-6".into());
+    let (first, last) = seeds.split_once('-').unwrap_or((&seeds, &seeds));
+    // SLUICE_CHAOS_DOWN (seconds) sets every outage instead.
+    let down_for = std::env::var("SLUICE_CHAOS_DOWN").ok().and_then(|s| s.parse::<u64>().ok());
+    for seed in first.parse::<u64>().unwrap()..=last.parse::<u64>().unwrap() {
+        let down = Duration::from_secs(down_for.unwrap_or(2 + seed % 6));
+        run(Plan { down, before: Duration::from_secs(5), after: Duration::from_secs(5), ..Plan::short(seed) }).await;
+    }
+}
+
+/// An outage longer than the queues' consumer lease (15 s TTL, renewed
+/// every 5 s): the lease lapses inside Redis while it is away; once Redis
+/// is back the renewal finds it gone and takes it again, so `sluice dev`
+/// goes on (it used to stop: "the consumer lease of the queues was lost").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "long: a 20 s outage; run with --ignored"]
+async fn redis_away_longer_than_the_consumer_lease_does_not_stop_sluice_dev() {
+    run(Plan { down: Duration::from_secs(20), ..Plan::short(2) }).await;
+}
+
+/// The whole run, bounded: a stall fails with what was seen, never hangs.
+async fn run(plan: Plan) {
+    let limit = plan.before + plan.down + plan.after + outage::SENDER_PATIENCE + DRAIN_LIMIT;
+    let dir = std::env::temp_dir().join(format!("sluice-redis-restart-{}-{}", std::process::id(), plan.seed));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("work")).expect("temp dir");
+    let outcome = tokio::time::timeout(limit, go(plan, &dir)).await;
+    // Every process of the run is dropped by now (killed on drop).
+    let _ = std::fs::remove_dir_all(&dir);
+    if outcome.is_err() {
+        panic!("seed {}: the run did not finish within {limit:?}", plan.seed);
+    }
+}
+
+async fn go(plan: Plan, dir: &Path) {
+    let mut redis = Redis::start(dir.join("redis"));
+    let url = redis.url();
+    let http =
+        sluice_http::builder().connect_timeout(Duration::from_secs(1)).timeout(outage::ANSWER_LIMIT).build().unwrap();
+    let malls: Vec<String> = (1..=plan.malls).map(|m| format!("outage{m}")).collect();
+    let sandbox = Proc::spawn(
+        sluice(dir)
+            .args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")])
+            .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
+            .args(["--bucket-drain", &BUCKET_DRAIN.to_string()]),
+    )
+    .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"));
+    let cafe24 = sandbox.after("Cafe24 sandbox: ");
+    let workdir = dir.join("work");
+    let mut dev = start_dev(&workdir, &url, &sandbox.after("Base URL template: "));
+    let dev_pid = dev.child.id();
+    let ingest = dev.after("Ingest: ");
+    let mut products = Vec::new();
+    for mall in &malls {
+        let tokens = post(&http, &format!("{cafe24}/sandbox/malls/{mall}/tokens"), json!({})).await;
+        tokens_set(&workdir, mall, &tokens);
+        for p in 0..plan.products_per_mall {
+            let body = json!({"product_name": format!("outage {mall} {p}"), "price": "1000.00"});
+            let made = post(&http, &format!("{cafe24}/sandbox/malls/{mall}/resources/products"), body).await;
+            products.push((mall.clone(), made["id"].as_str().expect("product id").to_owned()));
+        }
+    }
+
+    // The stream: each sender changes its own products at random until
+    // told to stop; Redis goes away and comes back in the middle of it.
+    let started = Instant::now();
+    let stop_sending = started + plan.before + plan.down + plan.after;
+    let book = Arc::new(std::sync::Mutex::new(Vec::<Attempt>::new()));
+    let mut senders = tokio::task::JoinSet::new();
+    for s in 0..plan.senders {
+        let owned: Vec<(String, String)> = products.iter().skip(s).step_by(plan.senders).cloned().collect();
+        let sender = Sender {
+            http: http.clone(),
+            cafe24: cafe24.clone(),
+            ingest: ingest.clone(),
+            name: format!("s{}-{s}", plan.seed),
+            book: book.clone(),
+        };
+        let rng = StdRng::seed_from_u64(plan.seed * 1000 + s as u64);
+        senders.spawn(sender.run(owned, rng, stop_sending));
+    }
+    tokio::time::sleep_until((started + plan.before).into()).await;
+    let signalled_at = Instant::now();
+    redis.stop(plan.signal);
+    // Down from the moment the server has exited: a SIGTERM'd server
+    // still answers while it shuts down.
+    let down_at = Instant::now();
+    let stopped_after = down_at - signalled_at;
+    tokio::time::sleep_until((signalled_at + plan.down).into()).await;
+    let restarted_at = Instant::now();
+    redis.restart();
+    let up_at = Instant::now();
+    let mut deliveries = Vec::new();
+    while let Some(done) = senders.join_next().await {
+        deliveries.extend(done.expect("a sender panicked"));
+    }
+    let stream_ended = Instant::now();
+
+    // Drained: nothing waiting, every product stored as the sandbox has it.
+    let drain_deadline = Instant::now() + DRAIN_LIMIT;
+    let (status, stale) = loop {
+        let status = status(&workdir);
+        let stale = stale_products(&http, &cafe24, &url, &products).await;
+        if (queues_empty(&status) && stale.is_empty()) || Instant::now() > drain_deadline {
+            break (status, stale);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let drained_after = stream_ended.elapsed();
+    let entries = stored(&url).await;
+    let attempts = std::mem::take(&mut *book.lock().unwrap());
+    let figures = Figures::new(&deliveries, &attempts, &entries, [down_at, up_at], drained_after);
+    println!(
+        "seed {} (redis-server {} after {:.1} s of webhooks, down {:.1} s, stopped in {} ms, restarted in {} ms): \
+         {figures}",
+        plan.seed,
+        plan.signal.trim_start_matches('-'),
+        plan.before.as_secs_f64(),
+        (up_at - down_at).as_secs_f64(),
+        stopped_after.as_millis(),
+        (up_at - restarted_at).as_millis(),
+    );
+
+    let mut problems = figures.problems();
+    if figures.recovered_after.is_none_or(|t| t > RECOVERY_LIMIT) {
+        problems.push(format!("no 202 within {RECOVERY_LIMIT:?} of Redis being back"));
+    }
+    if !queues_empty(&status) {
+        problems.push(format!("sluice status still shows work ({}):\n{}", status.diagnosis(), status.text));
+    } else if status.groups_waiting {
+        // The group ledger feeds `sluice status` only, and the pipeline
+        // marks an event done there best effort: a mark lost to the outage
+        // leaves the event listed as waiting though it was stored (the
+        // stores are checked above). Reported, not failed.
+        let waiting = stack::explain_waiting(&url, &workdir).await;
+        println!("seed {}: the group ledger still lists events waiting (their traces):\n{waiting}", plan.seed);
+    }
+    if !stale.is_empty() {
+        problems.push(format!(
+            "{} of {} products stored differ from the sandbox: {stale:?}",
+            stale.len(),
+            products.len()
+        ));
+    }
+    match dev.child.try_wait() {
+        Ok(None) => {}
+        exited => problems.push(format!("sluice dev (pid {dev_pid}) did not keep running: {exited:?}")),
+    }
+    let counters = get(&http, &format!("{cafe24}/sandbox/counters")).await;
+    println!("seed {}: the sandbox's counters: {counters}", plan.seed);
+    assert!(problems.is_empty(), "seed {}: {}", plan.seed, problems.join("\n"));
+
+    // It still stops cleanly on Ctrl-C after all that.
+    dev.signal("-INT");
+    let exit = dev.wait(Duration::from_secs(20));
+    assert!(exit.is_some_and(|s| s.success()), "sluice dev did not stop cleanly on Ctrl-C: {exit:?}");
+}
+
+/// Nothing waiting, in flight or delayed in the event queue, nothing in
+/// its dead-letter queue.
+fn queues_empty(status: &stack::Status) -> bool {
+    status.events == Some([0, 0, 0]) && status.dead_letters.is_some_and(|d| d[0] == 0 && d[1] == 0)
+}
+
+/// `sluice dev` in `workdir` on `redis` (SLUICE_REDIS_URL), its Cafe24 the sandbox.
+fn start_dev(workdir: &Path, redis: &str, template: &str) -> Proc {
+    let mut command = sluice(workdir);
+    command
+        .args(["dev", "--ingest-port", "0", "--sqs-port", "0", "--sfn-port", "0", "--metrics-port", "0"])
+        .args(["--cafe24-base-url", template, "--cafe24-client-id", "sandbox-client"])
+        .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
+        .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
+        .env("SLUICE_CAFE24_CLIENT_SECRET", "sandbox-secret")
+        .env("SLUICE_REDIS_URL", redis);
+    Proc::spawn(&mut command).unwrap_or_else(|e| panic!("sluice dev: {e}"))
+}
