@@ -30,11 +30,14 @@ run: deps
 ## all on a private Redis shaped like ElastiCache Serverless: three masters in
 ## cluster mode, TLS only, an ACL user whose password the functions read from
 ## the local Secrets Manager (or the Redis in SLUICE_REDIS_URL).
+# The binary the build above made: `cargo run -p sluice` alone would resolve
+# features for sluice only and build every dependency a second time.
+RELEASE_DIR = $(or $(CARGO_TARGET_DIR),target)/release
 FUNCTION_PACKAGES = $(shell sed -n 's/^name *= *"\(sluice-fn-.*\)"/-p \1/p' functions/*/Cargo.toml)
 demo-processes: deps
 	$(CARGO) build --release --quiet -p sluice $(FUNCTION_PACKAGES)
-	$(CARGO) run --release --quiet -p sluice -- demo shops --functions processes --private-redis tls-cluster
-	$(CARGO) run --release --quiet -p sluice -- demo sheets --functions processes --private-redis tls-cluster
+	$(RELEASE_DIR)/sluice demo shops --functions processes --private-redis tls-cluster
+	$(RELEASE_DIR)/sluice demo sheets --functions processes --private-redis tls-cluster
 
 ## dev: sluice on one machine (ingest, the embedded SQS FIFO queue, the pipeline) until Ctrl-C.
 dev: deps
