@@ -17,7 +17,7 @@
 //! round finds nothing or the deadline nears.
 
 use crate::error::SinkError;
-use crate::snapshot_row::parse_entry;
+use crate::snapshot_row::event_ids;
 use crate::writer::{BatchOutcome, Journeys, SnapshotWriter};
 use redis::aio::ConnectionLike;
 use serde_json::json;
@@ -243,8 +243,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     /// event whose trace cannot be read gets only the drain's outcome.
     async fn journeys(&self, entries: &[StoredEntry]) -> Journeys {
         let Some(traces) = &self.traces else { return Journeys::new() };
-        let ids: BTreeSet<String> =
-            entries.iter().filter_map(|e| parse_entry(e).ok()).flat_map(|row| row.event_ids).collect();
+        let ids: BTreeSet<String> = entries.iter().filter_map(|e| event_ids(e).ok()).flatten().collect();
         let reads = ids.iter().map(|id| async move { (id.clone(), traces.read(id).await) });
         let mut journeys = Journeys::new();
         for (id, read) in futures::future::join_all(reads).await {

@@ -50,8 +50,7 @@ pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
     let version = field("fetched_at_ms")?
         .parse::<i64>()
         .map_err(|_| format!("`fetched_at_ms` is not a number: {:?}", entry.fields["fetched_at_ms"]))?;
-    let event_ids: Vec<String> = serde_json::from_str(field("event_ids")?)
-        .map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))?;
+    let event_ids = event_ids(entry)?;
     Ok(SnapshotRow {
         mall_id: nonempty("mall_id")?,
         kind: nonempty("kind")?,
@@ -63,6 +62,13 @@ pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
         event_ids,
         entry_id: entry.id.clone(),
     })
+}
+
+/// The events `entry` answers, without reading the rest of it (its body
+/// is most of an entry, and checking it is most of reading one).
+pub fn event_ids(entry: &StoredEntry) -> Result<Vec<String>, String> {
+    let ids = entry.fields.get("event_ids").ok_or("no `event_ids` field")?;
+    serde_json::from_str(ids).map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))
 }
 
 #[cfg(test)]
