@@ -6,8 +6,19 @@
 -- lease whose owner died ends on its own, and meanwhile events for the
 -- resource are enqueued on their own.
 --
+-- With flow control (KEYS[3..6] given), an event that joins nothing is
+-- deferred instead of enqueued while its mall has a backlog: at least
+-- ARGV[5] messages in the queue, or resources already in its dirty set.
+-- The event is recorded in the dirty set (once per resource, its id kept
+-- for tracing) and the mall's drain chain is checked: see
+-- crates/redis/src/backlog.rs.
+--
 -- KEYS[1]   STRING: the mark, '<owner id>' or 'lease:<owner id>'
 -- KEYS[2]   LIST: ids that joined the owner's pending fetch (same hash tag)
+-- KEYS[3]   ZSET: the mall's messages in the queue, event id -> ms sent
+-- KEYS[4]   HASH: the mall's dirty set, resource -> JSON {seq, since, events}
+-- KEYS[5]   ZSET: the dirty set's order, resource -> µs it became dirty
+-- KEYS[6]   STRING: the drain chain, '<token>' or 'lease:<token>'
 -- ARGV[1]   the caller's event id
 -- ARGV[2]   the lease in ms
 -- ARGV[3]   the pending timeout in ms (a confirmed mark lapses after it)
@@ -15,25 +26,72 @@
 --           first attempt may, since a later attempt's message can be one
 --           the queue drops as a duplicate, which would leave a mark that
 --           no fetch ever clears
+-- ARGV[5]   flow control: queued messages at which the mall is deferred
+-- ARGV[6]   flow control: ms after which a queued entry no longer counts
+--           (its message was consumed by a step that died before leaving)
+-- ARGV[7]   flow control: ms the dirty set lives after its latest change
+-- ARGV[8]   flow control: most event ids kept per dirty resource
+-- ARGV[9]   flow control: the resource's name in the dirty set
 --
 -- Returns {1} the caller holds the lease (enqueue, then confirm); {2}
 -- enqueue without a mark; {3} the caller's own mark is confirmed (its
--- message is in the queue: a duplicate); {0, owner, pttl_ms} joined.
+-- message is in the queue: a duplicate); {0, owner, pttl_ms} joined;
+-- {4, chain, since_ms} deferred, chain = 0 the caller took the chain's
+-- lease (send a drain request, then confirm), 1 a confirmed chain will
+-- drain it, 2 another caller's lease (send a drain request of its own).
 
 local current = redis.call('GET', KEYS[1])
 local lease = 'lease:' .. ARGV[1]
 if current == ARGV[1] then
   return {3}
 end
+if current and string.sub(current, 1, 6) ~= 'lease:' then
+  local pttl = redis.call('PTTL', KEYS[1])
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+  -- Joiners must stay readable as long as some owner's fetch may still start.
+  redis.call('PEXPIRE', KEYS[2], pttl + tonumber(ARGV[3]))
+  return {0, current, pttl}
+end
+
+if #KEYS == 6 then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
+  if redis.call('HLEN', KEYS[4]) > 0 or redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then
+    local raw = redis.call('HGET', KEYS[4], ARGV[9])
+    local entry
+    if raw then
+      entry = cjson.decode(raw)
+    else
+      entry = {seq = 0, since = now, events = {}}
+      -- µs, so resources dirtied in one ms keep their order.
+      redis.call('ZADD', KEYS[5], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[9])
+    end
+    entry.seq = entry.seq + 1
+    local known = false
+    for _, id in ipairs(entry.events) do
+      if id == ARGV[1] then known = true end
+    end
+    if not known and #entry.events < tonumber(ARGV[8]) then
+      table.insert(entry.events, ARGV[1])
+    end
+    redis.call('HSET', KEYS[4], ARGV[9], cjson.encode(entry))
+    redis.call('PEXPIRE', KEYS[4], ARGV[7])
+    redis.call('PEXPIRE', KEYS[5], ARGV[7])
+    local chain = redis.call('GET', KEYS[6])
+    if not chain then
+      redis.call('SET', KEYS[6], lease, 'PX', ARGV[2])
+      return {4, 0, entry.since}
+    end
+    if string.sub(chain, 1, 6) == 'lease:' then
+      return {4, 2, entry.since}
+    end
+    return {4, 1, entry.since}
+  end
+end
+
 if current == lease or (not current and ARGV[4] == '1') then
   redis.call('SET', KEYS[1], lease, 'PX', ARGV[2])
   return {1}
 end
-if not current or string.sub(current, 1, 6) == 'lease:' then
-  return {2}
-end
-local pttl = redis.call('PTTL', KEYS[1])
-redis.call('RPUSH', KEYS[2], ARGV[1])
--- Joiners must stay readable as long as some owner's fetch may still start.
-redis.call('PEXPIRE', KEYS[2], pttl + tonumber(ARGV[3]))
-return {0, current, pttl}
+return {2}

@@ -107,16 +107,7 @@ impl<C: ConnectionLike + Clone + Send> Gates<C> {
             .arg(if may_start { "1" } else { "0" })
             .invoke_async(&mut self.conn.clone())
             .await?;
-        match reply.as_slice() {
-            [Value::Int(1)] => Ok(Coalescing::Owner),
-            [Value::Int(2)] => Ok(Coalescing::Unmarked),
-            [Value::Int(3)] => Ok(Coalescing::OwnMarkConfirmed),
-            [Value::Int(0), owner, Value::Int(pttl)] => Ok(Coalescing::Joined {
-                owner: redis::from_redis_value_ref(owner).map_err(redis::RedisError::from)?,
-                reopens_in: Duration::from_millis(u64::try_from(*pttl).unwrap_or(0)),
-            }),
-            other => Err(Error::UnexpectedReply { script: "gate_claim.lua", reply: format!("{other:?}") }),
-        }
+        claim_reply(&reply)
     }
 
     /// Turns `owner`'s lease into the mark once its message is in the
@@ -163,5 +154,20 @@ impl<C: ConnectionLike + Clone + Send> Gates<C> {
             Some((Value::Int(-1), joined)) => Ok(Taken::NotOwner { lapsed: false, joined: ids(joined)? }),
             _ => Err(Error::UnexpectedReply { script: "gate_take.lua", reply: format!("{reply:?}") }),
         }
+    }
+}
+
+/// Reads `lua/gate_claim.lua`'s claim outcomes (shared with flow control,
+/// whose deferral the same script decides).
+pub(crate) fn claim_reply(reply: &[Value]) -> Result<Coalescing, Error> {
+    match reply {
+        [Value::Int(1)] => Ok(Coalescing::Owner),
+        [Value::Int(2)] => Ok(Coalescing::Unmarked),
+        [Value::Int(3)] => Ok(Coalescing::OwnMarkConfirmed),
+        [Value::Int(0), owner, Value::Int(pttl)] => Ok(Coalescing::Joined {
+            owner: redis::from_redis_value_ref(owner).map_err(redis::RedisError::from)?,
+            reopens_in: Duration::from_millis(u64::try_from(*pttl).unwrap_or(0)),
+        }),
+        other => Err(Error::UnexpectedReply { script: "gate_claim.lua", reply: format!("{other:?}") }),
     }
 }

@@ -19,6 +19,10 @@
 //!                                        ([lease:]owner for coalescing) (lease until the owner is enqueued)
 //! {prefix}{ev:<id>}:gate:ingest  STRING  accepted | attempt:<n>:<end>   TTL: duplicate window (+ lease)
 //! {prefix}{<tag>}:joined:<name>  LIST    ids coalesced into the owner   TTL: mark's remaining + timeout; taken by the owner
+//! {prefix}{mall:m}:queued:      ZSET    a mall's messages in the queue TTL: 30 min after the latest change (flow control, see backlog)
+//! {prefix}{mall:m}:dirty:       HASH    a mall's deferred resources    owner: the mall's drain runs; TTL: 14 days
+//! {prefix}{mall:m}:dirtyq:      ZSET    their order, oldest first      owner: the mall's drain runs; TTL: 14 days
+//! {prefix}{mall:m}:chain:drain  STRING  the next drain run's token     TTL: lease, then 1 h
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker trims what every group acked; MAXLEN ~1M
@@ -50,6 +54,7 @@
 //! - [`bucket`]: the GCRA leaky bucket with upstream feedback.
 //! - [`lock`]: the fenced lock.
 //! - [`gate`]: the TTL gate and the pending mark.
+//! - [`backlog`]: flow control per mall: the dirty set and its drain chain.
 //! - [`coalescing`]: a resource's pending fetch, leased until enqueued, that later webhooks join.
 //! - [`delivery`]: ingest's memory of each delivery: accepted, or which attempt holds it.
 //! - [`deny_cache`]: the in-process "blocked until" cache.
@@ -67,6 +72,7 @@
 //! - `scripts`: the Lua scripts, loaded once per process.
 
 pub mod admission;
+pub mod backlog;
 pub mod bucket;
 pub mod coalescing;
 pub mod connect;
@@ -92,6 +98,7 @@ pub mod token_store;
 pub mod trace;
 
 pub use admission::Admission;
+pub use backlog::{Admit, BacklogSize, Backlogs, Chain, ChainNext, DirtyResource, FlowControl};
 pub use bucket::{Bucket, BucketLevel, BucketSpec, Buckets};
 pub use coalescing::{Coalescing, MarkTimes, Taken};
 pub use connect::{ClusterMode, ConnectError, ConnectSettings, MAX_RECONNECT_DELAY, Refusal, connect};

@@ -7,9 +7,9 @@
 
 use redis::AsyncCommands;
 use sluice_redis::{
-    Acquire, Begun, BucketSpec, Buckets, Claim, Coalescing, CredentialState, Deliveries, DeliveryTimes, DenyCache,
-    Gates, GroupLedger, Limit, Locks, MarkTimes, SheetBuffers, SheetState, SlidingWindowLimiter, SnapshotStore,
-    StoredToken, Tag, TokenStore, Traces,
+    Acquire, Admit, Backlogs, Begun, BucketSpec, Buckets, Chain, ChainNext, Claim, Coalescing, CredentialState,
+    Deliveries, DeliveryTimes, DenyCache, FlowControl, Gates, GroupLedger, Limit, Locks, MarkTimes, SheetBuffers,
+    SheetState, SlidingWindowLimiter, SnapshotStore, StoredToken, Tag, TokenStore, Traces,
 };
 use sluice_testkit::{CLUSTER_MASTERS, ServerKind, TestRedis, key_slot};
 use std::sync::Arc;
@@ -32,6 +32,7 @@ enum Op {
     Fetched,
     Token,
     Groups,
+    Backlog,
     // The reads and the calls whose keys have owners instead of TTLs.
     Reads,
     Credential,
@@ -39,7 +40,7 @@ enum Op {
     SheetState,
 }
 
-const OPS: [Op; 15] = [
+const OPS: [Op; 16] = [
     Op::Limiter,
     Op::BucketAcquire,
     Op::BucketObserve,
@@ -55,6 +56,7 @@ const OPS: [Op; 15] = [
     Op::Fetched,
     Op::Token,
     Op::Groups,
+    Op::Backlog,
 ];
 
 /// The ops whose keys have owners (the sheet's flush, `sluice credentials`)
@@ -153,6 +155,20 @@ async fn exercise(redis: &TestRedis, op: Op) {
             assert!(ledger.enter("gs:acme:1", "{}", "ev-2").await.unwrap());
             assert!(ledger.done("gs:acme:1", "ev-1").await.unwrap());
         }
+        Op::Backlog => {
+            let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
+            let backlogs = Backlogs::new(conn, ks, flow).unwrap();
+            let times = MarkTimes { lease: Duration::from_secs(30), pending: Duration::from_secs(900) };
+            backlogs.entered(&tag, "ev-0").await.unwrap();
+            let admit = backlogs.admit(&tag, "products:1", "ev-1", true, times).await.unwrap();
+            assert!(matches!(admit, Admit::Deferred { chain: Chain::Took, .. }), "{admit:?}");
+            assert!(backlogs.confirm_chain(&tag, "ev-1").await.unwrap());
+            backlogs.admit(&tag, "products:2", "ev-2", true, times).await.unwrap();
+            let read = backlogs.peek(&tag, 1).await.unwrap();
+            assert_eq!(backlogs.done(&tag, &read).await.unwrap(), 1);
+            assert_eq!(backlogs.next(&tag, "ev-1", Duration::from_secs(30)).await.unwrap(), ChainNext::Continue);
+            assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 1);
+        }
         Op::Reads => reads(conn, ks, &tag).await,
         Op::Credential => {
             let state = CredentialState::new(conn, ks);
@@ -239,9 +255,9 @@ async fn every_key_written_has_a_ttl() {
     let keys = redis.keys().await;
     // win (2), bkt (3: a tag per op), lock (2), fence (2), gate (3),
     // delivery, joined, trace, stream, seen (2), fetched, token, and the
-    // group ledger's pending, waiting, seen, about, done: the ops above
-    // write 25 keys.
-    assert_eq!(keys.len(), 25, "{keys:?}");
+    // group ledger's pending, waiting, seen, about, done, a mall's backlog
+    // (queued, dirty, dirtyq, chain): the ops above write 29 keys.
+    assert_eq!(keys.len(), 29, "{keys:?}");
     let mut conn = redis.conn().await;
     for key in keys {
         let ttl: i64 = conn.pttl(&key).await.unwrap();
