@@ -17,7 +17,11 @@
 //!    join it → `coalesced`. The event's own confirmed mark → `duplicate`.
 //!    No mark, and this is a first attempt → take the mark as a lease.
 //!    Otherwise (another event's lease, or a retry finding no mark) →
-//!    enqueue without a mark.
+//!    enqueue without a mark. With flow control, a mall with a backlog
+//!    defers instead of enqueueing (see `sluice_redis::backlog`): the
+//!    event goes to the mall's dirty set, answered `deferred` once a drain
+//!    request is sure to see it; an event let through is counted toward
+//!    the mall's backlog in the same step.
 //! 4. **Enqueue** through the batcher. Accepted → at once, side by side:
 //!    confirm the mark (lease → mark for the pending timeout), enter the
 //!    event in its group's ledger (`sluice status`), trace `enqueued`,
@@ -65,8 +69,11 @@ use redis::aio::ConnectionLike;
 use serde::Serialize;
 use serde_json::json;
 use sluice_domain::queue::SendOutcome;
-use sluice_domain::{GroupKey, ShopWork};
-use sluice_redis::{Attempt, Begun, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, Tag, Traces};
+use sluice_domain::{DrainRequests, GroupKey, MallDrainRequest, ShopWork};
+use sluice_redis::{
+    Admit, Attempt, Backlogs, Begun, Chain, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, Tag, Traces,
+};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Trace stages written by ingest.
@@ -76,6 +83,7 @@ pub mod stages {
     pub const COALESCED: &str = "coalesced";
     pub const ENQUEUED: &str = "enqueued";
     pub const REJECTED: &str = "rejected";
+    pub const DEFERRED: &str = "deferred";
 }
 
 /// What became of an accepted webhook.
@@ -88,6 +96,9 @@ pub enum Status {
     Coalesced,
     /// A redelivery of an event already accepted.
     Duplicate,
+    /// Its mall has a backlog: the resource is in the mall's dirty set,
+    /// drained within the mall's budget (flow control).
+    Deferred,
 }
 
 /// The 202 body: `{"event_ids": [...], "status": "...", "into"?: "..."}`.
@@ -110,6 +121,15 @@ pub(crate) struct Acceptor<C> {
     pub(crate) batcher: Batcher,
     pub(crate) counters: std::sync::Arc<Counters>,
     pub(crate) marks: MarkTimes,
+    /// Flow control per mall, when a drain queue is configured.
+    pub(crate) flow: Option<FlowControlPort<C>>,
+}
+
+/// What deferring needs: the backlog keys and where drain requests go.
+#[derive(Debug)]
+pub(crate) struct FlowControlPort<C> {
+    pub(crate) backlogs: Backlogs<C>,
+    pub(crate) requests: Arc<dyn DrainRequests>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
@@ -141,20 +161,28 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
 
         let mall_tag = Tag::for_mall(&work.event.mall_id);
         let gate = work.resource_gate();
-        match self.gates.claim(&mall_tag, &gate, id, first, self.marks).await {
-            Ok(Coalescing::Owner) => undo.leased = true,
-            Ok(Coalescing::Unmarked) => {}
-            Ok(Coalescing::OwnMarkConfirmed) => {
+        let admitted = match &self.flow {
+            Some(flow) => flow.backlogs.admit(&mall_tag, &gate, id, first, self.marks).await,
+            None => self.gates.claim(&mall_tag, &gate, id, first, self.marks).await.map(Admit::Claim),
+        };
+        let claimed = match admitted {
+            Ok(Admit::Claim(claimed)) => claimed,
+            Ok(Admit::Deferred { chain, since_ms }) => return self.defer(&work, undo, chain, since_ms).await,
+            Err(e) => return Err(undo.run(store_unavailable("checking for a pending fetch", &e)).await),
+        };
+        match claimed {
+            Coalescing::Owner => undo.leased = true,
+            Coalescing::Unmarked => {}
+            Coalescing::OwnMarkConfirmed => {
                 self.trace(id, stages::DUPLICATE, &json!({"pending_fetch": true})).await;
                 self.settle(id).await;
                 return Ok(receipt(&work, Status::Duplicate, None));
             }
-            Ok(Coalescing::Joined { owner, .. }) => {
+            Coalescing::Joined { owner, .. } => {
                 self.trace(id, stages::COALESCED, &json!({"into": owner})).await;
                 self.settle(id).await;
                 return Ok(receipt(&work, Status::Coalesced, Some(owner)));
             }
-            Err(e) => return Err(undo.run(store_unavailable("checking for a pending fetch", &e)).await),
         }
 
         // Past half its lease, another attempt may have taken over: sending
@@ -198,6 +226,49 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                 Err(undo.run(Rejection::new(code, message)).await)
             }
         }
+    }
+
+    /// The mall has a backlog: the event is in its dirty set already (see
+    /// `sluice_redis::backlog`). It is answered `202` only once a drain
+    /// request will see it: a confirmed chain's, or one this request
+    /// queued itself. If that cannot be queued, the answer is 503 and the
+    /// sender's retry defers it again (the dirty entry it left is drained
+    /// by the mall's next chain: fetched once more, never lost).
+    async fn defer(
+        &self,
+        work: &ShopWork,
+        undo: Undo<'_, C>,
+        chain: Chain,
+        since_ms: u64,
+    ) -> Result<Receipt, Rejection> {
+        let id = work.event_id.as_str();
+        let mall = &work.event.mall_id;
+        let Some(flow) = &self.flow else {
+            return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, "deferred without flow control")).await);
+        };
+        if chain != Chain::Confirmed {
+            let request = MallDrainRequest::new(mall.clone(), id);
+            if let Err(e) = flow.requests.request(&request, Duration::ZERO).await {
+                let tag = Tag::for_mall(mall);
+                if chain == Chain::Took
+                    && let Err(e) = flow.backlogs.release_chain(&tag, id).await
+                {
+                    tracing::warn!(event_id = id, error = %e, "could not release the drain chain's lease; it ends on its own");
+                }
+                let message = format!("the mall's drain request was not queued ({}); send it again", e.cause);
+                return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, message)).await);
+            }
+            if chain == Chain::Took
+                && let Err(e) = flow.backlogs.confirm_chain(&Tag::for_mall(mall), id).await
+            {
+                // The request is queued; its run carries the chain anyway.
+                tracing::warn!(event_id = id, error = %e, "could not confirm the drain chain");
+            }
+        }
+        let detail = json!({"mall_id": mall, "resource": work.resource_gate(), "dirty_since_ms": since_ms});
+        self.trace(id, stages::DEFERRED, &detail).await;
+        self.settle(id).await;
+        Ok(receipt(work, Status::Deferred, None))
     }
 
     /// The owner's message is in the queue: others may join its fetch now.
@@ -265,6 +336,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> Undo<'_, C> {
             if let Err(e) = a.gates.release(&tag, &self.work.resource_gate(), id).await {
                 tracing::warn!(event_id = id, error = %e, "could not release the coalescing lease; it ends on its own");
             }
+        }
+        if let Some(flow) = &a.flow
+            && let Err(e) = flow.backlogs.left(&Tag::for_mall(&self.work.event.mall_id), id).await
+        {
+            tracing::warn!(event_id = id, error = %e, "flow-control count not taken back; it lapses");
         }
         if let Err(e) = a.deliveries.release(id, self.attempt).await {
             tracing::warn!(event_id = id, error = %e, "could not release the delivery lease; it ends on its own");

@@ -72,6 +72,9 @@ pub struct IngestConfig {
     pub header_read_timeout: Duration,
     /// Open connections at once. [`serve`](crate::serve) only.
     pub max_connections: usize,
+    /// Flow control per mall's thresholds; on only when ingest is built
+    /// [`with_flow_control`](crate::Ingest::with_flow_control).
+    pub flow_control: sluice_redis::FlowControl,
 }
 
 impl IngestConfig {
@@ -90,6 +93,7 @@ impl IngestConfig {
             max_head_bytes: DEFAULT_MAX_HEAD_BYTES,
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            flow_control: sluice_redis::FlowControl::default(),
         }
     }
 

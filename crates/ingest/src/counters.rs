@@ -4,9 +4,9 @@
 //! ingest Lambda's EMF lines and `sluice dev`'s `GET /metrics` render.
 //!
 //! Every webhook request is counted once in `received` and, when it is
-//! answered, once in exactly one of `enqueued`, `coalesced`, `duplicates` or
-//! `rejected` (by reason); so when nothing is in flight,
-//! `received == enqueued + coalesced + duplicates + rejected.total()`.
+//! answered, once in exactly one of `enqueued`, `coalesced`, `deferred`,
+//! `duplicates` or `rejected` (by reason); so when nothing is in flight,
+//! `received == enqueued + coalesced + deferred + duplicates + rejected.total()`.
 
 use crate::rejection::ErrorCode;
 use sluice_domain::emf::Counter;
@@ -19,6 +19,7 @@ pub struct Counters {
     received: AtomicU64,
     enqueued: AtomicU64,
     coalesced: AtomicU64,
+    deferred: AtomicU64,
     duplicates: AtomicU64,
     /// By `code as usize`: `ALL` lists every code, so each has its slot.
     rejected: [AtomicU64; ErrorCode::ALL.len()],
@@ -38,6 +39,10 @@ impl Counters {
 
     pub(crate) fn coalesced(&self) {
         self.coalesced.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn deferred(&self) {
+        self.deferred.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn duplicate(&self) {
@@ -65,6 +70,7 @@ impl Counters {
             received: get(&self.received),
             enqueued: get(&self.enqueued),
             coalesced: get(&self.coalesced),
+            deferred: get(&self.deferred),
             duplicates: get(&self.duplicates),
             rejected: RejectedCounts {
                 by_code: self.rejected.each_ref().map(get),
@@ -102,6 +108,7 @@ pub const COUNTERS: &[Counter<Counters>] = &[
     Counter::new("received", "", &[("EventsReceived", Count)], |c| &c.received),
     Counter::new("enqueued", "", &[("EventsEnqueued", Count)], |c| &c.enqueued),
     Counter::new("coalesced", "", &[("EventsCoalesced", Count)], |c| &c.coalesced),
+    Counter::new("deferred", "", &[("EventsDeferred", Count)], |c| &c.deferred),
     Counter::new("duplicates", "", &[("EventsDuplicate", Count)], |c| &c.duplicates),
     rejected!(Unauthorized, unauthorized),
     rejected!(PayloadTooLarge, payload_too_large),
@@ -127,6 +134,8 @@ pub struct CounterSnapshot {
     pub enqueued: u64,
     /// Accepted and joined to a pending fetch of the same resource.
     pub coalesced: u64,
+    /// Accepted into its mall's dirty set (flow control).
+    pub deferred: u64,
     /// Redeliveries of an event already accepted.
     pub duplicates: u64,
     pub rejected: RejectedCounts,

@@ -12,7 +12,7 @@
 //! task of its own: a sender that hangs up half-way must not leave a mark
 //! set without its message, or an enqueued message without its trace.
 
-use crate::acceptance::{Acceptor, Receipt, Status};
+use crate::acceptance::{Acceptor, FlowControlPort, Receipt, Status};
 use crate::batcher::Batcher;
 use crate::config::{ConfigError, IngestConfig};
 use crate::counters::{CounterSnapshot, Counters};
@@ -31,9 +31,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use redis::aio::ConnectionLike;
 use sluice_cafe24::webhook::API_KEY_HEADER;
-use sluice_domain::WorkQueue;
+use sluice_domain::{DrainRequests, WorkQueue};
 use sluice_redis::Connection;
-use sluice_redis::{Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, Traces};
+use sluice_redis::{Backlogs, Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, Traces};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -79,7 +79,36 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
     /// (a `Connection` in production: it reconnects on its own).
     /// Starts the batcher, so it must be called within a tokio runtime.
     pub fn new<Q: WorkQueue + 'static>(config: IngestConfig, queue: Q, redis: C) -> Result<Self, ConfigError> {
+        Self::build(config, queue, redis, None)
+    }
+
+    /// [`Ingest::new`] with flow control per mall: once a mall has
+    /// `config.flow_control.max_queued` messages in the queue, its webhooks
+    /// go to its dirty set, drained by the requests sent to `drain`.
+    pub fn with_flow_control<Q: WorkQueue + 'static>(
+        config: IngestConfig,
+        queue: Q,
+        redis: C,
+        drain: Arc<dyn DrainRequests>,
+    ) -> Result<Self, ConfigError> {
+        Self::build(config, queue, redis, Some(drain))
+    }
+
+    fn build<Q: WorkQueue + 'static>(
+        config: IngestConfig,
+        queue: Q,
+        redis: C,
+        drain: Option<Arc<dyn DrainRequests>>,
+    ) -> Result<Self, ConfigError> {
         config.check()?;
+        let flow = match drain {
+            Some(requests) => Some(FlowControlPort {
+                backlogs: Backlogs::new(redis.clone(), config.keyspace.clone(), config.flow_control.clone())
+                    .map_err(|e| ConfigError::Setting(format!("flow control: {e}")))?,
+                requests,
+            }),
+            None => None,
+        };
         let counters = Arc::new(Counters::default());
         let acceptor = Acceptor {
             deliveries: Deliveries::new(
@@ -93,6 +122,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             batcher: Batcher::start(Arc::new(queue), config.batch.clone(), counters.clone()),
             counters: counters.clone(),
             marks: MarkTimes { lease: config.accept_lease, pending: config.pending_timeout },
+            flow,
         };
         let shared = Shared {
             api_keys: config.api_keys,
@@ -164,6 +194,7 @@ where
             Ok(receipt) => match receipt.status {
                 Status::Enqueued => settling.counters.enqueued(),
                 Status::Coalesced => settling.counters.coalesced(),
+                Status::Deferred => settling.counters.deferred(),
                 Status::Duplicate => settling.counters.duplicate(),
             },
             Err(rejection) => settling.counters.rejected(rejection.code),

@@ -1,6 +1,6 @@
 //! The queues a [`DevStack`](crate::DevStack) runs on, created (or found
 //! with the same settings) at its start: the FIFO event queue and the
-//! standard flush queue, each with its dead-letter queue.
+//! standard flush and mall drain queues, each with its dead-letter queue.
 
 use crate::dev_stack::DevConfig;
 use anyhow::anyhow;
@@ -13,6 +13,10 @@ pub const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
 /// its dead-letter queue.
 pub const FLUSH_QUEUE: &str = "sluice-flush";
 pub const FLUSH_DLQ: &str = "sluice-flush-dlq";
+/// "Drain mall M" requests (flow control per mall; a standard queue, for
+/// the same reason) and its dead-letter queue.
+pub const MALL_DRAIN_QUEUE: &str = "sluice-mall-drain";
+pub const MALL_DRAIN_DLQ: &str = "sluice-mall-drain-dlq";
 
 pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> anyhow::Result<()> {
     // The dead-letter queue scans as its source does: a redrive puts its
@@ -29,16 +33,21 @@ pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConf
         ..fifo
     };
     create(backend, EVENTS_QUEUE, &events).await?;
-    create(backend, FLUSH_DLQ, &QueueConfig::default()).await?;
-    let flush = QueueConfig {
-        visibility_timeout: config.flush.visibility_timeout,
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: FLUSH_DLQ.to_owned(),
-            max_receive_count: config.max_receive_count,
-        }),
-        ..QueueConfig::default()
-    };
-    create(backend, FLUSH_QUEUE, &flush).await
+    for (queue, dlq, worker) in
+        [(FLUSH_QUEUE, FLUSH_DLQ, &config.flush), (MALL_DRAIN_QUEUE, MALL_DRAIN_DLQ, &config.mall_drain)]
+    {
+        create(backend, dlq, &QueueConfig::default()).await?;
+        let standard = QueueConfig {
+            visibility_timeout: worker.visibility_timeout,
+            redrive: Some(RedrivePolicy {
+                dead_letter_queue: dlq.to_owned(),
+                max_receive_count: config.max_receive_count,
+            }),
+            ..QueueConfig::default()
+        };
+        create(backend, queue, &standard).await?;
+    }
+    Ok(())
 }
 
 /// Creates `name`, or finds it with the same settings; a queue kept in

@@ -28,14 +28,16 @@
 //! or taken again if it lapsed. Should another process take it over,
 //! [`DevStack::lease_lost`] returns.
 
+use crate::delay_worker::DelayWorkerConfig;
 use crate::dev_queues::create_queues;
-pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE};
+pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_QUEUE};
 use crate::drain_task::{DrainSetup, DrainTask};
-use crate::flush_worker::{FlushStats, FlushWorkerConfig, run_flush_worker};
+use crate::flush_worker::{FlushStats, run_flush_worker};
 use crate::function_processes::{
     FunctionsMode, StackQueues, flush_event_source, http_function, process_registry, process_substitutions,
     start_functions,
 };
+use crate::mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
 use crate::sfn_api::{self, StepFunctionsApi};
@@ -46,12 +48,12 @@ use anyhow::{Context, anyhow, bail};
 use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config};
-use sluice_domain::WorkQueue;
 use sluice_domain::queue::QueueAttributes;
+use sluice_domain::{DrainRequests, QueueDrainRequests, WorkQueue};
 use sluice_ingest::{Counters, Ingest, IngestConfig};
 use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
-use sluice_pipeline::{PipelineConfig, ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{MallDrainService, PipelineConfig, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{ConsumerLease, GroupScan, RedisBackend};
 use sluice_redis::Connection;
@@ -85,7 +87,12 @@ pub struct DevConfig {
     pub cafe24: Cafe24Config,
     /// Where Google Sheets and its token endpoint are, and the OAuth client.
     pub sheets: SheetsConfig,
-    pub flush: FlushWorkerConfig,
+    pub flush: DelayWorkerConfig,
+    /// Flow control per mall: ingest defers a mall with a backlog into its
+    /// dirty set, drained by requests on the mall drain queue
+    /// (`sluice_redis::backlog`). In-process functions only.
+    pub flow_control: bool,
+    pub mall_drain: DelayWorkerConfig,
     /// A Slack-compatible incoming webhook for alerts.
     pub alert_url: Option<String>,
     /// The state machine's clock, which times its Retry backoffs and Wait
@@ -119,7 +126,9 @@ impl DevConfig {
             pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
             cafe24,
             sheets,
-            flush: FlushWorkerConfig::default(),
+            flush: DelayWorkerConfig::default(),
+            flow_control: true,
+            mall_drain: DelayWorkerConfig::default(),
             alert_url: None,
             clock: Arc::new(SystemClock),
             functions: FunctionsMode::InProcess,
@@ -136,6 +145,7 @@ pub struct DevStack {
     pub ingest: Arc<Counters>,
     pub pipe: Arc<PipeStats>,
     pub flush: Arc<FlushStats>,
+    pub mall_drain: Arc<MallDrainStats>,
     /// The two paths' services, over one core (one set of counts).
     pub shop: ShopService<Connection>,
     pub sheet: SheetService<Connection>,
@@ -161,11 +171,13 @@ pub struct DevStack {
     ingest_stop: CancellationToken,
     pipe_stop: CancellationToken,
     flush_stop: CancellationToken,
+    mall_drain_stop: CancellationToken,
     sfn_stop: CancellationToken,
     drain_stop: CancellationToken,
     ingest_task: JoinHandle<std::io::Result<()>>,
     pipe_task: JoinHandle<()>,
     flush_task: JoinHandle<()>,
+    mall_drain_task: JoinHandle<()>,
     sfn_task: JoinHandle<std::io::Result<()>>,
     sqs_task: JoinHandle<std::io::Result<()>>,
 }
@@ -189,7 +201,7 @@ impl DevStack {
         let backend = RedisBackend::new(conn.clone(), config.keyspace.clone());
         create_queues(&backend, &config).await?;
         let mut released = 0;
-        for queue in [EVENTS_QUEUE, FLUSH_QUEUE] {
+        for queue in [EVENTS_QUEUE, FLUSH_QUEUE, MALL_DRAIN_QUEUE] {
             released += backend
                 .release_in_flight(queue, &lease)
                 .await
@@ -202,13 +214,15 @@ impl DevStack {
         let api = SqsApi::new(backend, sqs_url.clone());
         let (events_url, dlq_url) = (api.queue_url(EVENTS_QUEUE), api.queue_url(EVENTS_DLQ));
         let (flush_url, flush_dlq_url) = (api.queue_url(FLUSH_QUEUE), api.queue_url(FLUSH_DLQ));
+        let mall_drain_url = api.queue_url(MALL_DRAIN_QUEUE);
         let sqs_task = tokio::spawn(sqs_api::serve(sqs_listener, api, shutdown.clone().cancelled_owned()));
 
         let client = sqs_client(&SqsEndpoint::Local(sqs_url.clone())).await;
         let events = SqsQueue::new(client.clone(), events_url.clone());
         let dlq = SqsQueue::new(client.clone(), dlq_url.clone());
         let flush_queue = Arc::new(SqsDelayQueue::new(client.clone(), flush_url.clone()));
-        let flush_dlq = SqsDelayQueue::new(client, flush_dlq_url.clone());
+        let flush_dlq = SqsDelayQueue::new(client.clone(), flush_dlq_url.clone());
+        let mall_drain_queue = Arc::new(SqsDelayQueue::new(client, mall_drain_url.clone()));
         let functions = match &config.functions {
             FunctionsMode::InProcess => None,
             FunctionsMode::Processes(processes) => {
@@ -223,6 +237,9 @@ impl DevStack {
 
         let cafe24 = Cafe24Client::new(config.cafe24).context("Cafe24 client")?;
         let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
+        let flow_control = config.flow_control && functions.is_none();
+        let mut ingest_config = config.ingest;
+        ingest_config.flow_control = config.pipeline.mall_drain.flow.clone();
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
         let shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
         let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
@@ -281,12 +298,29 @@ impl DevStack {
             }
         };
 
+        let mall_drain_stats = Arc::new(MallDrainStats::default());
+        let mall_drain_stop = shutdown.child_token();
+        let drain_requests: Arc<dyn DrainRequests> =
+            Arc::new(QueueDrainRequests::new(SqsDelayQueue::clone(&mall_drain_queue)));
+        let mall_drain_task = tokio::spawn(run_mall_drain_worker(
+            mall_drain_queue,
+            MallDrainService::new(shop.clone(), drain_requests.clone()),
+            config.mall_drain,
+            mall_drain_stats.clone(),
+            mall_drain_stop.clone(),
+        ));
+
         let ingest_listener = listen(config.ingest_port, "ingest", "--ingest-port").await?;
         let ingest_url = format!("http://127.0.0.1:{}", port(&ingest_listener)?);
         let ingest_stop = shutdown.child_token();
         let (counters, ingest_task) = match &functions {
             None => {
-                let ingest = Ingest::new(config.ingest, events.clone(), conn).context("ingest")?;
+                let ingest = if flow_control {
+                    Ingest::with_flow_control(ingest_config, events.clone(), conn, drain_requests)
+                } else {
+                    Ingest::new(ingest_config, events.clone(), conn)
+                };
+                let ingest = ingest.context("ingest")?;
                 let stopped = ingest_stop.clone().cancelled_owned();
                 (ingest.counters(), tokio::spawn(sluice_ingest::serve(ingest_listener, ingest, stopped)))
             }
@@ -328,6 +362,7 @@ impl DevStack {
             ("Dead-letter queue", dlq_url),
             ("Flush queue", flush_url),
             ("Flush dead-letter queue", flush_dlq_url),
+            ("Mall drain queue", mall_drain_url),
             ("Metrics", metrics_url),
         ];
         if let Some(drain) = &drain {
@@ -338,6 +373,7 @@ impl DevStack {
             ingest: counters,
             pipe: pipe_stats,
             flush: flush_stats,
+            mall_drain: mall_drain_stats,
             shop,
             sheet,
             released,
@@ -351,11 +387,13 @@ impl DevStack {
             ingest_stop,
             pipe_stop,
             flush_stop,
+            mall_drain_stop,
             sfn_stop,
             drain_stop,
             ingest_task,
             pipe_task,
             flush_task,
+            mall_drain_task,
             sfn_task,
             sqs_task,
         })
@@ -391,6 +429,8 @@ impl DevStack {
         let _ = self.pipe_task.await;
         self.flush_stop.cancel();
         let _ = self.flush_task.await;
+        self.mall_drain_stop.cancel();
+        let _ = self.mall_drain_task.await;
         self.sfn_stop.cancel();
         let sfn = self.sfn_task.await;
         if let Some(functions) = &self.functions {

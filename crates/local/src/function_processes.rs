@@ -12,8 +12,8 @@
 //! default, or the stack refuses to start rather than run the two halves
 //! on different settings.
 
+use crate::delay_worker::DelayWorkerConfig;
 use crate::dev_stack::{DevConfig, EVENTS_QUEUE, FLUSH_QUEUE};
-use crate::flush_worker::FlushWorkerConfig;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
@@ -175,7 +175,7 @@ pub(crate) fn http_function(lambda: &LocalLambda) -> anyhow::Result<Arc<Function
 pub(crate) fn flush_event_source(
     lambda: &LocalLambda,
     queue: Arc<SqsDelayQueue>,
-    flush: &FlushWorkerConfig,
+    flush: &DelayWorkerConfig,
     stop: CancellationToken,
 ) -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
     let flush_arn = Bindings::new().queue_arn(FLUSH_QUEUE);

@@ -32,6 +32,38 @@ pub struct PipelineConfig {
     pub trace_retention: Duration,
     /// The sheet path's settings.
     pub sheets: SheetConfig,
+    /// Flow control per mall: when a mall's webhooks are deferred into its
+    /// dirty set, and how its drain runs take them (see `mall_drain`).
+    pub mall_drain: MallDrainConfig,
+}
+
+/// How a mall's flow-control backlog is drained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MallDrainConfig {
+    /// The thresholds ingest defers by, and the keys' lifetimes.
+    pub flow: sluice_redis::FlowControl,
+    /// Most dirty resources one run takes (each takes one unit of the
+    /// mall's bucket, so a run never takes more than the bucket holds).
+    pub per_run: usize,
+    /// Upstream calls of one run at once.
+    pub fetch_concurrency: usize,
+    /// How long a run holds the chain while it queues the next request.
+    pub chain_lease: Duration,
+    /// How long the next run waits when this one stored nothing for a
+    /// reason other than the bucket (5xx answers, timeouts).
+    pub failure_backoff: Duration,
+}
+
+impl Default for MallDrainConfig {
+    fn default() -> Self {
+        Self {
+            flow: sluice_redis::FlowControl::default(),
+            per_run: 40,
+            fetch_concurrency: 8,
+            chain_lease: Duration::from_secs(30),
+            failure_backoff: Duration::from_secs(5),
+        }
+    }
 }
 
 /// How sheet rows are batched, limited and flushed.
@@ -127,6 +159,7 @@ impl Default for PipelineConfig {
             map_max_concurrency: 10,
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
             sheets: SheetConfig::default(),
+            mall_drain: MallDrainConfig::default(),
         }
     }
 }

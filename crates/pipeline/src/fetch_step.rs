@@ -27,7 +27,7 @@ use crate::token_step::fingerprint;
 use redis::aio::ConnectionLike;
 use serde_json::{Value, json};
 use sluice_cafe24::{CallUsage, FetchOutcome, Secret};
-use sluice_domain::{ErrorKind, ShopWork, StepError};
+use sluice_domain::{ErrorKind, ResourceRef, ShopWork, StepError};
 use sluice_redis::{Admission, Bucket, Tag};
 use std::time::{Duration, Instant};
 
@@ -48,64 +48,86 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 Some(answers) => answers.clone(),
                 None => taken.insert(self.take_coalesced(work).await?).clone(),
             };
-            let token = self.tokens.get(&Tag::for_mall(mall), ADMIN_API).await?.ok_or_else(|| {
+            let resource = &work.event.resource;
+            let called = self.call_upstream(&bucket, mall, resource, &answers).await?;
+            self.trace(&work.event_id, "fetch", json!({"result": called.result, "answers": answers})).await;
+            match called.outcome {
+                Called::Fetched(snapshot) => {
+                    return self.leave(&work.event_id, *snapshot).await.map(FetchOutput::fetched);
+                }
+                Called::Unauthorized { fingerprint } => return Ok(FetchOutput::unauthorized(fingerprint)),
+                Called::Throttled { penalty } => {
+                    self.trace(&work.event_id, "penalized", json!({"ms": penalty.as_millis() as u64})).await;
+                }
+                Called::Failed(error) => return Err(error),
+            }
+        }
+    }
+
+    /// One Admin API call for `resource`, budget already taken: folds the
+    /// answer's usage back into the bucket, penalises the mall on a 429,
+    /// and builds the snapshot answering `answers`. `Err` only when Redis
+    /// fails or the mall has no token.
+    pub(crate) async fn call_upstream(
+        &self,
+        bucket: &Bucket,
+        mall: &str,
+        resource: &ResourceRef,
+        answers: &[String],
+    ) -> Result<Call, StepError> {
+        let token =
+            self.tokens.get(&Tag::for_mall(mall), ADMIN_API).await?.ok_or_else(|| {
                 StepError::new(ErrorKind::CredentialRejected, format!("no Cafe24 token for mall {mall}"))
             })?;
-            let resource = &work.event.resource;
-            let outcome =
-                self.cafe24.fetch(mall, resource.kind, &resource.id, &Secret::new(token.access_token.clone())).await;
-            StepMetrics::add(&self.metrics.cafe24_calls, 1);
-            if let Some(usage) = outcome.usage() {
-                self.fold_usage(&bucket, usage).await?;
-            }
-            self.trace(&work.event_id, "fetch", json!({"result": outcome.to_string(), "answers": answers})).await;
-            let snapshot = |status: &str, body: Value, updated_date, version| Snapshot {
-                mall_id: mall.clone(),
+        let outcome =
+            self.cafe24.fetch(mall, resource.kind, &resource.id, &Secret::new(token.access_token.clone())).await;
+        StepMetrics::add(&self.metrics.cafe24_calls, 1);
+        if let Some(usage) = outcome.usage() {
+            self.fold_usage(bucket, usage).await?;
+        }
+        let result = outcome.to_string();
+        let snapshot = |status: &str, body: Value, updated_date, version| {
+            Box::new(Snapshot {
+                mall_id: mall.to_owned(),
                 kind: resource.kind.to_string(),
                 id: resource.id.clone(),
                 status: status.to_owned(),
                 updated_date,
                 version,
                 body,
-                answers: answers.clone(),
+                answers: answers.to_vec(),
                 fetched_at_ms: now_ms(),
-            };
-            match outcome {
-                FetchOutcome::Found(found) => {
-                    let found = snapshot("found", found.resource, found.updated_date, found.version);
-                    return self.leave(work, found).await.map(FetchOutput::fetched);
-                }
-                FetchOutcome::NotFound { .. } => {
-                    let tombstone = snapshot("deleted", Value::Null, None, None);
-                    return self.leave(work, tombstone).await.map(FetchOutput::fetched);
-                }
-                FetchOutcome::Unauthorized { .. } => {
-                    return Ok(FetchOutput::unauthorized(fingerprint(&token.access_token)));
-                }
-                FetchOutcome::Throttled { retry_after, .. } => {
-                    StepMetrics::add(&self.metrics.cafe24_429, 1);
-                    // The upstream's bucket is fuller than ours said:
-                    // hold the mall back, then take budget again.
-                    let penalty = retry_after.unwrap_or_else(|| bucket.interval());
-                    self.buckets.penalize(&bucket, penalty).await?;
-                    self.trace(&work.event_id, "penalized", json!({"ms": penalty.as_millis() as u64})).await;
-                }
-                other => {
-                    let error = other
-                        .step_error()
-                        .unwrap_or_else(|| StepError::new(ErrorKind::Internal, "fetch outcome without an error kind"));
-                    return Err(error);
-                }
+            })
+        };
+        let outcome = match outcome {
+            FetchOutcome::Found(found) => {
+                Called::Fetched(snapshot("found", found.resource, found.updated_date, found.version))
             }
-        }
+            FetchOutcome::NotFound { .. } => Called::Fetched(snapshot("deleted", Value::Null, None, None)),
+            FetchOutcome::Unauthorized { .. } => Called::Unauthorized { fingerprint: fingerprint(&token.access_token) },
+            FetchOutcome::Throttled { retry_after, .. } => {
+                StepMetrics::add(&self.metrics.cafe24_429, 1);
+                // The upstream's bucket is fuller than ours said: hold the
+                // mall back, then take budget again.
+                let penalty = retry_after.unwrap_or_else(|| bucket.interval());
+                self.buckets.penalize(bucket, penalty).await?;
+                Called::Throttled { penalty }
+            }
+            other => Called::Failed(
+                other
+                    .step_error()
+                    .unwrap_or_else(|| StepError::new(ErrorKind::Internal, "fetch outcome without an error kind")),
+            ),
+        };
+        Ok(Call { result, outcome })
     }
 
-    /// Leaves `snapshot` in Redis for the store step; what goes on is
-    /// its key and a summary.
-    async fn leave(&self, work: &ShopWork, snapshot: Snapshot) -> Result<SnapshotRef, StepError> {
+    /// Leaves `snapshot` in Redis for the store step under its owner's
+    /// event id; what goes on is its key and a summary.
+    pub(crate) async fn leave(&self, owner: &str, snapshot: Snapshot) -> Result<SnapshotRef, StepError> {
         let fields = snapshot.fields();
         let body_bytes = fields.iter().find(|(name, _)| *name == "body").map_or(0, |(_, body)| body.len() as u64);
-        let key = self.snapshots.put_fetched(&snapshot.mall_id, &work.event_id, &fields).await?;
+        let key = self.snapshots.put_fetched(&snapshot.mall_id, owner, &fields).await?;
         Ok(SnapshotRef {
             key,
             status: snapshot.status,
@@ -118,7 +140,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     /// Takes one unit of the mall's bucket, waiting here for up to the
     /// inline maximum (and within the step's wait budget). `Some(wait)`:
     /// the caller must come back after it.
-    async fn take_budget(&self, bucket: &Bucket, started: Instant) -> Result<Option<Duration>, StepError> {
+    pub(crate) async fn take_budget(&self, bucket: &Bucket, started: Instant) -> Result<Option<Duration>, StepError> {
         loop {
             match self.buckets.acquire(bucket, 1).await? {
                 Admission::Admitted { .. } => return Ok(None),
@@ -166,4 +188,23 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         }
         Ok(())
     }
+}
+
+/// One upstream call: what it answered, for the trace, and what to do.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) result: String,
+    pub(crate) outcome: Called,
+}
+
+#[derive(Debug)]
+pub(crate) enum Called {
+    /// Found, or a tombstone for a 404.
+    Fetched(Box<Snapshot>),
+    /// The token was refused: refresh it (the fingerprint names which).
+    Unauthorized { fingerprint: String },
+    /// A 429: the mall is penalised; take budget again.
+    Throttled { penalty: Duration },
+    /// 5xx, a timeout, a refused request: the kind says whether to retry.
+    Failed(StepError),
 }

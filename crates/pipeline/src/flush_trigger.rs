@@ -11,7 +11,7 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 /// The longest delay SQS allows on a message.
-pub const MAX_DELAY: Duration = Duration::from_secs(900);
+pub const MAX_DELAY: Duration = sluice_domain::mall_drain::MAX_REQUEST_DELAY;
 
 /// Sends flush requests. Implemented over the delay queue port.
 pub trait FlushTrigger: Send + Sync + Debug {
@@ -38,23 +38,7 @@ impl<Q: sluice_domain::queue::DelayQueue + Debug + 'static> FlushTrigger for Que
         let body = serde_json::to_string(request);
         Box::pin(async move {
             let body = body.map_err(|e| StepError::new(sluice_domain::ErrorKind::Internal, e.to_string()))?;
-            // SQS takes whole seconds: round up, so a flush never comes early.
-            let seconds = delay.min(MAX_DELAY).as_secs_f64().ceil() as u64;
-            let message = sluice_domain::queue::DelayedMessage::new(body, Duration::from_secs(seconds));
-            match self.queue.send_delayed(&message).await {
-                Ok(_) => Ok(()),
-                Err(failure) => {
-                    let kind = if failure.sender_fault {
-                        sluice_domain::ErrorKind::Internal
-                    } else {
-                        sluice_domain::ErrorKind::UpstreamUnavailable
-                    };
-                    Err(StepError::new(
-                        kind,
-                        format!("the flush request was not queued: {}: {}", failure.code, failure.message),
-                    ))
-                }
-            }
+            sluice_domain::mall_drain::send_after(&self.queue, body, delay, "the flush request").await
         })
     }
 }

@@ -49,6 +49,7 @@ mod flush_step;
 pub mod flush_trigger;
 pub mod google_token;
 pub mod json_task;
+pub mod mall_drain;
 mod plan_step;
 pub mod service_core;
 mod sheet_append;
@@ -62,8 +63,9 @@ pub mod step_metrics;
 mod store_step;
 mod token_step;
 
-pub use config::{PipelineConfig, SheetConfig};
+pub use config::{MallDrainConfig, PipelineConfig, SheetConfig};
 pub use json_task::call_json;
+pub use mall_drain::{MallDrainOutput, MallDrainService, NextRun};
 pub use service_core::ServiceCore;
 pub use sheet_service::SheetService;
 pub use shop_service::ShopService;

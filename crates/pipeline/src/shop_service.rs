@@ -7,7 +7,7 @@ use crate::service_core::{ServiceCore, now_ms, over_core};
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::StepError;
-use sluice_redis::{Bucket, Buckets, DenyCache, SnapshotStore, Tag};
+use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, SnapshotStore, Tag};
 use std::sync::Arc;
 
 /// The name of a mall's Admin API bucket, lock and token under its tag.
@@ -19,6 +19,7 @@ pub struct ShopService<C> {
     core: ServiceCore<C>,
     pub(crate) buckets: Buckets<C>,
     pub(crate) snapshots: SnapshotStore<C>,
+    pub(crate) backlogs: Backlogs<C>,
     pub(crate) cafe24: Cafe24Client,
 }
 
@@ -31,7 +32,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let buckets = shop_buckets(&core);
         // A bucket setting that cannot work is refused now, not per item.
         buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
-        Ok(Self { core, buckets, snapshots, cafe24 })
+        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.mall_drain.flow.clone())
+            .map_err(StepError::from)?;
+        Ok(Self { core, buckets, snapshots, backlogs, cafe24 })
     }
 
     pub fn snapshots(&self) -> &SnapshotStore<C> {

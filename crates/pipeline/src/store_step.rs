@@ -5,35 +5,52 @@
 //! passes through the state machine.
 
 use crate::shop_service::ShopService;
-use crate::step_io::{StoreInput, StoreOutput};
+use crate::step_io::{SnapshotRef, StoreInput, StoreOutput};
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::{ErrorKind, StepError};
+use sluice_redis::Tag;
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn store(&self, input: StoreInput) -> Result<StoreOutput, StepError> {
         let work = input.item.shop_work()?;
-        let reference = &input.snapshot;
-        let stored =
-            self.snapshots.store_fetched(&work.event.mall_id, &reference.key, &work.event_id).await?.ok_or_else(
-                || {
-                    // Expired (the execution outlived the key's TTL) or
-                    // lost by Redis: retrying cannot bring it back, but a
-                    // redelivery fetches the resource again.
-                    StepError::new(
-                        ErrorKind::StoreUnavailable,
-                        format!("the fetched snapshot {} is gone; a redelivery fetches it again", reference.key),
-                    )
-                },
-            )?;
+        let output = self.store_snapshot(&work.event.mall_id, &input.snapshot, &work.event_id).await?;
+        if let Some(work) = &input.item.work {
+            self.item_done(work).await;
+        }
+        // Its message no longer counts toward the mall's flow control.
+        if let Err(e) = self.backlogs.left(&Tag::for_mall(&work.event.mall_id), &work.event_id).await {
+            tracing::warn!(event_id = %work.event_id, error = %e, "flow-control count not updated; it lapses");
+        }
+        Ok(output)
+    }
+
+    /// Moves the snapshot `owner`'s fetch left under `reference` to its
+    /// mall's stream (once per owner) and traces every event it answers
+    /// as stored.
+    pub(crate) async fn store_snapshot(
+        &self,
+        mall: &str,
+        reference: &SnapshotRef,
+        owner: &str,
+    ) -> Result<StoreOutput, StepError> {
+        let stored = self.snapshots.store_fetched(mall, &reference.key, owner).await?.ok_or_else(|| {
+            // Expired (the execution outlived the key's TTL) or lost by
+            // Redis: retrying cannot bring it back, but a redelivery
+            // fetches the resource again.
+            StepError::new(
+                ErrorKind::StoreUnavailable,
+                format!("the fetched snapshot {} is gone; a redelivery fetches it again", reference.key),
+            )
+        })?;
         let appended = stored.appended;
-        // The events the snapshot answers, as the fetch step recorded them;
-        // only this event once a duplicate's hash has expired.
+        // The events the snapshot answers, as the fetch recorded them;
+        // only the owner once a duplicate's hash has expired.
         let answers: Vec<String> = stored
             .event_ids
             .as_deref()
             .and_then(|ids| serde_json::from_str(ids).ok())
-            .unwrap_or_else(|| vec![work.event_id.clone()]);
+            .unwrap_or_else(|| vec![owner.to_owned()]);
         let detail = json!({
             "shard": appended.shard,
             "entry_id": appended.entry_id,
@@ -44,9 +61,6 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         });
         for event in &answers {
             self.trace(event, "stored", detail.clone()).await;
-        }
-        if let Some(work) = &input.item.work {
-            self.item_done(work).await;
         }
         Ok(StoreOutput { shard: appended.shard, entry_id: appended.entry_id, duplicate: appended.duplicate })
     }

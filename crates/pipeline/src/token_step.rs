@@ -48,19 +48,30 @@ pub fn stored_token(grant: &TokenGrant, now_ms: u64) -> StoredToken {
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn ensure_token(&self, input: TokenInput) -> Result<TokenOutput, StepError> {
         let work = input.item.shop_work()?;
-        let mall = &work.event.mall_id;
+        self.ensure_mall_token(&work.event.mall_id, input.stale_token.as_deref(), &work.event_id).await
+    }
+
+    /// Makes sure `mall` has a usable token: `stale`, the fingerprint of
+    /// one the upstream refused, is refreshed even if unexpired. A refresh
+    /// is traced under `trace_id`.
+    pub(crate) async fn ensure_mall_token(
+        &self,
+        mall: &str,
+        stale: Option<&str>,
+        trace_id: &str,
+    ) -> Result<TokenOutput, StepError> {
         let tag = Tag::for_mall(mall);
         let started = Instant::now();
         loop {
             let token = self.stored_token(&tag, mall).await?;
-            let rejected = input.stale_token.as_deref() == Some(fingerprint(&token.access_token).as_str());
+            let rejected = stale == Some(fingerprint(&token.access_token).as_str());
             let margin = self.config.token_refresh_margin.as_millis() as u64;
             if !rejected && token.access_expires_ms > now_ms() + margin {
                 return Ok(TokenOutput { wait_seconds: 0 });
             }
             match self.locks.acquire(&tag, "token-refresh", self.config.refresh_lock_lease).await? {
                 Acquire::Acquired(lease) => {
-                    let outcome = self.refresh_holding(&tag, mall, &token, &lease, &work.event_id).await;
+                    let outcome = self.refresh_holding(&tag, mall, &token, &lease, trace_id).await;
                     if let Err(e) = self.locks.release(&lease).await {
                         tracing::warn!(mall, error = %e, "token refresh lock not released");
                     }

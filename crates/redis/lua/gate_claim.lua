@@ -15,7 +15,10 @@
 --
 -- KEYS[1]   STRING: the mark, '<owner id>' or 'lease:<owner id>'
 -- KEYS[2]   LIST: ids that joined the owner's pending fetch (same hash tag)
--- KEYS[3]   ZSET: the mall's messages in the queue, event id -> ms sent
+-- KEYS[3]   ZSET: the mall's messages in the queue, event id -> ms counted;
+--           an event not deferred is counted here, before its send, so
+--           that concurrent webhooks cannot all slip under the threshold
+--           (a send that fails takes it out again; one that dies lapses)
 -- KEYS[4]   HASH: the mall's dirty set, resource -> JSON {seq, since, events}
 -- KEYS[5]   ZSET: the dirty set's order, resource -> µs it became dirty
 -- KEYS[6]   STRING: the drain chain, '<token>' or 'lease:<token>'
@@ -90,6 +93,11 @@ if #KEYS == 6 then
   end
 end
 
+if #KEYS == 6 then
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
+end
 if current == lease or (not current and ARGV[4] == '1') then
   redis.call('SET', KEYS[1], lease, 'PX', ARGV[2])
   return {1}

@@ -26,10 +26,12 @@
 //!   first; otherwise the event is deferred while the mall has
 //!   `max_queued` messages counted in the queue or any dirty resource, so
 //!   a mall leaves flow control only when its backlog is gone.
-//! - **Counting**: ingest enters an event once the queue took its message
-//!   ([`Backlogs::entered`]); its last step (store, or the failure step)
-//!   removes it ([`Backlogs::left`]). An entry whose step died is dropped by
-//!   age (`queued_horizon`), so the count cannot stick.
+//! - **Counting**: the claim that lets an event through to the queue
+//!   counts it in the same step, so a burst of concurrent webhooks cannot
+//!   all slip under the threshold; a send that fails and the event's last
+//!   step (store) take it out ([`Backlogs::left`]). An entry whose step
+//!   died, or that was parked, is dropped by age (`queued_horizon`), so
+//!   the count cannot stick.
 //! - **The chain**: one key per mall names the drain request that will run
 //!   next. Ingest that defers an event and finds no chain takes its lease,
 //!   queues a request and confirms it ([`Backlogs::confirm_chain`]); a
@@ -45,7 +47,7 @@
 //! Keys, all under the mall's tag `{mall:<m>}`:
 //!
 //! ```text
-//! {prefix}{mall:m}:queued:       ZSET   event id -> ms its message was sent  TTL: queued_horizon after the latest change
+//! {prefix}{mall:m}:queued:       ZSET   event id -> ms it was counted        TTL: queued_horizon after the latest change
 //! {prefix}{mall:m}:dirty:        HASH   resource -> {seq, since, events}     owner: the mall's drain runs; TTL: retention
 //! {prefix}{mall:m}:dirtyq:       ZSET   resource -> µs it became dirty        owner: the mall's drain runs; TTL: retention
 //! {prefix}{mall:m}:chain:drain   STRING <token> | lease:<token>               TTL: the lease, then chain_ttl
@@ -233,18 +235,8 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         }
     }
 
-    /// Counts `id`'s message as in the queue; returns the mall's count.
-    pub async fn entered(&self, tag: &Tag, id: &str) -> Result<u64, Error> {
-        let count: u64 = scripts::BACKLOG_ENTER
-            .key(self.key(tag, "queued", ""))
-            .arg(id)
-            .arg(ttl_ms(self.flow.queued_horizon)?)
-            .invoke_async(&mut self.conn.clone())
-            .await?;
-        Ok(count)
-    }
-
-    /// `id`'s message was consumed: its last step ran.
+    /// `id`'s message was consumed (its last step ran), or its send
+    /// failed: it no longer counts.
     pub async fn left(&self, tag: &Tag, id: &str) -> Result<(), Error> {
         let _: i64 =
             redis::cmd("ZREM").arg(self.key(tag, "queued", "")).arg(id).query_async(&mut self.conn.clone()).await?;

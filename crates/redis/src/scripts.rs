@@ -33,7 +33,6 @@ script!(SHEET_SHIFT, "sheet_shift.lua");
 script!(GROUP_ENTER, "group_enter.lua");
 script!(GROUP_LEAVE, "group_leave.lua");
 script!(WINDOW_USAGE, "window_usage.lua");
-script!(BACKLOG_ENTER, "backlog_enter.lua");
 script!(DIRTY_PEEK, "dirty_peek.lua");
 script!(DIRTY_DONE, "dirty_done.lua");
 script!(DRAIN_NEXT, "drain_next.lua");

@@ -34,7 +34,7 @@ async fn a_mall_is_deferred_once_it_has_max_queued_messages_and_others_are_not()
     for (n, id) in ["ev-1", "ev-2"].iter().enumerate() {
         let admit = backlogs.admit(&hot, &format!("products:{n}"), id, true, TIMES).await.unwrap();
         assert_eq!(admit, Admit::Claim(Coalescing::Owner), "below the threshold a webhook is enqueued as before");
-        assert_eq!(backlogs.entered(&hot, id).await.unwrap(), n as u64 + 1);
+        assert_eq!(backlogs.size(&hot).await.unwrap().queued, n as u64 + 1, "counted as it goes through");
     }
     let first = backlogs.admit(&hot, "products:10", "ev-3", true, TIMES).await.unwrap();
     assert_eq!(deferred(&first), Some(Chain::Took), "the first deferred event starts the chain: {first:?}");
@@ -69,7 +69,6 @@ async fn a_pending_fetch_is_still_joined_before_deferring() {
         Admit::Claim(Coalescing::Owner)
     );
     assert!(gates.confirm(&mall, "products:7", "ev-1", TIMES.pending).await.unwrap());
-    backlogs.entered(&mall, "ev-1").await.unwrap();
     let joined = backlogs.admit(&mall, "products:7", "ev-2", true, TIMES).await.unwrap();
     assert!(matches!(joined, Admit::Claim(Coalescing::Joined { ref owner, .. }) if owner == "ev-1"), "{joined:?}");
     let own = backlogs.admit(&mall, "products:7", "ev-1", false, TIMES).await.unwrap();
@@ -82,7 +81,7 @@ async fn a_resource_leaves_the_set_only_unchanged_since_its_run_read_it() {
     let redis = TestRedis::new("a_resource_leaves_the_set_only_unchanged_since_its_run_read_it");
     let backlogs = backlogs(&redis, flow(1)).await;
     let mall = Tag::for_mall("acme");
-    backlogs.entered(&mall, "ev-0").await.unwrap();
+    count_one(&backlogs, &mall).await;
     for (resource, id) in [("products:1", "ev-1"), ("orders:2", "ev-2"), ("products:1", "ev-3")] {
         assert!(deferred(&backlogs.admit(&mall, resource, id, true, TIMES).await.unwrap()).is_some());
     }
@@ -111,7 +110,7 @@ async fn event_ids_kept_per_resource_are_capped() {
     let redis = TestRedis::new("event_ids_kept_per_resource_are_capped");
     let backlogs = backlogs(&redis, flow(1)).await;
     let mall = Tag::for_mall("acme");
-    backlogs.entered(&mall, "ev-0").await.unwrap();
+    count_one(&backlogs, &mall).await;
     for n in 0..5 {
         backlogs.admit(&mall, "products:1", &format!("ev-{n}"), true, TIMES).await.unwrap();
     }
@@ -125,7 +124,7 @@ async fn the_chain_is_carried_by_one_run_and_ends_with_the_set() {
     let redis = TestRedis::new("the_chain_is_carried_by_one_run_and_ends_with_the_set");
     let backlogs = backlogs(&redis, flow(1)).await;
     let mall = Tag::for_mall("acme");
-    backlogs.entered(&mall, "ev-0").await.unwrap();
+    count_one(&backlogs, &mall).await;
     assert_eq!(deferred(&backlogs.admit(&mall, "products:1", "ev-1", true, TIMES).await.unwrap()), Some(Chain::Took));
     assert!(backlogs.confirm_chain(&mall, "ev-1").await.unwrap());
 
@@ -158,7 +157,7 @@ async fn a_lease_whose_holder_died_is_carried_by_the_next_run() {
     let redis = TestRedis::new("a_lease_whose_holder_died_is_carried_by_the_next_run");
     let backlogs = backlogs(&redis, flow(1)).await;
     let mall = Tag::for_mall("acme");
-    backlogs.entered(&mall, "ev-0").await.unwrap();
+    count_one(&backlogs, &mall).await;
     // ev-1 took the lease and died before queueing; ev-2 queued its own.
     assert_eq!(deferred(&backlogs.admit(&mall, "products:1", "ev-1", true, TIMES).await.unwrap()), Some(Chain::Took));
     assert_eq!(
@@ -178,20 +177,26 @@ async fn a_counted_message_stops_counting_after_the_horizon() {
     let mall = Tag::for_mall("acme");
     let mut conn = redis.conn().await;
     let started = redis_ms(&mut conn).await;
-    // ev-0's step dies without leaving. Later sends keep the set alive
-    // (its TTL runs from the latest change), so ev-0 must go by its age.
-    backlogs.entered(&mall, "ev-0").await.unwrap();
+    // ev-0's step dies without leaving. ev-1, counted later, keeps the set
+    // alive (its TTL runs from the latest change): ev-0 must go by its age.
+    count_one(&backlogs, &mall).await;
     wait_until(&mut conn, started + 200).await;
-    backlogs.entered(&mall, "ev-kept-alive").await.unwrap();
-    backlogs.left(&mall, "ev-kept-alive").await.unwrap();
+    let through = backlogs.admit(&mall, "products:1", "ev-1", true, TIMES).await.unwrap();
+    assert_eq!(through, Admit::Claim(Coalescing::Owner));
     wait_until(&mut conn, started + 400).await;
-    assert_eq!(backlogs.entered(&mall, "ev-1").await.unwrap(), 2, "ev-0 is still in the set");
+    assert_eq!(backlogs.size(&mall).await.unwrap().queued, 2, "ev-0 is still in the set");
     assert_eq!(
         backlogs.admit(&mall, "products:2", "ev-2", true, TIMES).await.unwrap(),
         Admit::Claim(Coalescing::Owner),
         "ev-0 no longer counts, so the mall is below its threshold"
     );
-    assert_eq!(backlogs.size(&mall).await.unwrap().queued, 1);
+    assert_eq!(backlogs.size(&mall).await.unwrap().queued, 2, "ev-1 and ev-2");
+}
+
+/// Lets one event (`ev-0`, `products:0`) through to the queue: counted.
+async fn count_one(backlogs: &Backlogs<Conn>, mall: &Tag) {
+    let admit = backlogs.admit(mall, "products:0", "ev-0", true, TIMES).await.unwrap();
+    assert_eq!(admit, Admit::Claim(Coalescing::Owner));
 }
 
 async fn wait_until(conn: &mut Conn, ms: u64) {

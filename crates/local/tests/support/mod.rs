@@ -11,8 +11,8 @@ use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConfig};
-use sluice_pipeline::PipelineConfig;
-use sluice_redis::BucketSpec;
+use sluice_pipeline::{MallDrainConfig, PipelineConfig};
+use sluice_redis::{BucketSpec, FlowControl};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
 use sluice_sheets::SheetsConfig;
@@ -52,6 +52,8 @@ pub struct Setup {
     /// The drain to PostgreSQL, and where alerts go.
     pub drain: Option<DrainSetup>,
     pub alert_url: Option<String>,
+    /// Flow control per mall (only webhooks through ingest are deferred).
+    pub flow: FlowControl,
 }
 
 impl Setup {
@@ -65,6 +67,7 @@ impl Setup {
             workers: 4,
             drain: None,
             alert_url: None,
+            flow: FlowControl::default(),
         }
     }
 }
@@ -94,6 +97,7 @@ impl Stack {
                 bucket: setup.pipeline_bucket,
                 max_receive_count: setup.max_receive_count,
                 snapshot_shards: 4,
+                mall_drain: MallDrainConfig { flow: setup.flow, ..MallDrainConfig::default() },
                 ..PipelineConfig::default()
             },
             pipe: PipeConfig {
@@ -246,6 +250,15 @@ pub struct Stored {
     pub event_ids: Vec<String>,
     /// The resource as fetched (JSON text).
     pub body: String,
+}
+
+/// The event id ingest gave the webhook the sandbox sent for `change`.
+pub fn delivered_event_id(change: &ChangeReport) -> String {
+    let delivery = change.webhook.as_ref().expect("the sandbox sent a webhook");
+    let topic = topic_for(change.kind, change.change).topic();
+    let resource = ResourceRef { kind: change.kind, id: change.id.clone() };
+    let event = ShopEvent::new(change.mall_id.clone(), topic, resource, delivery.trace_id.clone()).expect("event");
+    ShopWork::new(event, 0).event_id
 }
 
 /// The event a change's webhook carries, with a unique delivery id.

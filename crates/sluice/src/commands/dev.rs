@@ -39,10 +39,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
 use sluice_config::{EnvSource, SecretSetting};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, DrainSetup, FlushWorkerConfig, IngestCounts, PipeConfig, take_consumer_lease};
-use sluice_pipeline::{PipelineConfig, stored_token};
+use sluice_local::{DelayWorkerConfig, DevConfig, DevStack, DrainSetup, IngestCounts, PipeConfig, take_consumer_lease};
+use sluice_pipeline::{MallDrainConfig, PipelineConfig, stored_token};
 use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
-use sluice_redis::{BucketSpec, Keyspace};
+use sluice_redis::{BucketSpec, FlowControl, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_sheets::SheetsConfig;
@@ -95,6 +95,15 @@ pub(crate) struct Args {
     /// (SQS: 120,000).
     #[arg(long, default_value_t = SQS_FIFO_SCAN_WINDOW, value_parser = clap::value_parser!(u32).range(1..))]
     scan_window: u32,
+    /// Flow control per mall: once a mall has this many messages in the
+    /// queue, its webhooks go to its dirty set instead, drained within its
+    /// bucket by one "drain mall" request at a time (README: "One flooding
+    /// mall"). With --functions processes, flow control is off.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    flow_max_queued: u32,
+    /// Every webhook becomes a message, however deep its mall's backlog.
+    #[arg(long)]
+    no_flow_control: bool,
     /// Where the private redis-server keeps its data between runs (unused
     /// when SLUICE_REDIS_URL is set).
     #[arg(long, default_value = ".sluice/redis")]
@@ -222,6 +231,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
             max_receive_count: args.max_receive_count,
             map_max_concurrency: args.map_concurrency,
+            mall_drain: MallDrainConfig {
+                flow: FlowControl { max_queued: args.flow_max_queued, ..pipeline.mall_drain.flow.clone() },
+                ..pipeline.mall_drain.clone()
+            },
             ..pipeline
         },
         pipe: PipeConfig {
@@ -231,7 +244,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
         cafe24,
         sheets: sheets_config(&env)?,
-        flush: FlushWorkerConfig::default(),
+        flush: DelayWorkerConfig::default(),
+        flow_control: !args.no_flow_control,
+        mall_drain: DelayWorkerConfig::default(),
         alert_url: env.get("alert_url").map(str::to_owned),
         clock: std::sync::Arc::new(sluice_asl::SystemClock),
         functions: args.functions.mode(&redis, &api_keys_list)?,

@@ -1,0 +1,113 @@
+//! "Drain mall M": the request that carries a mall's flow-control backlog
+//! (its dirty set, see `sluice-redis`'s `backlog`) through the pipeline,
+//! one run per request, each run queueing the next while resources are
+//! left.
+//!
+//! It travels on a delay queue, not the FIFO queue: SQS FIFO refuses a
+//! per-message `DelaySeconds`, and the next run must wait for the mall's
+//! bucket without a Step Functions Wait state (Express bills its
+//! duration) or a Lambda sleeping. A standard queue gives no order and
+//! may deliver twice, which the runs tolerate: the dirty set is the
+//! state, a request only says "look at mall M".
+
+use crate::error_kind::{ErrorKind, StepError};
+use crate::queue::{DelayQueue, DelayedMessage};
+use serde::{Deserialize, Serialize};
+use std::fmt::Debug;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// The longest delay SQS allows on a message.
+pub const MAX_REQUEST_DELAY: Duration = Duration::from_secs(900);
+
+/// One drain request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MallDrainRequest {
+    /// Tells the request apart from the chain's other requests: always
+    /// `"mall_drain"`, so a message meant for another consumer is refused.
+    pub kind: MallDrainKind,
+    pub mall_id: String,
+    /// The chain this request carries: the event id that started it.
+    pub token: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MallDrainKind {
+    MallDrain,
+}
+
+impl MallDrainRequest {
+    pub fn new(mall_id: impl Into<String>, token: impl Into<String>) -> Self {
+        Self { kind: MallDrainKind::MallDrain, mall_id: mall_id.into(), token: token.into() }
+    }
+
+    pub fn to_body(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| unreachable!("a drain request always serialises: {e}"))
+    }
+
+    pub fn from_body(body: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(body)
+    }
+}
+
+/// A boxed future, so the port can be shared as a trait object.
+pub type Pending<'a> = Pin<Box<dyn Future<Output = Result<(), StepError>> + Send + 'a>>;
+
+/// Queues drain requests (ingest starts a chain, a run queues the next).
+pub trait DrainRequests: Send + Sync + Debug {
+    /// Queues `request` to arrive after `delay` (rounded up to whole
+    /// seconds, at most [`MAX_REQUEST_DELAY`]: a run still too early
+    /// queues another).
+    fn request(&self, request: &MallDrainRequest, delay: Duration) -> Pending<'_>;
+}
+
+/// [`DrainRequests`] over a delay queue.
+#[derive(Debug)]
+pub struct QueueDrainRequests<Q> {
+    queue: Q,
+}
+
+impl<Q> QueueDrainRequests<Q> {
+    pub fn new(queue: Q) -> Self {
+        Self { queue }
+    }
+}
+
+impl<Q: DelayQueue + Debug + 'static> DrainRequests for QueueDrainRequests<Q> {
+    fn request(&self, request: &MallDrainRequest, delay: Duration) -> Pending<'_> {
+        let body = request.to_body();
+        Box::pin(async move { send_after(&self.queue, body, delay, "the drain request").await })
+    }
+}
+
+/// Sends `body` to arrive after `delay`, in whole seconds rounded up (SQS
+/// takes no fractions, and a request must never come early), capped at
+/// [`MAX_REQUEST_DELAY`]. A refusal of the message itself is
+/// `Sluice.Internal`; an unreachable queue `Sluice.UpstreamUnavailable`,
+/// which a caller may retry.
+pub async fn send_after<Q: DelayQueue>(queue: &Q, body: String, delay: Duration, what: &str) -> Result<(), StepError> {
+    let seconds = delay.min(MAX_REQUEST_DELAY).as_secs_f64().ceil() as u64;
+    let message = DelayedMessage::new(body, Duration::from_secs(seconds));
+    match queue.send_delayed(&message).await {
+        Ok(_) => Ok(()),
+        Err(failure) => {
+            let kind = if failure.sender_fault { ErrorKind::Internal } else { ErrorKind::UpstreamUnavailable };
+            Err(StepError::new(kind, format!("{what} was not queued: {}: {}", failure.code, failure.message)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_reads_back_and_refuses_other_bodies() {
+        let request = MallDrainRequest::new("acme", "ev-1");
+        assert_eq!(MallDrainRequest::from_body(&request.to_body()).unwrap(), request);
+        assert!(MallDrainRequest::from_body(r#"{"sheet":"s","kind":"flush"}"#).is_err());
+        assert!(MallDrainRequest::from_body(r#"{"kind":"mall_drain","mall_id":"acme"}"#).is_err());
+    }
+}
