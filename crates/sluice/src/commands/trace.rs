@@ -62,15 +62,21 @@ async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     };
     let outcomes = sluice_sink::outcomes(&pool, event).await?;
-    if outcomes.is_empty() {
+    let Some(last) = outcomes.last() else {
         println!("no trace for {event}: {retention}, and not in PostgreSQL's sluice.events");
         return Ok(ExitCode::FAILURE);
-    }
+    };
     println!("{event} (from PostgreSQL: its Redis trace has expired)");
     for outcome in &outcomes {
         println!("  {}  {:<10} {}", timestamp(outcome.at_ms as u64), outcome.outcome, outcome.detail);
     }
-    println!("  now: in PostgreSQL (sluice.snapshots)");
+    let now = match last.outcome.as_str() {
+        "written" => "in PostgreSQL (sluice.snapshots)",
+        "superseded" => "answered by a newer snapshot in PostgreSQL (sluice.snapshots)",
+        "parked" => "parked in the dead-letter queue when last seen (sluice dlq show, sluice redrive)",
+        _ => "see above",
+    };
+    println!("  now: {now}");
     Ok(ExitCode::SUCCESS)
 }
 

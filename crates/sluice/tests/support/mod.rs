@@ -30,6 +30,12 @@ pub struct Dev {
 
 impl Dev {
     pub fn start(redis_url: Option<&str>, extra: &[&str]) -> Self {
+        Self::start_with_env(redis_url, extra, &[])
+    }
+
+    /// [`Self::start`] with `env` set too (`PGPORT`: where the default
+    /// PostgreSQL is looked for).
+    pub fn start_with_env(redis_url: Option<&str>, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         let private_dir = std::env::temp_dir().join(format!("sluice-dev-{}-{}", std::process::id(), rand_suffix()));
         let made_dir = (!extra.contains(&"--redis-dir")).then_some(private_dir);
@@ -37,8 +43,10 @@ impl Dev {
         if let Some(dir) = &made_dir {
             extra.extend(["--redis-dir".to_owned(), dir.to_string_lossy().into_owned()]);
         }
-        // Not the machine's PostgreSQL unless a test names one.
-        if !extra.iter().any(|a| a == "--database-url") {
+        // Not the machine's PostgreSQL unless a test names one (a URL, or
+        // where the default one is).
+        let default_moved = env.iter().any(|(name, _)| *name == "PGPORT" || *name == "PGHOST");
+        if !extra.iter().any(|a| a == "--database-url") && !default_moved {
             extra.push("--no-drain".to_owned());
         }
         let workdir = std::env::temp_dir().join(format!("sluice-dev-cwd-{}-{}", std::process::id(), rand_suffix()));
@@ -48,7 +56,8 @@ impl Dev {
             .args(["dev", "--sqs-port", "0", "--sfn-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::inherit())
+            .envs(env.iter().copied());
         match redis_url {
             Some(url) => command.env("SLUICE_REDIS_URL", url),
             None => command.env_remove("SLUICE_REDIS_URL"),
@@ -87,10 +96,17 @@ impl Dev {
 
     /// `sluice trace ID` in this `sluice dev`'s directory: (exit code, stdout).
     pub fn trace(&self, event_id: &str) -> (Option<i32>, String) {
+        self.trace_with_env(event_id, &[])
+    }
+
+    /// [`Self::trace`] with `env` set too.
+    pub fn trace_with_env(&self, event_id: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["trace", event_id])
             .current_dir(&self.workdir)
             .env_remove("SLUICE_REDIS_URL")
+            .env_remove("SLUICE_DATABASE_URL")
+            .envs(env.iter().copied())
             .output()
             .expect("run sluice trace");
         (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
