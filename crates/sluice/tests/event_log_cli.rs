@@ -89,3 +89,42 @@ async fn a_parked_event_is_traced_from_postgresql_after_its_redis_trace_is_gone(
     dev.signal("-INT");
     assert!(dev.wait(Duration::from_secs(15)).success());
 }
+
+/// A port nothing listens on: bound, then freed.
+fn closed_port() -> String {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string()
+}
+
+/// Without SLUICE_DATABASE_URL, `sluice trace` looks where `sluice dev`
+/// drains by default: the database `sluice` of the local PostgreSQL
+/// (`PGPORT` moves it here to the test's server); none there is one line.
+#[tokio::test]
+async fn sluice_trace_reads_the_database_sluice_dev_drains_into_by_default() {
+    let pg = TestPostgres::new("trace_default").await;
+    let port = pg.port().to_string();
+    let local = [("PGPORT", port.as_str())];
+    let mut dev = Dev::start_with_env(None, &["--sandbox-mall", "acme", "--max-receive-count", "1"], &local);
+    assert_eq!(dev.url("PostgreSQL"), format!("127.0.0.1:{port}/sluice"));
+    let ingest = dev.url("Ingest");
+    let event = webhook(&ingest, "tokenless", 6, "parked-2").await;
+    let sluice_db = sluice_sink::connect(&format!("postgres://postgres@127.0.0.1:{port}/sluice")).await.unwrap();
+    wait_parked(&sluice_db, &event).await;
+    expire_trace(&dev, &event).await;
+
+    let (code, output) = dev.trace(&event);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains(" parked "), "{output}");
+
+    let closed = closed_port();
+    let (code, output) = dev.trace_with_env(&event, &[("PGPORT", &closed)]);
+    assert_eq!(code, Some(1), "{output}");
+    assert_eq!(
+        output,
+        format!(
+            "no trace for {event}: unknown, or older than the trace retention (7 days by default); PostgreSQL not \
+             searched: no PostgreSQL answers at 127.0.0.1:{closed} (SLUICE_DATABASE_URL names one)\n"
+        )
+    );
+    dev.signal("-INT");
+    assert!(dev.wait(Duration::from_secs(15)).success());
+}

@@ -26,6 +26,8 @@ pub struct Dev {
     made_dir: Option<std::path::PathBuf>,
     /// The process's working directory (it writes `.sluice/dev.json` there).
     pub workdir: std::path::PathBuf,
+    /// The variables it was started with: `sluice trace` gets them too.
+    env: Vec<(String, String)>,
 }
 
 impl Dev {
@@ -70,7 +72,8 @@ impl Dev {
                 let _ = tx.send(line);
             }
         });
-        let mut dev = Self { child, lines, seen: Vec::new(), made_dir, workdir };
+        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let mut dev = Self { child, lines, seen: Vec::new(), made_dir, workdir, env };
         dev.wait_for_line("Ready.");
         dev
     }
@@ -99,13 +102,14 @@ impl Dev {
         self.trace_with_env(event_id, &[])
     }
 
-    /// [`Self::trace`] with `env` set too.
+    /// [`Self::trace`] with `env` set too (over the ones `sluice dev` got).
     pub fn trace_with_env(&self, event_id: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["trace", event_id])
             .current_dir(&self.workdir)
             .env_remove("SLUICE_REDIS_URL")
             .env_remove("SLUICE_DATABASE_URL")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .envs(env.iter().copied())
             .output()
             .expect("run sluice trace");
