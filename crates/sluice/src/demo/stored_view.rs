@@ -35,7 +35,7 @@ pub(crate) struct StoredView {
     /// Snapshots stored (stream entries, or entries the drain recorded).
     pub(crate) snapshots: usize,
     /// Per event, how many records answer it: stream entries naming it, or
-    /// outcome rows in `sluice.events` (one unless recorded twice).
+    /// outcome rows in `sluice.events` (one per snapshot answering it).
     pub(crate) answered: HashMap<String, usize>,
     /// Per (mall, resource id), its stored state.
     pub(crate) current: HashMap<(String, String), Current>,
