@@ -11,7 +11,7 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var(
         "database_url",
         "the drain function, unless the ARN is set",
-        "PostgreSQL the snapshots are drained into, `postgres://user:password@host:5432/db` (sluice dev: the one at 127.0.0.1:5432 when reachable)",
+        "PostgreSQL the snapshots are drained into, `postgres://user:password@host:5432/db` (sluice dev and sluice trace: database `sluice` at 127.0.0.1:5432, or PGHOST/PGPORT, when reachable)",
     ),
     var("database_url_secret_arn", "no", "a Secrets Manager secret holding that URL, read at cold start"),
 ];

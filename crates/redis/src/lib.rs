@@ -25,7 +25,7 @@
 //! {prefix}{mall:m}:chain:drain  STRING  the next drain run's token     TTL: lease, then 1 h
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
-//! {prefix}{store:<n>}:stream:    STREAM  fetched snapshots, shard n     owner: the drain worker trims what every group acked; MAXLEN ~1M
+//! {prefix}{store:<n>}:stream:    STREAM  snapshots, outcomes, shard n   owner: the drain worker trims what every group acked; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
 //! {prefix}{store:<n>}:fetched:<e> HASH   a fetched snapshot for store  TTL: 15 min; store drops its body
 //! {prefix}{sheet:<g>}:buffer:    LIST    a sheet's rows to append       owner: the sheet's flush
@@ -118,6 +118,6 @@ pub use server::{AclUser, AppendFsync, RedisProcess, ServerError, ServerOptions,
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_state::SheetState;
 pub use snapshot_consumer::{DEFAULT_GROUP, ShardLag, SnapshotConsumer};
-pub use snapshot_store::{Appended, SnapshotStore, StoredEntry, StoredFetched};
+pub use snapshot_store::{Appended, OUTCOME_FIELD, SnapshotStore, StoredEntry, StoredFetched};
 pub use token_store::{StoredToken, TokenStore};
 pub use trace::{TraceEntry, Traces};

@@ -8,7 +8,7 @@
 //! Keys, with `N` = the shard (0..shards):
 //!
 //! ```text
-//! {prefix}{store:N}:stream        STREAM  snapshots              owner: the drain worker trims what every group acknowledged; MAXLEN caps it meanwhile
+//! {prefix}{store:N}:stream        STREAM  snapshots, outcomes    owner: the drain worker trims what every group acknowledged; MAXLEN caps it meanwhile
 //! {prefix}{store:N}:seen:<key>    STRING  the entry id           TTL: 24 h (redeliveries come within minutes)
 //! {prefix}{store:N}:fetched:<ev>  HASH    a fetched snapshot     TTL: 15 min; written by fetch, its body dropped by store
 //! ```
@@ -19,6 +19,15 @@
 //! the fetch step leaves the snapshot here, in the shard its store will
 //! append to, and passes only the key. Its TTL outlives any execution that
 //! can read it (an Express execution lasts at most 5 minutes).
+//!
+//! A stream holds two kinds of entries, both appended once per
+//! idempotency key: a snapshot (the store step's fields: `mall_id`, `kind`,
+//! `id`, `status`, `body`, `event_ids`, …) and an event's outcome
+//! ([`OUTCOME_FIELD`], `event_id`, `mall_id`, `detail`: an event the
+//! failure step gave up on and the queue parks in its dead-letter queue).
+//! Outcomes travel the same streams so the drain records them in the
+//! event log in the same transactions, acknowledged after the same
+//! commits; they go to the event's mall's shard like its snapshots.
 //!
 //! Scripts: `lua/snapshot_append.lua`, `lua/snapshot_store.lua`.
 
@@ -37,11 +46,22 @@ pub const DEFAULT_MAX_LEN: u64 = 1_000_000;
 /// longest Express execution.
 pub const FETCHED_TTL: Duration = Duration::from_secs(15 * 60);
 
+/// The field that makes an entry an event's outcome, not a snapshot; its
+/// value names the outcome (`parked`).
+pub const OUTCOME_FIELD: &str = "outcome";
+
 /// One stored entry: its id and fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEntry {
     pub id: String,
     pub fields: std::collections::HashMap<String, String>,
+}
+
+impl StoredEntry {
+    /// Whether the entry records an event's outcome rather than a snapshot.
+    pub fn is_outcome(&self) -> bool {
+        self.fields.contains_key(OUTCOME_FIELD)
+    }
 }
 
 /// What storing a fetched snapshot did.
@@ -138,6 +158,26 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
         }
         let (appended, entry_id): (i64, String) = invocation.invoke_async(&mut self.conn.clone()).await?;
         Ok(Appended { shard, entry_id, duplicate: appended == 0 })
+    }
+
+    /// Appends `event_id`'s `outcome` (with its JSON `detail`) to the mall's
+    /// shard unless `idempotency_key` was appended before: the drain
+    /// records it in the event log.
+    pub async fn append_outcome(
+        &self,
+        mall_id: &str,
+        event_id: &str,
+        outcome: &str,
+        detail: &serde_json::Value,
+        idempotency_key: &str,
+    ) -> Result<Appended, Error> {
+        let fields = [
+            (OUTCOME_FIELD, outcome.to_owned()),
+            ("event_id", event_id.to_owned()),
+            ("mall_id", mall_id.to_owned()),
+            ("detail", detail.to_string()),
+        ];
+        self.append(mall_id, idempotency_key, &fields).await
     }
 
     /// The key a fetched snapshot of `mall_id` for `event_id` waits under:

@@ -17,6 +17,11 @@ pub const MAX_CONNECTIONS: u32 = 4;
 /// or host is reported at start.
 pub async fn connect(url: &str) -> Result<PgPool, SinkError> {
     let options = PgConnectOptions::from_str(url).map_err(|e| SinkError::Url(first_line(&e)))?;
+    connect_with(options).await
+}
+
+/// [`connect`] with the options already built.
+pub async fn connect_with(options: PgConnectOptions) -> Result<PgPool, SinkError> {
     let endpoint = endpoint(&options);
     PgPoolOptions::new()
         .max_connections(MAX_CONNECTIONS)

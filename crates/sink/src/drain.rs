@@ -17,8 +17,9 @@
 //! round finds nothing or the deadline nears.
 
 use crate::error::SinkError;
-use crate::snapshot_row::event_ids;
-use crate::writer::{BatchOutcome, Journeys, SnapshotWriter};
+use crate::event_rows::Journeys;
+use crate::outcome_row::concerned_events;
+use crate::writer::{BatchOutcome, SnapshotWriter};
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_redis::{SnapshotConsumer, StoredEntry, Traces};
@@ -68,6 +69,9 @@ pub struct PassReport {
     /// acknowledgement, or was slower than `claim_idle`): acknowledged,
     /// nothing written or recorded again.
     pub redelivered: u64,
+    /// Outcome entries (events parked in the dead-letter queue) recorded
+    /// in the event log.
+    pub parked: u64,
     /// Entries kept as unreadable.
     pub unreadable: u64,
     /// Entries acknowledged.
@@ -83,6 +87,7 @@ impl PassReport {
         self.written += other.written;
         self.superseded += other.superseded;
         self.redelivered += other.redelivered;
+        self.parked += other.parked;
         self.unreadable += other.unreadable;
         self.acked += other.acked;
         self.trimmed += other.trimmed;
@@ -183,6 +188,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
             written: outcome.written.len() as u64,
             superseded: outcome.superseded.len() as u64,
             redelivered: outcome.redelivered.len() as u64,
+            parked: outcome.outcomes.len() as u64,
             unreadable: outcome.unreadable as u64,
             acked,
             trimmed,
@@ -238,12 +244,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         }
     }
 
-    /// The traces of the events `entries` answer, read at once (a
-    /// multiplexed connection sends the reads together). Best effort: an
+    /// The traces of the events `entries` answer (or record as parked),
+    /// read at once (a multiplexed connection sends the reads together).
+    /// Best effort: an
     /// event whose trace cannot be read gets only the drain's outcome.
     async fn journeys(&self, entries: &[StoredEntry]) -> Journeys {
         let Some(traces) = &self.traces else { return Journeys::new() };
-        let ids: BTreeSet<String> = entries.iter().filter_map(|e| event_ids(e).ok()).flatten().collect();
+        let ids: BTreeSet<String> = entries.iter().flat_map(concerned_events).collect();
         let reads = ids.iter().map(|id| async move { (id.clone(), traces.read(id).await) });
         let mut journeys = Journeys::new();
         for (id, read) in futures::future::join_all(reads).await {

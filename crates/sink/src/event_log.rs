@@ -9,8 +9,10 @@ use sqlx::PgPool;
 #[derive(Debug, Clone, PartialEq)]
 pub struct EventOutcome {
     /// A stage of its journey from its Redis trace (`received`, `enqueued`,
-    /// `coalesced`, `fetched`, `stored`, …), then `written` (its snapshot's
-    /// row) or `superseded` (a newer row answers it).
+    /// `coalesced`, `fetched`, `stored`, `failed`, …), then `written` (its
+    /// snapshot's row) or `superseded` (a newer row answers it), once per
+    /// snapshot answering it, or `parked` (the pipeline gave it up to the
+    /// dead-letter queue).
     pub outcome: String,
     /// When, in ms since the epoch.
     pub at_ms: i64,

@@ -5,7 +5,10 @@
 //! those streams as a consumer group, writes each batch to PostgreSQL in
 //! one transaction, acknowledges the entries only after the commit, and
 //! trims from the streams what every group has acknowledged, so ElastiCache
-//! holds only what is not yet in the database.
+//! holds only what is not yet in the database. The failure step appends
+//! to the same streams each shop event it parks in the dead-letter queue
+//! (an `outcome` entry): the drain records those in `sluice.events` only,
+//! in the same transactions, so a parked event is in the event log too.
 //!
 //! Exactly once in effect: an entry drained twice (a drain that died
 //! between commit and acknowledgement, a claimed entry) writes the same row
@@ -17,7 +20,7 @@
 //!
 //! ```text
 //! sluice.snapshots           (mall_id, kind, resource_id) → latest body (jsonb), status, updated_date, version, event_ids, entry_id, written_at
-//! sluice.events              (event_id, outcome) → at, detail, position: each webhook's journey and fate, kept after its Redis trace expires
+//! sluice.events              (event_id, outcome, entry_id, position) → at, detail: each webhook's journey and fate, kept after its Redis trace expires
 //! sluice.unreadable_entries  (stream, entry_id) → fields, reason: entries that are not a snapshot, kept rather than dropped
 //! sluice._sqlx_migrations    the migrations applied
 //! ```
@@ -26,8 +29,10 @@
 //!
 //! - [`database`]: connecting, with errors that name the endpoint, never the URL.
 //! - [`schema`]: the migrations, embedded, and applying them.
-//! - [`snapshot_row`]: a stream entry read as a row.
+//! - [`snapshot_row`]: a snapshot stream entry read as a row.
+//! - [`outcome_row`]: an outcome stream entry (an event parked in the dead-letter queue) read as an event row.
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
+//! - [`event_rows`]: a batch's `sluice.events` rows: the drain's outcomes and each event's journey, each recorded once.
 //! - [`drain`]: the worker: read, write, acknowledge, trim; retry with backoff.
 //! - [`server`]: a private PostgreSQL (initdb + postgres on a free port) for the demo and the tests.
 //! - [`event_log`]: an event's outcomes, read back for `sluice trace`.
@@ -37,6 +42,8 @@ pub mod database;
 pub mod drain;
 pub mod error;
 pub mod event_log;
+pub mod event_rows;
+pub mod outcome_row;
 pub mod schema;
 pub mod server;
 pub mod snapshot_row;
@@ -46,7 +53,9 @@ pub use database::connect;
 pub use drain::{Drain, DrainConfig, DrainHealth, PassReport};
 pub use error::SinkError;
 pub use event_log::{EventOutcome, outcomes};
+pub use event_rows::Journeys;
+pub use outcome_row::{OutcomeRow, parse_outcome};
 pub use schema::migrate;
 pub use server::{PostgresServer, ServerError};
 pub use snapshot_row::{SnapshotRow, parse_entry};
-pub use writer::{BatchOutcome, Journeys, SnapshotWriter};
+pub use writer::{BatchOutcome, SnapshotWriter};

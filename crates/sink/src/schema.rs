@@ -12,13 +12,21 @@ use sqlx::migrate::{Migration, MigrationType, Migrator};
 const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "snapshots and events", include_str!("../migrations/0001_snapshots_and_events.sql")),
     (2, "event position", include_str!("../migrations/0002_event_position.sql")),
+    (3, "event sources", include_str!("../migrations/0003_event_sources.sql")),
 ];
 
 /// The migrator: the `sluice` schema created first, its bookkeeping table
 /// inside it.
 pub fn migrator() -> Migrator {
+    migrator_through(i64::MAX)
+}
+
+/// The migrator of the migrations up to `version` only: a database as an
+/// older sluice left it (the migrations' own tests).
+pub fn migrator_through(version: i64) -> Migrator {
     let migrations = MIGRATIONS
         .iter()
+        .filter(|(v, _, _)| *v <= version)
         .map(|(version, description, sql)| {
             Migration::new(*version, (*description).into(), MigrationType::Simple, sql.into_sql_str(), false)
         })

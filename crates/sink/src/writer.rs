@@ -24,16 +24,23 @@
 //! received, enqueued or coalesced into a pending fetch, fetched, stored,
 //! …) lands in `sluice.events` in the same transaction, one row per stage
 //! at the time Redis stamped it, so the event log tells the whole story
-//! once the 7-day trace has expired.
+//! once the 7-day trace has expired (see `event_rows`).
+//!
+//! An outcome entry (an event parked in the dead-letter queue, see
+//! `outcome_row`) becomes event rows only: its outcome at the time Redis
+//! appended it, after the event's journey. Its rows are keyed by the
+//! entry, so a redelivered one records nothing again.
 //!
 //! A deadlock or serialization failure (another client locking the same
 //! rows in another order) rolls the transaction back; the batch is tried
 //! again at once, a few times, before the error reaches the drain.
 
 use crate::error::SinkError;
+use crate::event_rows::{EventRows, Journeys};
+use crate::outcome_row::{OutcomeRow, parse_outcome};
 use crate::snapshot_row::{SnapshotRow, parse_entry};
 use serde_json::{Value, json};
-use sluice_redis::{StoredEntry, TraceEntry};
+use sluice_redis::StoredEntry;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -58,25 +65,10 @@ SELECT x.entry_id, coalesce(
     (SELECT 'written' FROM sluice.snapshots s
      WHERE (s.mall_id, s.kind, s.resource_id, s.entry_id) = (x.mall_id, x.kind, x.resource_id, x.entry_id)),
     (SELECT e.outcome FROM sluice.events e
-     WHERE e.event_id IN (SELECT jsonb_array_elements_text(x.event_ids)) AND e.detail->>'entry_id' = x.entry_id
+     WHERE e.event_id IN (SELECT jsonb_array_elements_text(x.event_ids)) AND e.entry_id = x.entry_id
      LIMIT 1)) AS outcome
 FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
     AS x(mall_id, kind, resource_id, entry_id, event_ids)";
-
-/// An outcome without a time of its own (the drain's) is stamped with the
-/// transaction's; a journey's stage keeps Redis's time (ms since the epoch).
-const EVENTS: &str = "\
-INSERT INTO sluice.events (event_id, outcome, at, detail, position)
-SELECT e.event_id, e.outcome, coalesce(to_timestamp(e.at_ms / 1000.0), now()), e.detail, e.position
-FROM UNNEST($1::text[], $2::text[], $3::jsonb[], $4::int8[], $5::int4[]) AS e(event_id, outcome, detail, at_ms, position)
-ON CONFLICT (event_id, outcome) DO NOTHING";
-
-/// The stages the drain records itself: a journey's copy of them (a trace
-/// written by an earlier pass) is not taken.
-const DRAIN_STAGES: &[&str] = &["written", "superseded"];
-
-/// Each event's trace before the drain, by event id.
-pub type Journeys = HashMap<String, Vec<TraceEntry>>;
 
 const UNREADABLE: &str = "\
 INSERT INTO sluice.unreadable_entries (stream, entry_id, fields, reason)
@@ -94,6 +86,9 @@ pub struct BatchOutcome {
     /// Entries an earlier transaction already committed (redelivered),
     /// with the outcome it recorded for them: nothing recorded again.
     pub redelivered: Vec<(SnapshotRow, String)>,
+    /// Outcome entries (events parked in the dead-letter queue) recorded,
+    /// now or by an earlier transaction.
+    pub outcomes: Vec<OutcomeRow>,
     /// Entries kept in `sluice.unreadable_entries`.
     pub unreadable: usize,
 }
@@ -153,7 +148,15 @@ impl SnapshotWriter {
         let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
         let mut superseded = Vec::new();
         let mut unreadable = Vec::new();
+        let mut outcomes = Vec::new();
         for entry in entries {
+            if entry.is_outcome() {
+                match parse_outcome(entry) {
+                    Ok(outcome) => outcomes.push(outcome),
+                    Err(reason) => unreadable.push((entry, reason)),
+                }
+                continue;
+            }
             match parse_entry(entry) {
                 Ok(row) => {
                     let key = (row.mall_id.clone(), row.kind.clone(), row.resource_id.clone());
@@ -201,40 +204,21 @@ impl SnapshotWriter {
         superseded.extend(older);
         let redelivered = committed_before(&mut tx, &mut superseded).await?;
 
-        // Sorted, so two transactions recording the same events (a
-        // redelivery racing its first delivery) take their locks in one order.
+        let mut events = EventRows::default();
         let answered =
             written.iter().map(|row| ("written", row)).chain(superseded.iter().map(|row| ("superseded", row)));
-        let mut outcomes: BTreeMap<(&str, &str), (Value, Option<i64>, i32)> = BTreeMap::new();
         for (outcome, row) in answered {
             for id in &row.event_ids {
-                let journey = journeys.get(id).map_or(&[][..], Vec::as_slice);
-                let last = i32::try_from(journey.len()).unwrap_or(i32::MAX);
-                outcomes.insert((id.as_str(), outcome), (detail(row), None, last));
-                for (position, step) in (0..).zip(journey) {
-                    if !DRAIN_STAGES.contains(&step.stage.as_str()) {
-                        // The first time a stage was reached is the one kept.
-                        let at = i64::try_from(step.at_ms).ok();
-                        outcomes.entry((id.as_str(), step.stage.as_str())).or_insert((
-                            step.detail.clone(),
-                            at,
-                            position,
-                        ));
-                    }
-                }
+                events.journey(id, journeys);
+                events.outcome(id, outcome, &row.entry_id, detail(row), None);
             }
         }
-        if !outcomes.is_empty() {
-            let (keys, values): (Vec<_>, Vec<_>) = outcomes.into_iter().unzip();
-            sqlx::query(EVENTS)
-                .bind(keys.iter().map(|(id, _)| *id).collect::<Vec<_>>())
-                .bind(keys.iter().map(|(_, outcome)| *outcome).collect::<Vec<_>>())
-                .bind(values.iter().map(|(detail, _, _)| detail.clone()).collect::<Vec<_>>())
-                .bind(values.iter().map(|(_, at, _)| *at).collect::<Vec<_>>())
-                .bind(values.iter().map(|(_, _, position)| *position).collect::<Vec<_>>())
-                .execute(&mut *tx)
-                .await?;
+        for outcome in &outcomes {
+            events.journey(&outcome.event_id, journeys);
+            let detail = outcome.detail.clone();
+            events.outcome(&outcome.event_id, &outcome.outcome, &outcome.entry_id, detail, Some(outcome.at_ms));
         }
+        events.insert(&mut tx).await?;
         if !unreadable.is_empty() {
             sqlx::query(UNREADABLE)
                 .bind(stream)
@@ -245,7 +229,7 @@ impl SnapshotWriter {
                 .await?;
         }
         tx.commit().await?;
-        Ok(BatchOutcome { written, superseded, redelivered, unreadable: unreadable.len() })
+        Ok(BatchOutcome { written, superseded, redelivered, outcomes, unreadable: unreadable.len() })
     }
 }
 

@@ -1,13 +1,15 @@
 //! Which PostgreSQL a command uses.
 //!
-//! - Operator commands (`sluice trace`, `sluice status`) read
-//!   `SLUICE_DATABASE_URL` when set; without it they say nothing about the
-//!   database and never fail for want of one ([`optional_pool`]).
 //! - `sluice dev` drains into `--database-url` / `SLUICE_DATABASE_URL`, else
-//!   into the database `sluice` of the PostgreSQL at 127.0.0.1:5432 when one
-//!   answers there as user `postgres` (a fresh `apt-get install postgresql`
-//!   with trust or peer-free local auth), creating the database if missing
+//!   into the database `sluice` of the local PostgreSQL (127.0.0.1:5432, or
+//!   where `PGHOST` and `PGPORT` say, as for `psql`) when one answers there
+//!   as user `postgres` (a fresh `apt-get install postgresql` with trust or
+//!   peer-free local auth), creating the database if missing
 //!   ([`local_default`]); else the drain is off.
+//! - `sluice trace` reads `SLUICE_DATABASE_URL` when set, else the database
+//!   `sluice dev` drains into by default, if it is there (it creates
+//!   nothing: [`local_existing`]); without either it says why in one line
+//!   and never fails for want of one ([`operator_pool`]).
 //! - `sluice demo shops` drains into a private PostgreSQL of its own when
 //!   `initdb` is installed ([`private`]), so it never writes into a user's
 //!   database, else into the URL given.
@@ -18,11 +20,12 @@
 use sluice_config::{EnvSource, SecretSetting, database_url};
 use sluice_sink::PostgresServer;
 use sqlx::postgres::PgConnectOptions;
-use sqlx::{ConnectOptions, Connection, PgPool};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use std::str::FromStr;
 use std::time::Duration;
 
-/// Where `sluice dev` looks for a PostgreSQL when no URL is given.
+/// Where `sluice dev` looks for a PostgreSQL when no URL is given (and
+/// neither `PGHOST` nor `PGPORT` is set).
 pub(crate) const LOCAL_HOST: &str = "127.0.0.1";
 pub(crate) const LOCAL_PORT: u16 = 5432;
 /// The database `sluice dev` drains into there (created when missing).
@@ -31,12 +34,13 @@ pub(crate) const LOCAL_DATABASE: &str = "sluice";
 /// on loopback, or is not there.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// A pool on the configured database, `None` when none is configured. A
-/// configured one that cannot be reached is an error naming it.
-pub(crate) async fn optional_pool(who: &'static str) -> anyhow::Result<Option<PgPool>> {
+/// A pool on the configured database, else on `sluice dev`'s default one
+/// if it is there; `Ok(Err(why))` when there is neither. A configured one
+/// that cannot be reached is an error naming it.
+pub(crate) async fn operator_pool(who: &'static str) -> anyhow::Result<Result<PgPool, String>> {
     match configured_url(who, None)? {
-        Some(url) => Ok(Some(sluice_sink::connect(&url).await?)),
-        None => Ok(None),
+        Some(url) => Ok(Ok(sluice_sink::connect(&url).await?)),
+        None => Ok(local_existing().await.map(|database| database.pool)),
     }
 }
 
@@ -91,17 +95,35 @@ pub(crate) async fn for_dev(flag: Option<String>, no_drain: bool) -> anyhow::Res
     }
 }
 
-/// The database [`LOCAL_DATABASE`] of the PostgreSQL on 127.0.0.1:5432, as
-/// user `postgres`, created when missing; or why there is none, in a few
-/// words.
+/// The local PostgreSQL's host and port: `PGHOST` (a host name; a socket
+/// directory is not followed) and `PGPORT` when set, else 127.0.0.1:5432.
+fn local_server() -> (String, u16) {
+    let host = std::env::var("PGHOST").ok().filter(|h| !h.is_empty() && !h.starts_with('/'));
+    let port = std::env::var("PGPORT").ok().and_then(|p| p.parse().ok());
+    (host.unwrap_or_else(|| LOCAL_HOST.to_owned()), port.unwrap_or(LOCAL_PORT))
+}
+
+/// `database` of the local PostgreSQL as user `postgres`, connected
+/// within [`PROBE_TIMEOUT`]; or why not, in a few words.
+async fn probe(database: &str) -> Result<(PgConnection, PgConnectOptions, String), String> {
+    let (host, port) = local_server();
+    let options = PgConnectOptions::new().host(&host).port(port).username("postgres").database(database);
+    let where_ = format!("{host}:{port}");
+    match tokio::time::timeout(PROBE_TIMEOUT, options.connect()).await {
+        Ok(Ok(conn)) => Ok((conn, options, where_)),
+        Ok(Err(sqlx::Error::Io(_))) | Err(_) => Err(format!("no PostgreSQL answers at {where_}")),
+        Ok(Err(sqlx::Error::Database(e))) if e.code().as_deref() == Some("3D000") => {
+            Err(format!("the PostgreSQL at {where_} has no database {database}"))
+        }
+        Ok(Err(_)) => Err(format!("the PostgreSQL at {where_} refused user postgres without a password")),
+    }
+}
+
+/// The database [`LOCAL_DATABASE`] of the local PostgreSQL ([`local_server`]),
+/// as user `postgres`, created when missing; or why there is none, in a
+/// few words.
 pub(crate) async fn local_default() -> Result<DrainDatabase, String> {
-    let server = PgConnectOptions::new().host(LOCAL_HOST).port(LOCAL_PORT).username("postgres").database("postgres");
-    let where_ = format!("{LOCAL_HOST}:{LOCAL_PORT}");
-    let mut admin = match tokio::time::timeout(PROBE_TIMEOUT, server.connect()).await {
-        Ok(Ok(conn)) => conn,
-        Ok(Err(sqlx::Error::Io(_))) | Err(_) => return Err(format!("no PostgreSQL answers at {where_}")),
-        Ok(Err(_)) => return Err(format!("the PostgreSQL at {where_} refused user postgres without a password")),
-    };
+    let (mut admin, server, where_) = probe("postgres").await?;
     let exists: Option<i32> = sqlx::query_scalar("SELECT 1 FROM pg_database WHERE datname = $1")
         .bind(LOCAL_DATABASE)
         .fetch_optional(&mut admin)
@@ -117,8 +139,19 @@ pub(crate) async fn local_default() -> Result<DrainDatabase, String> {
         }
     }
     let _ = admin.close().await;
-    let url = format!("postgres://postgres@{where_}/{LOCAL_DATABASE}");
-    let pool = sluice_sink::connect(&url).await.map_err(|e| e.to_string())?;
+    open_local(server.database(LOCAL_DATABASE), where_).await
+}
+
+/// The database [`LOCAL_DATABASE`] of the local PostgreSQL if it is there:
+/// what `sluice dev` drains into by default. Nothing is created.
+pub(crate) async fn local_existing() -> Result<DrainDatabase, String> {
+    let (conn, options, where_) = probe(LOCAL_DATABASE).await?;
+    let _ = conn.close().await;
+    open_local(options, where_).await
+}
+
+async fn open_local(options: PgConnectOptions, where_: String) -> Result<DrainDatabase, String> {
+    let pool = sluice_sink::database::connect_with(options).await.map_err(|e| e.to_string())?;
     Ok(DrainDatabase { pool, endpoint: format!("{where_}/{LOCAL_DATABASE}"), _private: None })
 }
 

@@ -125,6 +125,29 @@ async fn with_a_database_the_drain_writes_the_product_and_the_trace_shows_it() {
     assert!(dev.seen.iter().all(|l| !l.contains("hunter2")), "{:?}", dev.seen);
 }
 
+/// No URL given and no PostgreSQL where the default one is looked for
+/// (`PGPORT` moves it to a closed port): the drain is off, said in one
+/// line, and the rest runs: a change is fetched and stored in Redis.
+#[tokio::test]
+async fn without_a_reachable_postgresql_the_drain_is_off_in_one_line_and_the_rest_runs() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let mut dev = Dev::start_with_env(None, &["--sandbox-mall", "acme"], &[("PGPORT", &closed)]);
+    let off = dev.wait_for_line("Drain to PostgreSQL: off");
+    assert!(
+        off.starts_with(&format!("Drain to PostgreSQL: off (no PostgreSQL answers at 127.0.0.1:{closed}); ")),
+        "{off}"
+    );
+    assert!(off.contains("--database-url"), "it says how to turn it on: {off}");
+    let mentions = dev.seen.iter().filter(|l| l.contains("PostgreSQL")).count();
+    assert_eq!(mentions, 1, "one line: {:?}", dev.seen);
+    let sandbox = dev.url("Cafe24 sandbox");
+    let change = create_product(&sandbox, json!({"product_name": "undrained mug"})).await;
+    let output = dev.trace_once_stored(&event_of(&change)).await;
+    assert!(output.contains("now: stored in Redis, waiting for the drain"), "{output}");
+    dev.signal("-INT");
+    assert!(dev.wait(Duration::from_secs(15)).success());
+}
+
 #[test]
 fn a_database_url_that_fails_stops_sluice_dev_naming_the_endpoint_not_the_password() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

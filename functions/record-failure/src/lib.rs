@@ -1,6 +1,8 @@
 //! The failure step's Lambda: [`ServiceCore::record_failure`] behind
 //! `lambda_runtime`. It records why an item failed and whether it will be
-//! redelivered or parked in the dead-letter queue. The `RecordFailure` state of
+//! redelivered or parked in the dead-letter queue; a shop event parked is
+//! also appended to its mall's snapshot stream as an `outcome` entry, so
+//! the drain records it in PostgreSQL's event log. The `RecordFailure` state of
 //! `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${RecordFailureFunction}`.
 //!

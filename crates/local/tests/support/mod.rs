@@ -156,6 +156,9 @@ impl Stack {
                 redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query_async(&mut conn).await.expect("XRANGE");
             for (entry_id, fields) in entries {
                 let fields: HashMap<String, String> = fields.into_iter().collect();
+                if fields.contains_key(sluice_redis::OUTCOME_FIELD) {
+                    continue; // a parked event, no snapshot
+                }
                 out.push(Stored {
                     shard,
                     entry_id,

@@ -17,7 +17,7 @@
 //!
 //! The drain moves the stored snapshots from Redis into PostgreSQL
 //! (`sluice_local::drain_task`): `--database-url`, else the database
-//! `sluice` of a PostgreSQL on 127.0.0.1:5432 that lets user `postgres` in;
+//! `sluice` of a PostgreSQL on 127.0.0.1:5432 (or `PGHOST`/`PGPORT`) that lets user `postgres` in;
 //! with neither, or `--no-drain`, it is off, said in one line, and the
 //! snapshots stay in Redis. Migrations are applied at start; a drain that
 //! fails longer than `--drain-alert-after` raises an alert.
@@ -156,7 +156,8 @@ pub(crate) struct Args {
     /// The PostgreSQL the snapshots are drained into,
     /// `postgres://user:password@host:port/database` (default:
     /// SLUICE_DATABASE_URL, else the database `sluice` of the PostgreSQL on
-    /// 127.0.0.1:5432 when it lets user postgres in, created if missing).
+    /// 127.0.0.1:5432, or PGHOST/PGPORT, when it lets user postgres in,
+    /// created if missing).
     #[arg(long)]
     database_url: Option<String>,
     /// No drain: the snapshots stay in Redis.

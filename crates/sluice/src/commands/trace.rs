@@ -4,6 +4,11 @@
 //! sheet row is traced by its row id: its transaction log (INIT →
 //! ENQUEUED → BUFFERED → COMPLETED, or VALIDATION_FAILED / FAILED /
 //! PARKED with the reason).
+//!
+//! Once the Redis trace has expired, a shop event is looked up in the
+//! event log the drain keeps in PostgreSQL (`sluice.events`): in
+//! `SLUICE_DATABASE_URL`, else in the database `sluice dev` drains into by
+//! default (see `database_target`).
 
 use crate::redis_target::StateRedis;
 use sluice_redis::{TraceEntry, Traces};
@@ -54,23 +59,35 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// After the Redis trace expired: what the drain recorded in PostgreSQL.
+/// After the Redis trace expired: what the drain recorded in PostgreSQL
+/// (`SLUICE_DATABASE_URL`, else `sluice dev`'s default database).
 async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
     let retention = "unknown, or older than the trace retention (7 days by default)";
-    let Some(pool) = crate::database_target::optional_pool("sluice trace").await? else {
-        println!("no trace for {event}: {retention}; SLUICE_DATABASE_URL would let sluice look in PostgreSQL too");
-        return Ok(ExitCode::FAILURE);
+    let pool = match crate::database_target::operator_pool("sluice trace").await? {
+        Ok(pool) => pool,
+        Err(why) => {
+            println!(
+                "no trace for {event}: {retention}; PostgreSQL not searched: {why} (SLUICE_DATABASE_URL names one)"
+            );
+            return Ok(ExitCode::FAILURE);
+        }
     };
     let outcomes = sluice_sink::outcomes(&pool, event).await?;
-    if outcomes.is_empty() {
+    let Some(last) = outcomes.last() else {
         println!("no trace for {event}: {retention}, and not in PostgreSQL's sluice.events");
         return Ok(ExitCode::FAILURE);
-    }
+    };
     println!("{event} (from PostgreSQL: its Redis trace has expired)");
     for outcome in &outcomes {
         println!("  {}  {:<10} {}", timestamp(outcome.at_ms as u64), outcome.outcome, outcome.detail);
     }
-    println!("  now: in PostgreSQL (sluice.snapshots)");
+    let now = match last.outcome.as_str() {
+        "written" => "in PostgreSQL (sluice.snapshots)",
+        "superseded" => "answered by a newer snapshot in PostgreSQL (sluice.snapshots)",
+        "parked" => "parked in the dead-letter queue when last seen (sluice dlq show, sluice redrive)",
+        _ => "see above",
+    };
+    println!("  now: {now}");
     Ok(ExitCode::SUCCESS)
 }
 

@@ -35,7 +35,7 @@ pub(crate) struct StoredView {
     /// Snapshots stored (stream entries, or entries the drain recorded).
     pub(crate) snapshots: usize,
     /// Per event, how many records answer it: stream entries naming it, or
-    /// outcome rows in `sluice.events` (one unless recorded twice).
+    /// outcome rows in `sluice.events` (one per snapshot answering it).
     pub(crate) answered: HashMap<String, usize>,
     /// Per (mall, resource id), its stored state.
     pub(crate) current: HashMap<(String, String), Current>,
@@ -84,7 +84,8 @@ impl StoredView {
                 let entries = store.read(shard, &after, 1000).await?;
                 let Some(last) = entries.last() else { break };
                 after = last.id.clone();
-                for entry in &entries {
+                // Outcome entries (parked events) are no snapshots.
+                for entry in entries.iter().filter(|e| !e.is_outcome()) {
                     view.snapshots += 1;
                     let events: Vec<String> =
                         serde_json::from_str(entry.fields.get("event_ids").map_or("[]", String::as_str))

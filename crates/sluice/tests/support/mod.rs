@@ -26,10 +26,18 @@ pub struct Dev {
     made_dir: Option<std::path::PathBuf>,
     /// The process's working directory (it writes `.sluice/dev.json` there).
     pub workdir: std::path::PathBuf,
+    /// The variables it was started with: `sluice trace` gets them too.
+    env: Vec<(String, String)>,
 }
 
 impl Dev {
     pub fn start(redis_url: Option<&str>, extra: &[&str]) -> Self {
+        Self::start_with_env(redis_url, extra, &[])
+    }
+
+    /// [`Self::start`] with `env` set too (`PGPORT`: where the default
+    /// PostgreSQL is looked for).
+    pub fn start_with_env(redis_url: Option<&str>, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         let private_dir = std::env::temp_dir().join(format!("sluice-dev-{}-{}", std::process::id(), rand_suffix()));
         let made_dir = (!extra.contains(&"--redis-dir")).then_some(private_dir);
@@ -37,8 +45,10 @@ impl Dev {
         if let Some(dir) = &made_dir {
             extra.extend(["--redis-dir".to_owned(), dir.to_string_lossy().into_owned()]);
         }
-        // Not the machine's PostgreSQL unless a test names one.
-        if !extra.iter().any(|a| a == "--database-url") {
+        // Not the machine's PostgreSQL unless a test names one (a URL, or
+        // where the default one is).
+        let default_moved = env.iter().any(|(name, _)| *name == "PGPORT" || *name == "PGHOST");
+        if !extra.iter().any(|a| a == "--database-url") && !default_moved {
             extra.push("--no-drain".to_owned());
         }
         let workdir = std::env::temp_dir().join(format!("sluice-dev-cwd-{}-{}", std::process::id(), rand_suffix()));
@@ -48,7 +58,8 @@ impl Dev {
             .args(["dev", "--sqs-port", "0", "--sfn-port", "0", "--ingest-port", "0", "--metrics-port", "0"])
             .args(extra)
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(Stdio::inherit())
+            .envs(env.iter().copied());
         match redis_url {
             Some(url) => command.env("SLUICE_REDIS_URL", url),
             None => command.env_remove("SLUICE_REDIS_URL"),
@@ -61,7 +72,8 @@ impl Dev {
                 let _ = tx.send(line);
             }
         });
-        let mut dev = Self { child, lines, seen: Vec::new(), made_dir, workdir };
+        let env = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let mut dev = Self { child, lines, seen: Vec::new(), made_dir, workdir, env };
         dev.wait_for_line("Ready.");
         dev
     }
@@ -87,10 +99,18 @@ impl Dev {
 
     /// `sluice trace ID` in this `sluice dev`'s directory: (exit code, stdout).
     pub fn trace(&self, event_id: &str) -> (Option<i32>, String) {
+        self.trace_with_env(event_id, &[])
+    }
+
+    /// [`Self::trace`] with `env` set too (over the ones `sluice dev` got).
+    pub fn trace_with_env(&self, event_id: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["trace", event_id])
             .current_dir(&self.workdir)
             .env_remove("SLUICE_REDIS_URL")
+            .env_remove("SLUICE_DATABASE_URL")
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .envs(env.iter().copied())
             .output()
             .expect("run sluice trace");
         (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())

@@ -275,7 +275,8 @@ pub async fn stored(redis: &str) -> Vec<Fields> {
             let entries = store.read(shard, &after, 1000).await.expect("read snapshots");
             let Some(last) = entries.last() else { break };
             after = last.id.clone();
-            all.extend(entries.into_iter().map(|e| e.fields));
+            // Outcome entries (parked events) are no snapshots.
+            all.extend(entries.into_iter().filter(|e| !e.is_outcome()).map(|e| e.fields));
         }
     }
     all
