@@ -99,6 +99,7 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-queue --bench queue | tee bench/queue.md
 	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
 	$(CARGO) bench --quiet -p sluice-local --bench sheets | tee bench/sheets.md
+	$(CARGO) bench --quiet -p sluice-local --bench noisy | tee bench/noisy.md
 	$(CARGO) bench --quiet -p sluice-sink --bench drain | tee bench/drain.md
 
 ## lint: formatting and clippy, warnings are errors.

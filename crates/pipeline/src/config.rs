@@ -42,9 +42,14 @@ pub struct PipelineConfig {
 pub struct MallDrainConfig {
     /// The thresholds ingest defers by, and the keys' lifetimes.
     pub flow: sluice_redis::FlowControl,
-    /// Most dirty resources one run takes (each takes one unit of the
-    /// mall's bucket, so a run never takes more than the bucket holds).
+    /// Most dirty resources one run reads (each then waits for its unit of
+    /// the mall's bucket).
     pub per_run: usize,
+    /// How long one run keeps waiting for budget: the gap between two runs
+    /// (a queued request's whole-second delay, a receive) is budget
+    /// unused, so a run goes on while the waits are short. Below the drain
+    /// function's timeout.
+    pub run_budget: Duration,
     /// Upstream calls of one run at once.
     pub fetch_concurrency: usize,
     /// How long a run holds the chain while it queues the next request.
@@ -58,7 +63,8 @@ impl Default for MallDrainConfig {
     fn default() -> Self {
         Self {
             flow: sluice_redis::FlowControl::default(),
-            per_run: 40,
+            per_run: 200,
+            run_budget: Duration::from_secs(20),
             fetch_concurrency: 8,
             chain_lease: Duration::from_secs(30),
             failure_backoff: Duration::from_secs(5),

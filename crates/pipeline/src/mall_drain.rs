@@ -7,6 +7,8 @@
 //! 2. One unit of the mall's bucket per resource, until the bucket says
 //!    wait: the run never calls more than the budget allows, and a
 //!    bucket shared with the mall's per-event fetches stays one bucket.
+//!    A short wait (up to `inline_wait_max`) is waited within the run,
+//!    which goes on for up to `run_budget`, fetching while it waits.
 //! 3. Each granted resource is fetched (at most `fetch_concurrency` at
 //!    once) and its snapshot stored exactly as the fetch and store steps
 //!    do, answering the events the dirty entry kept. Then the stored
@@ -27,13 +29,15 @@ use crate::config::MallDrainConfig;
 use crate::fetch_step::Called;
 use crate::shop_service::ShopService;
 use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use redis::aio::ConnectionLike;
 use serde::Serialize;
 use serde_json::json;
 use sluice_domain::{DrainRequests, ErrorKind, MallDrainRequest, ResourceKind, ResourceRef, StepError};
-use sluice_redis::{Admission, ChainNext, DirtyResource, Tag};
+use sluice_redis::{Acquire, Admission, Bucket, ChainNext, DirtyResource, Tag};
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What one run did, and what comes next.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -82,44 +86,84 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
     }
 
     pub async fn drain_mall(&self, request: MallDrainRequest) -> Result<MallDrainOutput, StepError> {
+        let tag = Tag::for_mall(&request.mall_id);
+        // One run per mall at a time: two would read the same oldest
+        // resources and spend the bucket fetching them twice. A run that
+        // finds another running ends at once (its chain, if it carries
+        // one, comes back in a second).
+        let lease = match self.shop.locks.acquire(&tag, DRAIN_LOCK, self.settings().run_budget * 2).await? {
+            Acquire::Acquired(lease) => lease,
+            Acquire::Busy { .. } => return self.carry(&request, &tag, Some(Duration::from_secs(1)), 0, 0).await,
+        };
+        let ran = self.run_holding(&request, &tag).await;
+        if let Err(e) = self.shop.locks.release(&lease).await {
+            tracing::warn!(mall = request.mall_id, error = %e, "mall drain lock not released; it lapses");
+        }
+        let (delay, stored, tried) = ran?;
+        self.carry(&request, &tag, delay, stored, tried - stored).await
+    }
+
+    /// Steps 1 to 3, holding the mall's drain lock: returns the next
+    /// run's delay, resources stored and resources tried.
+    async fn run_holding(
+        &self,
+        request: &MallDrainRequest,
+        tag: &Tag,
+    ) -> Result<(Option<Duration>, usize, usize), StepError> {
         let shop = &self.shop;
         let mall = request.mall_id.as_str();
-        let tag = Tag::for_mall(mall);
+        let tag = tag.clone();
         if shop.ensure_mall_token(mall, None, &request.token).await?.wait_seconds > 0 {
             // Another worker is refreshing the token: come back after it.
-            return self.carry(&request, &tag, Some(self.settings().failure_backoff), 0, 0).await;
+            return Ok((Some(self.settings().failure_backoff), 0, 0));
         }
-        let dirty = shop.backlogs.peek(&tag, self.settings().per_run).await?;
+        let mut pending: VecDeque<DirtyResource> = shop.backlogs.peek(&tag, self.settings().per_run).await?.into();
         let bucket = shop.bucket(mall)?;
-        let mut granted = Vec::with_capacity(dirty.len());
-        let mut wait = None;
-        for resource in dirty {
-            match shop.buckets.acquire(&bucket, 1).await? {
-                Admission::Admitted { .. } => granted.push(resource),
-                Admission::Denied { wait: w, .. } => {
-                    wait = Some(w);
-                    break;
+        let started = Instant::now();
+        let (mut stored, mut tried, mut stale_token) = (0, 0, None);
+        let mut wait: Option<Duration>;
+        // Fetches run while the next unit of budget is waited for, so a
+        // bucket that refills between two calls is used as it refills.
+        let mut fetching = FuturesUnordered::new();
+        let concurrency = self.settings().fetch_concurrency.max(1);
+        loop {
+            wait = None;
+            while fetching.len() < concurrency && !pending.is_empty() {
+                match shop.buckets.acquire(&bucket, 1).await? {
+                    Admission::Admitted { .. } => {
+                        let resource = pending.pop_front().expect("not empty");
+                        tried += 1;
+                        fetching.push(self.fetch_and_store(mall, &bucket, resource));
+                    }
+                    Admission::Denied { wait: w, .. } => {
+                        wait = Some(w);
+                        break;
+                    }
                 }
             }
-        }
-        let tried = granted.len();
-        let results: Vec<Result<Option<DirtyResource>, StepError>> = futures::stream::iter(granted)
-            .map(|resource| self.fetch_and_store(mall, &bucket, resource))
-            .buffer_unordered(self.settings().fetch_concurrency.max(1))
-            .collect()
-            .await;
-        let mut stored = Vec::with_capacity(tried);
-        let mut stale_token = None;
-        for result in results {
-            match result {
-                Ok(Some(resource)) => stored.push(resource),
-                Ok(None) => {}
-                Err(e) if e.kind == ErrorKind::CredentialRejected => stale_token = Some(e),
-                Err(e) => tracing::warn!(mall, kind = %e.kind, cause = %e.cause, "a dirty resource was not fetched"),
+            // A short wait is waited here, within the run's budget: a
+            // queued request cannot come back sooner than a whole second,
+            // and the bucket would go unused meanwhile.
+            let config = &shop.config;
+            let nap =
+                wait.filter(|w| *w <= config.inline_wait_max && started.elapsed() + *w <= config.step_wait_budget);
+            if fetching.is_empty() && (pending.is_empty() || nap.is_none()) {
+                break;
             }
-        }
-        if !stored.is_empty() {
-            shop.backlogs.done(&tag, &stored).await?;
+            tokio::select! {
+                Some(result) = fetching.next(), if !fetching.is_empty() => {
+                    match result {
+                        Ok(Some(resource)) => {
+                            stored += 1;
+                            shop.backlogs.done(&tag, std::slice::from_ref(&resource)).await?;
+                        }
+                        Ok(None) => {}
+                        Err(e) if e.kind == ErrorKind::CredentialRejected => stale_token = Some(e),
+                        Err(e) => tracing::warn!(mall, kind = %e.kind, cause = %e.cause, "a dirty resource was not fetched"),
+                    }
+                }
+                () = tokio::time::sleep(nap.unwrap_or_default()), if nap.is_some() && !pending.is_empty() => {}
+            }
         }
         if let Some(e) = stale_token {
             // The token was refused: refresh it now, so the next run uses
@@ -128,11 +172,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             shop.ensure_mall_token(mall, e.cause.strip_prefix(STALE_PREFIX), &request.token).await?;
         }
         let delay = match wait {
-            Some(wait) => Some(wait),
-            None if stored.is_empty() && tried > 0 => Some(self.settings().failure_backoff),
-            None => None,
+            // Out of budget for longer than the run may wait.
+            Some(wait) if !pending.is_empty() => Some(wait),
+            _ if stored == 0 && tried > 0 => Some(self.settings().failure_backoff),
+            // Everything read was tried: the next run reads on at once.
+            _ => None,
         };
-        self.carry(&request, &tag, delay, stored.len(), tried - stored.len()).await
+        Ok((delay, stored, tried))
     }
 
     /// Fetches one dirty resource and stores its snapshot. `Ok(None)`: not
@@ -140,7 +186,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
     async fn fetch_and_store(
         &self,
         mall: &str,
-        bucket: &sluice_redis::Bucket,
+        bucket: &Bucket,
         dirty: DirtyResource,
     ) -> Result<Option<DirtyResource>, StepError> {
         let shop = &self.shop;
@@ -199,6 +245,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         Ok(MallDrainOutput { stored, retried, left, next })
     }
 }
+
+/// The mall's lock that keeps its drain runs one at a time.
+const DRAIN_LOCK: &str = "mall-drain";
 
 /// How a refused token's fingerprint travels from a fetch to the refresh.
 const STALE_PREFIX: &str = "token refused: ";

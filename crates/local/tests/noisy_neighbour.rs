@@ -1,0 +1,75 @@
+//! One flooding mall must not slow the others, on the SQS-faithful queue:
+//! the scenario of `make bench`'s bench/noisy.md at a small scale (a few
+//! hundred webhooks, the queue's scan window scaled down with it), its
+//! ratios asserted with a margin. Bounded by the scenario's limit.
+
+#[path = "../benches/noisy/scenario.rs"]
+mod scenario;
+
+use scenario::{Mode, Scale};
+use sluice_testkit::TestRedis;
+use std::time::Duration;
+
+fn scale() -> Scale {
+    Scale {
+        hot_events: 300,
+        quiet_malls: 8,
+        quiet_seconds: 12,
+        bucket: (10, 20.0),
+        // SQS looks at 120,000 messages; 300 at a 40-message window keeps
+        // the flood deep enough to hide the quiet malls' messages.
+        scan_window: 40,
+        max_queued: 15,
+        flood_concurrency: 32,
+        limit: Duration::from_secs(90),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
+    let scale = scale();
+    let mut outcomes = Vec::new();
+    for mode in [Mode::Quiet, Mode::Flood, Mode::FloodWithFlowControl] {
+        let redis = TestRedis::new(&format!("noisy_{mode:?}"));
+        let outcome = scenario::run(redis.conn().await, redis.keyspace(), &scale, mode).await;
+        println!(
+            "{}: {} sent in {:?}; quiet p50 {} ms, p99 {} ms, max {} ms; hot stored {} at {:.2} of its bucket; \
+             depth {}; Redis +{} KiB; lost {}; 429s {}; deferred {}",
+            outcome.mode.label(),
+            outcome.sent,
+            outcome.elapsed,
+            outcome.quiet_percentile(0.5),
+            outcome.quiet_percentile(0.99),
+            outcome.quiet_percentile(1.0),
+            outcome.hot_stored,
+            outcome.hot_drain_fraction,
+            outcome.max_depth,
+            outcome.peak_memory / 1024,
+            outcome.lost,
+            outcome.refused_by_upstream,
+            outcome.deferred,
+        );
+        assert_eq!(outcome.lost, 0, "{mode:?}: {outcome:?}");
+        assert_eq!(outcome.refused_by_upstream, 0, "{mode:?}: a call the upstream's bucket refused");
+        outcomes.push(outcome);
+    }
+    let [quiet, flood, controlled] = &outcomes[..] else { unreachable!() };
+    // The flood alone hides the quiet malls behind it (otherwise this
+    // scenario proves nothing), and flow control takes that away.
+    let p99 = |o: &scenario::Outcome| o.quiet_percentile(0.99).max(1) as f64;
+    assert!(p99(flood) > 2.0 * p99(controlled), "flood {} ms vs controlled {} ms", p99(flood), p99(controlled));
+    assert!(
+        p99(controlled) <= 3.0 * p99(quiet).max(250.0),
+        "controlled {} ms vs quiet {} ms",
+        p99(controlled),
+        p99(quiet)
+    );
+    assert!(controlled.deferred > 0);
+    let bound = u64::from(scale.max_queued) + scale.quiet_malls as u64 * 2 + 32;
+    assert!(controlled.max_depth <= bound, "FIFO depth {} above {bound}", controlled.max_depth);
+    assert!(
+        controlled.hot_drain_fraction >= 0.8,
+        "hot mall drained at {:.2} of its bucket",
+        controlled.hot_drain_fraction
+    );
+}
