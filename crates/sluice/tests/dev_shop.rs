@@ -63,6 +63,26 @@ async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
 }
 
 #[tokio::test]
+async fn a_deferred_webhook_is_traced_to_its_malls_dirty_set() {
+    // One message in the queue defers the mall.
+    let args = ["--sandbox-mall", "acme", "--flow-max-queued", "1"];
+    let mut dev = Dev::start(None, &args);
+    let sandbox = dev.url("Cafe24 sandbox");
+    // At once: whichever the queue takes first counts, the other is
+    // deferred (the first's fetch cannot end before the second arrives).
+    let (first, second) = tokio::join!(
+        create_product(&sandbox, json!({"product_name": "first"})),
+        create_product(&sandbox, json!({"product_name": "second"}))
+    );
+    let traces = [dev.trace(&event_of(&first)), dev.trace(&event_of(&second))];
+    let deferred: Vec<&String> = traces.iter().map(|(_, output)| output).filter(|o| o.contains("deferred")).collect();
+    assert_eq!(deferred.len(), 1, "{traces:?}");
+    assert!(deferred[0].contains("into mall acme's dirty set since "), "{}", deferred[0]);
+    dev.signal("-INT");
+    assert!(dev.wait(Duration::from_secs(15)).success());
+}
+
+#[tokio::test]
 async fn a_product_larger_than_a_state_may_carry_is_stored() {
     let mut dev = Dev::start(None, &["--sandbox-mall", "acme"]);
     let sandbox = dev.url("Cafe24 sandbox");

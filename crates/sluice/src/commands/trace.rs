@@ -95,6 +95,9 @@ async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
 /// the line's), the others as their JSON.
 fn describe(entry: &TraceEntry) -> String {
     let detail = &entry.detail;
+    if entry.stage == "deferred" {
+        return format!("into {} (flow control: its mall has a backlog)", dirty_set(detail));
+    }
     if detail["sink"] != "postgresql" {
         return detail.to_string();
     }
@@ -104,6 +107,12 @@ fn describe(entry: &TraceEntry) -> String {
         "superseded" => format!("not written: PostgreSQL holds a newer row than version {version} ({resource})"),
         _ => detail.to_string(),
     }
+}
+
+/// "mall M's dirty set since T", from a `deferred` entry.
+fn dirty_set(detail: &serde_json::Value) -> String {
+    let since = detail["dirty_since_ms"].as_u64().map_or_else(|| "?".to_owned(), timestamp);
+    format!("mall {}'s dirty set since {since}", detail["mall_id"].as_str().unwrap_or("?"))
 }
 
 fn timestamp(at_ms: u64) -> String {
@@ -123,6 +132,12 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
         println!("  {}  {:<10} {}", timestamp(entry.at_ms), entry.stage, describe(entry));
     }
     if let Some(last) = trace.last() {
+        if last.stage == "deferred" {
+            // Flow control: the mall's drain chain fetches it within the
+            // mall's budget (README: "One flooding mall").
+            println!("  now: in {}, drained within the mall's budget", dirty_set(&last.detail));
+            return;
+        }
         let now = match last.stage.as_str() {
             "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
             "written" => "in PostgreSQL (sluice.snapshots)",
