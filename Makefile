@@ -86,10 +86,13 @@ package:
 ## SLUICE_CHAOS_CHANGES per stream, default 600); then the Redis of
 ## SLUICE_REDIS_URL stopped (SIGKILL or SIGTERM) and restarted under load,
 ## seeds 1-6 with outages of 2-7 s, and one of 20 s (longer than the
-## queues' consumer lease). `make test` runs one of each kind.
+## queues' consumer lease); then the HTTP abuse run against ingest and the
+## SQS endpoint, 20,000 seeded bad and good requests (SLUICE_ABUSE_REQUESTS,
+## SLUICE_ABUSE_SEED). `make test` runs one of each kind.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
+	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
 bench: deps
