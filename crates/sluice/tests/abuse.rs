@@ -101,6 +101,9 @@ async fn run(seed: u64, requests: usize) {
     let idle = idle_count(dev.pid());
     let mut held_ingest = hold(&ingest, idle).await;
     let mut held_sqs = hold(&sqs, idle).await;
+    // Ingest keeps at most its cap (1,024) of them, closing the oldest
+    // idle connection for each new one; the SQS endpoint keeps them all.
+    let (open_ingest, open_sqs) = (still_open(&mut held_ingest), still_open(&mut held_sqs));
 
     let outcomes: Vec<(usize, Option<Abuse>, Outcome, Duration)> = futures::stream::iter(0..requests)
         .map(|i| {
@@ -155,7 +158,8 @@ async fn run(seed: u64, requests: usize) {
         slowest_good.as_millis()
     );
     println!(
-        "idle connections held: {} to ingest ({still_ingest} still open at the end), {} to SQS ({still_sqs} still open)",
+        "idle connections opened: {} to ingest ({open_ingest} open when the run began, {still_ingest} at its end), \
+         {} to SQS ({open_sqs} and {still_sqs})",
         held_ingest.len(),
         held_sqs.len()
     );
