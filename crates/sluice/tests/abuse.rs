@@ -41,6 +41,9 @@ const IDLE: usize = 2_000;
 const WORKERS: usize = 8;
 /// Every this many requests, one is good.
 const GOOD_EVERY: usize = 10;
+/// RSS is printed every this many requests, to tell growth that levels
+/// off (the allocator keeping freed memory) from a leak.
+const RSS_EVERY: usize = 2_000;
 /// RSS may grow by this much over the run (a leak of a bad request's body
 /// or head would pass it within a few hundred requests).
 const RSS_GROWTH_LIMIT_KB: u64 = 256 * 1024;
@@ -105,9 +108,13 @@ async fn run(seed: u64, requests: usize) {
     // idle connection for each new one; the SQS endpoint keeps them all.
     let (open_ingest, open_sqs) = (still_open(&mut held_ingest), still_open(&mut held_sqs));
 
+    let pid = dev.pid();
     let outcomes: Vec<(usize, Option<Abuse>, Outcome, Duration)> = futures::stream::iter(0..requests)
         .map(|i| {
             let (ingest, sqs, queue_url) = (ingest.clone(), sqs.clone(), queue_url.clone());
+            if i % RSS_EVERY == 0 {
+                println!("RSS after {i} requests: {} MiB", rss_kb(pid, "VmRSS") / 1024);
+            }
             async move {
                 if i % GOOD_EVERY == 0 {
                     let (address, bytes) = good_request(i, &ingest, &sqs, &queue_url);
