@@ -12,7 +12,7 @@ ifeq ($(CI),true)
 export CARGO_INCREMENTAL := 0
 endif
 
-.PHONY: run demo-processes dev test check-aws package chaos bench lint deps
+.PHONY: run demo-processes dev test check-aws package chaos fuzz bench lint deps
 
 ## run: both paths end to end, each with a report checking its invariants:
 ## the shop pipeline (sluice demo shops: 20 sandbox malls, 2,000 webhooks from
@@ -86,10 +86,19 @@ package:
 ## SLUICE_CHAOS_CHANGES per stream, default 600); then the Redis of
 ## SLUICE_REDIS_URL stopped (SIGKILL or SIGTERM) and restarted under load,
 ## seeds 1-6 with outages of 2-7 s, and one of 20 s (longer than the
-## queues' consumer lease). `make test` runs one of each kind.
+## queues' consumer lease); then the HTTP abuse run against ingest and the
+## SQS endpoint, 20,000 seeded bad and good requests (SLUICE_ABUSE_REQUESTS,
+## SLUICE_ABUSE_SEED). `make test` runs one of each kind.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
+	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
+
+## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
+## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with
+## cargo-fuzz on the stable toolchain (RUSTC_BOOTSTRAP=1; scripts/fuzz.sh).
+fuzz:
+	@scripts/fuzz.sh
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
 bench: deps

@@ -42,6 +42,7 @@
 //!
 //! - [`ingest`]: [`Ingest`]: the router, the counters, graceful shutdown.
 //! - [`server`]: [`serve`] on a TCP listener (`sluice dev`), with its connection-level limits.
+//! - `idle`: which connections are idle, oldest first: the one closed when a new connection needs a slot.
 //! - [`config`]: [`IngestConfig`], [`BatchConfig`], [`TopicTable`] and their defaults.
 //! - [`api_keys`]: [`ApiKeys`], the constant-time key check.
 //! - [`webhook`]: from headers and body to a [`ShopWork`](sluice_domain::ShopWork), or a [`Rejection`].
@@ -56,6 +57,7 @@ pub mod api_keys;
 pub mod batcher;
 pub mod config;
 pub mod counters;
+mod idle;
 pub mod ingest;
 pub mod rejection;
 mod row_acceptance;

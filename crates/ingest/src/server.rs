@@ -12,7 +12,7 @@
 //! | a header line or `Content-Length` hyper cannot parse | hyper's bare 400, connection closed       |
 //! | request target over 65,534 bytes       | hyper's bare 414, connection closed                     |
 //! | head not complete within `header_read_timeout` (10 s) | JSON 408 `request_timeout` if any of it arrived, else just closed (an idle keep-alive connection too) |
-//! | more than `max_connections` (1,024) open | not accepted: the connection waits in the listen backlog until one closes |
+//! | a connection over `max_connections` (1,024) | the connection idle the longest (no request in progress) is closed to make room; when every one is serving a request, the new one waits until one closes |
 //!
 //! hyper reads a head into a buffer of [`HEAD_READ_BUFFER_BYTES`], much
 //! larger than `max_head_bytes`, so that an oversized head is usually parsed
@@ -21,6 +21,7 @@
 //! [`HEAD_READ_BUFFER_BYTES`], about 1.1 GiB at the defaults, and only while
 //! that many senders each push a head of over a megabyte.
 
+use crate::idle::{ConnectionState, IdleConnections};
 use crate::ingest::Ingest;
 use crate::rejection::{ErrorCode, Rejection};
 use axum::Router;
@@ -62,10 +63,14 @@ pub(crate) struct ServeLimits {
 /// Serves `ingest` on `listener` until `shutdown` resolves, then finishes
 /// the requests in progress and drains the batcher.
 ///
-/// At most `max_connections` connections are open at once: the next one is
-/// accepted only when one closes. On shutdown the listener closes, idle
-/// connections close at once, and a connection in the middle of a request
-/// closes once it is answered (or its head times out).
+/// At most `max_connections` connections are served at once. One more is
+/// accepted and, when no slot is free, the connection idle the longest is
+/// closed to make room (see `idle.rs`): idle connections cannot
+/// keep senders out. When every connection is serving a request, the new
+/// one waits (and the listen backlog behind it) until one closes. On
+/// shutdown the listener closes, idle connections close at once, and a
+/// connection in the middle of a request closes once it is answered (or
+/// its head times out).
 pub async fn serve<C>(
     listener: TcpListener,
     ingest: Ingest<C>,
@@ -77,13 +82,10 @@ where
     let limits = ingest.serve_limits();
     let router = ingest.router();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let idle = Arc::new(IdleConnections::default());
     let (stopping, stop) = watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => slot.unwrap_or_else(|_| unreachable!("never closed")),
-            () = &mut shutdown => break,
-        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -94,7 +96,8 @@ where
             },
             () = &mut shutdown => break,
         };
-        tokio::spawn(connection(stream, router.clone(), limits, stop.clone(), slot));
+        let Some(slot) = make_room(&slots, &idle, &mut shutdown).await else { break };
+        tokio::spawn(connection(stream, router.clone(), limits, stop.clone(), slot, idle.register()));
     }
     drop(listener);
     stopping.send_replace(true);
@@ -104,6 +107,34 @@ where
     let _closed = slots.acquire_many(all).await.unwrap_or_else(|_| unreachable!("never closed"));
     ingest.shutdown().await;
     Ok(())
+}
+
+/// A slot for a connection just accepted: a free one, or the one the
+/// connection idle the longest gives up when asked to close; when every
+/// connection is busy, the first to become idle is asked. `None` on
+/// shutdown.
+async fn make_room(
+    slots: &Arc<Semaphore>,
+    idle: &IdleConnections,
+    shutdown: &mut Pin<&mut impl Future<Output = ()>>,
+) -> Option<OwnedSemaphorePermit> {
+    let mut asked = false;
+    loop {
+        if let Ok(slot) = slots.clone().try_acquire_owned() {
+            return Some(slot);
+        }
+        // Made before asking, so that a connection becoming idle in
+        // between is not missed.
+        let became_idle = idle.became_idle();
+        if !asked {
+            asked = idle.evict_oldest();
+        }
+        tokio::select! {
+            slot = slots.clone().acquire_owned() => return Some(slot.unwrap_or_else(|_| unreachable!("never closed"))),
+            () = became_idle, if !asked => {}
+            () = shutdown.as_mut() => return None,
+        }
+    }
 }
 
 /// Like hyper's own server did: a connection that failed before it was
@@ -125,9 +156,17 @@ async fn connection(
     limits: ServeLimits,
     mut stop: watch::Receiver<bool>,
     _slot: OwnedSemaphorePermit,
+    state: Arc<ConnectionState>,
 ) {
+    let tracked = state.clone();
     let service = service_fn(move |request: Request<Incoming>| -> Answer {
-        Box::pin(router.clone().oneshot(request.map(Body::new)))
+        tracked.busy();
+        let (router, tracked) = (router.clone(), tracked.clone());
+        Box::pin(async move {
+            let answer = router.oneshot(request.map(Body::new)).await;
+            tracked.idle();
+            answer
+        })
     });
     let mut builder = http1::Builder::new();
     builder
@@ -139,7 +178,8 @@ async fn connection(
     // out can still be answered on it.
     let done = tokio::select! {
         done = poll_fn(|cx| conn.poll_without_shutdown(cx)) => done,
-        () = stopping(&mut stop) => {
+        // Shutdown, or closed to make room: never in mid-answer.
+        () = stopping_or_evicted(&mut stop, &state) => {
             Pin::new(&mut conn).graceful_shutdown();
             poll_fn(|cx| conn.poll_without_shutdown(cx)).await
         }
@@ -163,10 +203,14 @@ async fn connection(
     let _ = stream.shutdown().await;
 }
 
-/// Resolves once [`serve`] stops taking connections.
-async fn stopping(stop: &mut watch::Receiver<bool>) {
-    // An error means serve itself is gone: stop all the same.
-    let _ = stop.wait_for(|stopping| *stopping).await;
+/// Resolves once [`serve`] stops taking connections, or chose this
+/// connection to close to make room for a new one.
+async fn stopping_or_evicted(stop: &mut watch::Receiver<bool>, state: &ConnectionState) {
+    tokio::select! {
+        // An error means serve itself is gone: stop all the same.
+        _ = stop.wait_for(|stopping| *stopping) => {}
+        () = state.evicted() => {}
+    }
 }
 
 /// A whole HTTP/1.1 response carrying `rejection`, closing the connection.

@@ -1,7 +1,8 @@
 //! Abuse at the connection level, over raw TCP: a huge head, a head that
 //! never finishes, more connections than the cap. Each is refused with the
-//! same JSON error body as any other rejection (or, for the cap, simply
-//! not accepted yet), and costs the server a bounded amount.
+//! same JSON error body as any other rejection (or, for the cap, the
+//! connection idle the longest makes room; with none idle, the new one
+//! waits), and costs the server a bounded amount.
 
 mod support;
 
@@ -103,37 +104,83 @@ async fn a_head_not_finished_in_time_gets_a_json_408_and_is_closed() {
     h.shutdown().await;
 }
 
-#[tokio::test]
-async fn connections_over_the_cap_wait_until_one_closes() {
-    let mut h = Harness::start_with("connection_cap", |c| {
+/// A harness whose cap is two connections and whose head read timeout
+/// outlasts every bound below: the server must not free a slot on its own
+/// while the test runs.
+async fn capped(test: &str) -> Harness {
+    Harness::start_with(test, |c| {
         c.max_connections = 2;
-        // Longer than every bound below: the server must not free a slot
-        // on its own while the test runs.
         c.header_read_timeout = BOUND * 3;
     })
-    .await;
+    .await
+}
 
-    // Two connections, each proven accepted by an answer, then kept open.
+/// A webhook's whole request, for raw connections.
+fn webhook_request(product_no: u64) -> Vec<u8> {
+    let body = support::product("acme", product_no).to_string();
+    format!(
+        "POST /webhooks/cafe24 HTTP/1.1\r\nhost: ingest\r\nx-api-key: {KEY}\r\nx-trace-id: cap-{product_no}\r\n\
+         content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn connections_over_the_cap_wait_while_every_one_is_busy() {
+    let mut h = capped("connection_cap").await;
+
+    // Two connections, each in the middle of a webhook the queue holds.
+    h.queue.control.hold();
     let mut held = Vec::new();
-    for _ in 0..2 {
+    for product_no in 1..=2 {
         let mut stream = connect(&h).await;
-        stream.write_all(health_request()).await.unwrap();
-        assert_eq!(timeout(BOUND, read_response(&mut stream)).await.expect("answered in time").0, 200);
+        stream.write_all(&webhook_request(product_no)).await.unwrap();
         held.push(stream);
     }
 
-    // A third connects (the kernel's backlog takes it) but is not served.
+    // A third connects but is not served: no connection is idle.
     let mut third = connect(&h).await;
     third.write_all(health_request()).await.unwrap();
     let wait = Duration::from_millis(500);
     assert!(timeout(wait, read_response(&mut third)).await.is_err(), "served over the cap");
 
-    // Once one of the two closes, the third is served.
-    drop(held.pop());
-    let (status, answer) = timeout(BOUND, read_response(&mut third)).await.expect("served once a slot freed");
+    // Once the two are answered, one of them (now idle) makes room.
+    h.queue.control.release();
+    for stream in &mut held {
+        let (status, answer) = timeout(BOUND, read_response(stream)).await.expect("answered in time");
+        assert_eq!(status, 202, "{answer}");
+    }
+    let (status, answer) = timeout(BOUND, read_response(&mut third)).await.expect("served once one was idle");
     assert_eq!(status, 200, "{answer}");
 
     drop(third);
     drop(held);
+    h.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_connections_make_room_for_new_ones_oldest_first() {
+    let mut h = capped("idle_evicted").await;
+
+    // Two idle connections fill the cap: one that has sent nothing, then
+    // one kept alive after a request (proven accepted by its answer).
+    let mut oldest = connect(&h).await;
+    let mut kept_alive = connect(&h).await;
+    kept_alive.write_all(health_request()).await.unwrap();
+    assert_eq!(timeout(BOUND, read_response(&mut kept_alive)).await.expect("answered in time").0, 200);
+
+    // A new connection is served at once, not after the head timeout…
+    let mut fresh = connect(&h).await;
+    fresh.write_all(health_request()).await.unwrap();
+    let (status, answer) = timeout(BOUND, read_response(&mut fresh)).await.expect("served while two idle are open");
+    assert_eq!(status, 200, "{answer}");
+    // …because the connection idle the longest was closed to make room.
+    timeout(BOUND, closed(&mut oldest)).await.expect("the oldest idle connection is closed");
+    kept_alive.write_all(health_request()).await.unwrap();
+    let (status, _) = timeout(BOUND, read_response(&mut kept_alive)).await.expect("the newer one still serves");
+    assert_eq!(status, 200);
+
+    drop((fresh, kept_alive));
     h.shutdown().await;
 }

@@ -120,6 +120,54 @@ async fn out_of_range_parameters_name_the_parameter() {
     assert!(err.message().unwrap().contains("WaitTimeSeconds"));
 }
 
+/// One raw request's answer: status and body (the endpoint closes or
+/// answers with a length; a request here never asks to keep alive).
+async fn raw_exchange(url: &str, request: Vec<u8>) -> (u16, serde_json::Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(url.trim_start_matches("http://")).await.unwrap();
+    // The server may answer before it has read it all.
+    let _ = stream.write_all(&request).await;
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        if let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&received[..end]).to_ascii_lowercase();
+            let length: usize = head.lines().find_map(|l| l.strip_prefix("content-length: ")).unwrap().parse().unwrap();
+            if received.len() >= end + 4 + length {
+                let body = &received[end + 4..end + 4 + length];
+                let json = serde_json::from_slice(body).unwrap_or_else(|e| panic!("{e}: {head}"));
+                return (head[9..12].parse().unwrap(), json);
+            }
+        }
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "closed before an answer: {:?}", String::from_utf8_lossy(&received));
+        received.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[tokio::test]
+async fn bodies_that_cannot_be_read_get_sqs_json_errors() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let api = SqsApi::new(MemoryBackend::new(), &url);
+    tokio::spawn(async move { sqs_api::serve(listener, api, std::future::pending()).await.unwrap() });
+    let head = "POST / HTTP/1.1\r\nhost: sqs\r\nx-amz-target: AmazonSQS.SendMessage\r\n";
+
+    let too_large = sqs_api::MAX_REQUEST_BYTES + 1;
+    let mut request = format!("{head}content-length: {too_large}\r\n\r\n").into_bytes();
+    request.resize(request.len() + too_large, b'x');
+    let (status, body) = raw_exchange(&url, request).await;
+    assert_eq!(status, 413, "{body}");
+    assert_eq!(body["__type"], "com.amazon.coral.service#RequestEntityTooLargeException");
+    assert!(body["message"].as_str().unwrap().contains(&sqs_api::MAX_REQUEST_BYTES.to_string()), "{body}");
+
+    let broken = format!("{head}transfer-encoding: chunked\r\n\r\nzz\r\n{{}}\r\n0\r\n\r\n");
+    let (status, body) = raw_exchange(&url, broken.into_bytes()).await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["__type"], "com.amazon.coral.service#SerializationException");
+    assert!(body["message"].as_str().unwrap().contains("could not be read"), "{body}");
+}
+
 #[tokio::test]
 async fn receipts_that_are_not_ours_are_receipt_handle_is_invalid() {
     let (client, queue) = endpoint().await;

@@ -59,12 +59,18 @@ impl Default for Keyspace {
 
 /// A hash tag: the scope whose keys must share a slot (a mall, a Google
 /// project, a sheet). Built from any string; `{`, `}` and `%` are
-/// percent-escaped so that distinct scopes stay distinct tags.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// percent-escaped so that distinct scopes stay distinct tags. The empty
+/// scope is `%` (which no other scope gives: every other `%` is followed
+/// by two hex digits), because Redis hashes a key with an empty tag `{}`
+/// whole, which would scatter the scope's keys over the slots.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Tag(String);
 
 impl Tag {
     pub fn new(scope: &str) -> Self {
+        if scope.is_empty() {
+            return Self("%".to_owned());
+        }
         let mut tag = String::with_capacity(scope.len());
         for c in scope.chars() {
             match c {
@@ -145,6 +151,38 @@ mod tests {
     fn braces_in_scopes_cannot_break_the_hash_tag() {
         assert_eq!(Tag::new("a}b{c").as_str(), "a%7Db%7Bc");
         assert_ne!(Tag::new("%7D"), Tag::new("}"));
+    }
+
+    /// Scopes a sender controls (mall, credential, sheet, event ids), built
+    /// to break key names.
+    const HOSTILE: [&str; 16] =
+        ["", "a", "a}{b", "a{b}", "{a}", "}{", "{", "}", "{}", "a/b", "a:b", "a b", ":", "%", "a%7D%7Bb", "a}"];
+
+    #[test]
+    fn hostile_scopes_are_distinct_tags_whose_keys_share_one_slot() {
+        let ks = Keyspace::new("p:").unwrap();
+        let builders: [fn(&str) -> Tag; 6] =
+            [Tag::new, Tag::for_mall, Tag::for_sheet, Tag::for_credential, Tag::for_google_project, Tag::for_event];
+        let mut all = std::collections::BTreeSet::new();
+        for build in builders {
+            for scope in HOSTILE {
+                let tag = build(scope);
+                assert!(all.insert(tag.clone()), "{tag:?} (from {scope:?}) is some other scope's tag too");
+                // Names are free text as well: none may move a key out of
+                // its tag's slot.
+                let keys = [ks.key(&tag, "gate", "order:a}{b"), ks.key(&tag, "trace", ""), ks.key(&tag, "x", "{y}")];
+                let slot = sluice_testkit::key_slot(&keys[0]);
+                for key in &keys {
+                    assert_eq!(sluice_testkit::key_slot(key), slot, "{key:?} left the slot of {tag:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_empty_scope_still_has_a_tag() {
+        let key = Keyspace::default().key(&Tag::new(""), "q", "x");
+        assert_eq!(key, "sluice:{%}:q:x");
     }
 
     #[test]

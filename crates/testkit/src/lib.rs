@@ -20,6 +20,7 @@
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
 //! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_redis::PrivateRedis` starts it.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
+//! - [`slot_check`]: a connection that records every script call whose keys span two slots.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
 //! - [`processes`]: a process's children and whether one is gone (`/proc`).
@@ -37,6 +38,7 @@ pub mod processes;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod slot;
+pub mod slot_check;
 pub mod test_server;
 
 use sluice_redis::{ConnectSettings, Connection, Keyspace};

@@ -23,7 +23,7 @@
 //! offer for Express executions, nor ListExecutions, and which is what
 //! they are here for).
 //! The endpoint remembers the last [`DEFAULT_KEPT_EXECUTIONS`] executions
-//! (`executions`). Requests are not authenticated: it listens on
+//! within about [`DEFAULT_KEPT_BYTES`] of memory (`executions`). Requests are not authenticated: it listens on
 //! 127.0.0.1 for development.
 //!
 //! # Layout
@@ -68,17 +68,21 @@ use tokio_util::task::TaskTracker;
 /// The region in ARNs: the SQS endpoint's.
 pub const REGION: &str = sluice_queue::sqs_api::REGION;
 /// Executions `sluice dev` remembers. A pipeline execution of a full batch
-/// (10 shop events) records some 335 events, about 0.4 MB as
-/// GetExecutionHistory answers them (measured on the shop pipeline test),
-/// so 100 keep memory in the tens of megabytes.
+/// (10 shop events) records some 190 to 335 events, about 0.4 to 0.65 MB as
+/// GetExecutionHistory answers them, and several times that in memory as
+/// JSON values: 100 of them took sluice dev's RSS past 600 MB in the abuse
+/// run (`crates/sluice/tests/abuse.rs`), hence the byte budget below too.
 pub const DEFAULT_KEPT_EXECUTIONS: usize = 100;
+/// About how much memory the remembered executions may take; beyond it the
+/// oldest are forgotten (the newest is kept whatever its size).
+pub const DEFAULT_KEPT_BYTES: usize = 64 * 1024 * 1024;
 
 /// The endpoint's state: its state machines and the executions it remembers.
 #[derive(Debug)]
 pub struct StepFunctionsApi {
     region: String,
     machines: Vec<LocalStateMachine>,
-    executions: ExecutionStore,
+    executions: Arc<ExecutionStore>,
     /// The executions StartExecution left running, waited for at shutdown.
     running: TaskTracker,
 }
@@ -101,12 +105,12 @@ impl LocalStateMachine {
 
 impl StepFunctionsApi {
     /// An endpoint with no state machine yet, remembering the last
-    /// `kept_executions` executions.
+    /// `kept_executions` executions within [`DEFAULT_KEPT_BYTES`].
     pub fn new(kept_executions: usize) -> Self {
         Self {
             region: REGION.to_owned(),
             machines: Vec::new(),
-            executions: ExecutionStore::new(kept_executions),
+            executions: Arc::new(ExecutionStore::new(kept_executions, DEFAULT_KEPT_BYTES)),
             running: TaskTracker::new(),
         }
     }

@@ -111,6 +111,7 @@ fn execute(
     input: Value,
 ) -> impl Future<Output = ()> + Send + 'static {
     let executor = machine.executor.clone();
+    let executions = api.executions.clone();
     let options = ExecutionOptions {
         name: Some(record.name.clone()),
         state_machine_name: Some(machine.name.clone()),
@@ -119,6 +120,6 @@ fn execute(
     };
     async move {
         let execution: Execution = executor.run(input, options).await;
-        record.end(execution);
+        executions.end(&record, execution);
     }
 }

@@ -143,6 +143,19 @@ impl ApiError {
         "SerializationException"
     );
 
+    /// A request body over the endpoint's limit. SQS's model has no shape
+    /// for it (its front door refuses such requests before the service
+    /// sees them); this is the generic AWS one, with HTTP's 413.
+    pub(crate) fn request_too_large(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            shape: "com.amazon.coral.service#RequestEntityTooLargeException",
+            code: "RequestEntityTooLarge",
+            sender_fault: true,
+            message: message.into(),
+        }
+    }
+
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::INTERNAL_SERVER_ERROR,

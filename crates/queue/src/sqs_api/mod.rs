@@ -52,7 +52,8 @@ use crate::backend::QueueBackend;
 use crate::embedded::StopWaiting;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use error::ApiError;
@@ -122,10 +123,15 @@ impl<B: QueueBackend> SqsApi<B> {
     }
 }
 
+/// The largest request body the endpoint reads: a full `SendMessageBatch`
+/// (1 MiB of messages) with room for its JSON escaping. A larger one is
+/// refused with SQS's JSON error shape (413), like every other refusal.
+pub const MAX_REQUEST_BYTES: usize = 2 * 1024 * 1024;
+
 /// The endpoint as an axum router: every request is a `POST` carrying its
 /// action in `X-Amz-Target`.
 pub fn router<B: QueueBackend>(api: SqsApi<B>) -> Router {
-    Router::new().fallback(handle::<B>).with_state(Arc::new(api))
+    Router::new().fallback(handle::<B>).layer(DefaultBodyLimit::max(MAX_REQUEST_BYTES)).with_state(Arc::new(api))
 }
 
 /// Serves `api` on `listener` until `shutdown` completes, then answers the
@@ -144,8 +150,28 @@ pub async fn serve<B: QueueBackend>(
     axum::serve(listener, router(api)).with_graceful_shutdown(shutdown).await
 }
 
-async fn handle<B: QueueBackend>(State(api): State<Arc<SqsApi<B>>>, headers: HeaderMap, body: Bytes) -> Response {
-    aws_json::respond(dispatch(&api, &headers, &body).await)
+async fn handle<B: QueueBackend>(
+    State(api): State<Arc<SqsApi<B>>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let answer = match body {
+        Ok(body) => dispatch(&api, &headers, &body).await,
+        Err(rejection) => Err(unreadable(&rejection)),
+    };
+    aws_json::respond(answer)
+}
+
+/// A body that could not be read (too large, or its framing broken) is
+/// answered in SQS's error shape, as the endpoint's other refusals are,
+/// rather than axum's plain text.
+fn unreadable(rejection: &BytesRejection) -> ApiError {
+    match rejection {
+        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => ApiError::request_too_large(
+            format!("The request body is larger than {MAX_REQUEST_BYTES} bytes, more than any SQS request needs."),
+        ),
+        other => ApiError::serialization(format!("The request body could not be read: {other}")),
+    }
 }
 
 async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {

@@ -136,6 +136,11 @@ impl Dev {
         }
     }
 
+    /// Whether the process is still running (it has not exited or died).
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().expect("wait").is_none()
+    }
+
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
