@@ -24,7 +24,10 @@
 //!    still to come joins that fetch instead of being enqueued (`coalesced`,
 //!    `into` the pending event). The fetch step clears the mark before it
 //!    reads upstream, so the stored snapshot is never older than the last
-//!    webhook.
+//!    webhook. With flow control ([`Ingest::with_flow_control`]), a webhook
+//!    that joins nothing while its mall has a backlog goes to the mall's
+//!    dirty set instead (`deferred`), drained within the mall's budget by
+//!    one "drain mall" request at a time (`sluice_redis::backlog`).
 //! 5. **Enqueue** through the [`batcher`]: webhooks arriving together share
 //!    `SendMessageBatch`-sized calls. Only then does the resource's mark
 //!    (a lease until now) become joinable, and the delivery count as
