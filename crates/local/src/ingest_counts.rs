@@ -10,6 +10,8 @@ pub struct IngestCounts {
     pub received: u64,
     pub enqueued: u64,
     pub coalesced: u64,
+    /// Into a mall's dirty set (flow control).
+    pub deferred: u64,
     pub duplicates: u64,
     pub rejected: u64,
 }
@@ -23,6 +25,7 @@ impl IngestCounts {
                     received: metric("EventsReceived"),
                     enqueued: metric("EventsEnqueued"),
                     coalesced: metric("EventsCoalesced"),
+                    deferred: metric("EventsDeferred"),
                     duplicates: metric("EventsDuplicate"),
                     rejected: metric("EventsRejected"),
                 }
@@ -33,6 +36,7 @@ impl IngestCounts {
                     received: counts.received,
                     enqueued: counts.enqueued,
                     coalesced: counts.coalesced,
+                    deferred: counts.deferred,
                     duplicates: counts.duplicates,
                     rejected: counts.rejected.total(),
                 }

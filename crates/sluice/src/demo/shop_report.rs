@@ -50,6 +50,7 @@ pub(crate) struct Report {
     refused_by_ingest: Vec<String>,
     enqueued: u64,
     coalesced: u64,
+    deferred: u64,
     duplicates_at_ingest: u64,
     fetched: u64,
     stored: usize,
@@ -121,6 +122,7 @@ impl Report {
             refused_by_ingest: sent.iter().filter_map(|s| s.problem.clone()).collect(),
             enqueued: ingest.enqueued,
             coalesced: ingest.coalesced,
+            deferred: ingest.deferred,
             duplicates_at_ingest: ingest.duplicates,
             fetched: counters.ok + counters.not_found,
             stored: view.snapshots,
@@ -155,6 +157,7 @@ impl Report {
             ("webhooks sent", self.sent as u64),
             ("accepted and enqueued", self.enqueued),
             ("coalesced into a pending fetch", self.coalesced),
+            ("deferred into its mall's dirty set (flow control)", self.deferred),
             ("duplicates dropped at ingest", self.duplicates_at_ingest),
             ("fetched from Cafe24", self.fetched),
             (
@@ -164,7 +167,7 @@ impl Report {
             ("in the dead-letter queue", self.in_dlq),
         ];
         if self.source == "PostgreSQL" {
-            rows.insert(6, ("rows in PostgreSQL (sluice.snapshots)", self.rows as u64));
+            rows.insert(7, ("rows in PostgreSQL (sluice.snapshots)", self.rows as u64));
         }
         for (what, n) in rows {
             println!("  {what:<50}{n:>7}");
