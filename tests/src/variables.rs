@@ -11,7 +11,10 @@ use std::collections::BTreeSet;
 /// the functions' settings (`sluice_config`'s structs per deployable). A
 /// secret is only ever an ARN there.
 pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
-    ("IngestFunction", &["SLUICE_QUEUE_URL", "SLUICE_API_KEYS_SECRET_ARN"]),
+    (
+        "IngestFunction",
+        &["SLUICE_QUEUE_URL", "SLUICE_API_KEYS_SECRET_ARN", "SLUICE_MALL_DRAIN_QUEUE_URL", "SLUICE_FLOW_MAX_QUEUED"],
+    ),
     ("PlanBatchFunction", &["SLUICE_MAP_MAX_CONCURRENCY"]),
     (
         "EnsureTokenFunction",
@@ -52,6 +55,17 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_SHEETS_WRITES_PER_MINUTE",
             "SLUICE_SHEETS_PROJECT_WRITES_PER_MINUTE",
             "SLUICE_ALERT_URL_SECRET_ARN",
+        ],
+    ),
+    (
+        "MallDrainFunction",
+        &[
+            "SLUICE_MALL_DRAIN_QUEUE_URL",
+            "SLUICE_FLOW_MAX_QUEUED",
+            "SLUICE_CAFE24_CLIENT_ID",
+            "SLUICE_CAFE24_CLIENT_SECRET_ARN",
+            "SLUICE_BUCKET_CAPACITY",
+            "SLUICE_BUCKET_DRAIN_PER_SEC",
         ],
     ),
     ("DrainFunction", &["SLUICE_DATABASE_URL_SECRET_ARN"]),

@@ -29,6 +29,7 @@ fn every_function_declares_its_calls() {
             .any(|(b, uses)| *b == binary && uses.iter().any(|u| u.calls.iter().any(|c| c.action == "sqs:SendMessage")))
     };
     assert!(sends("sluice-fn-ingest") && sends("sluice-fn-buffer-row") && sends("sluice-fn-flush-sheet"));
+    assert!(sends("sluice-fn-mall-drain"));
     assert!(!sends("sluice-fn-fetch"));
 }
 

@@ -98,14 +98,21 @@ fn visibility_timeouts_outlast_what_holds_a_batch() {
         assert!(timeout < execution, "{function} may run {timeout} s, not less than the execution's {execution} s");
     }
 
-    let flush_fn = block(&template, "FlushSheetFunction:");
-    let flush_timeout = number(&flush_fn, "Timeout").unwrap_or(global);
-    let flush_window = number(&flush_fn, "MaximumBatchingWindowInSeconds").unwrap_or(0);
-    let flush = number(&block(&template, "FlushQueue:"), "VisibilityTimeout").expect("FlushQueue VisibilityTimeout");
-    assert!(
-        flush >= 6 * flush_timeout + flush_window,
-        "flush visibility {flush} s < 6 x the flush function's {flush_timeout} s + window {flush_window} s"
-    );
+    for (function, queue) in [("FlushSheetFunction", "FlushQueue"), ("MallDrainFunction", "MallDrainQueue")] {
+        let lines = block(&template, &format!("{function}:"));
+        let timeout = number(&lines, "Timeout").unwrap_or(global);
+        let window = number(&lines, "MaximumBatchingWindowInSeconds").unwrap_or(0);
+        let visibility = number(&block(&template, &format!("{queue}:")), "VisibilityTimeout")
+            .unwrap_or_else(|| panic!("{queue} VisibilityTimeout"));
+        assert!(
+            visibility >= 6 * timeout + window,
+            "{queue} visibility {visibility} s < 6 x {function}'s {timeout} s + window {window} s"
+        );
+    }
+    // A mall drain run waits for budget up to its run budget, then finishes its fetches: within the timeout.
+    let mall_drain = number(&block(&template, "MallDrainFunction:"), "Timeout").unwrap_or(global);
+    let run_budget = sluice_pipeline::MallDrainConfig::default().run_budget.as_secs();
+    assert!(mall_drain >= 2 * run_budget, "MallDrainFunction's {mall_drain} s leaves no margin over {run_budget} s");
 }
 
 /// No secret's value reaches an environment: no `{{resolve:secretsmanager:…}}` (resolved once, at deploy

@@ -3,8 +3,10 @@
 //! [`StepSettings`] (which is all store reads); the functions that call
 //! Cafe24 add its app ([`ShopSettings`]), the sheet functions the Google client, the flush
 //! queue and alerts ([`SheetSettings`]); ingest reads [`IngestSettings`];
-//! the drain function the step settings and its database ([`DrainSettings`]).
+//! the drain function the step settings and its database ([`DrainSettings`]);
+//! the mall drain function the shop settings and its queue ([`MallDrainSettings`]).
 
+use crate::flow_vars::{FlowSettings, MallDrainQueue};
 use crate::secret_setting::{SecretSetting, either};
 use crate::sheet_vars::{GoogleClient, SheetVars, alert, google};
 use crate::{Common, ConfigError, EnvSource, cafe24_config, in_range, pipeline_config};
@@ -63,6 +65,25 @@ impl DrainSettings {
     }
 }
 
+/// The mall drain function: the shop settings (it fetches and stores as
+/// fetch and store do), with the flow-control threshold ingest defers by,
+/// and the mall drain queue its runs queue the next request on.
+#[derive(Debug, Clone)]
+pub struct MallDrainSettings {
+    pub shop: ShopSettings,
+    pub queue: MallDrainQueue,
+}
+
+impl MallDrainSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let mut shop = ShopSettings::from_source(source)?;
+        let flow = FlowSettings::from_source(source)?;
+        flow.apply(&mut shop.step.pipeline.mall_drain.flow);
+        let queue = flow.required_queue()?.clone();
+        Ok(Self { shop, queue })
+    }
+}
+
 /// Where flush requests go: an SQS standard queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlushQueue {
@@ -105,6 +126,8 @@ pub struct IngestSettings {
     pub pending_timeout: Duration,
     pub batch_linger: Duration,
     pub accept_lease: Duration,
+    /// Flow control per mall: on when the mall drain queue is set.
+    pub flow: FlowSettings,
 }
 
 impl IngestSettings {
@@ -131,6 +154,7 @@ impl IngestSettings {
             pending_timeout: Duration::from_secs(v.pending_timeout_secs),
             batch_linger: Duration::from_millis(v.batch_linger_ms),
             accept_lease: Duration::from_millis(v.accept_lease_ms),
+            flow: FlowSettings::from_source(source)?,
         })
     }
 
@@ -142,6 +166,7 @@ impl IngestSettings {
         config.pending_timeout = self.pending_timeout;
         config.batch.linger = self.batch_linger;
         config.accept_lease = self.accept_lease;
+        self.flow.apply(&mut config.flow_control);
         config
     }
 }
@@ -154,6 +179,8 @@ mod tests {
     const QUEUE: (&str, &str) = ("SLUICE_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/sluice-events.fifo");
     const KEYS: (&str, &str) = ("SLUICE_API_KEYS", "key-one, key-two");
     const CAFE24: [(&str, &str); 2] = [("SLUICE_CAFE24_CLIENT_ID", "app"), ("SLUICE_CAFE24_CLIENT_SECRET", "s3cret")];
+    const MALL_DRAIN: (&str, &str) =
+        ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/sluice-mall-drain");
 
     fn source(pairs: &[(&str, &str)]) -> EnvSource {
         EnvSource::from_pairs(pairs.iter().copied())
@@ -165,12 +192,14 @@ mod tests {
         let shop = [REDIS, CAFE24[0], CAFE24[1]];
         let sheet = [REDIS, ("SLUICE_FLUSH_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/flushes")];
         let drain = [REDIS, ("SLUICE_DATABASE_URL", "postgres://sluice:hunter2@db:5432/app")];
+        let mall_drain = [REDIS, CAFE24[0], CAFE24[1], MALL_DRAIN];
         type Read = fn(&EnvSource) -> Result<(), ConfigError>;
-        let read: [(&[(&str, &str)], Read); 4] = [
+        let read: [(&[(&str, &str)], Read); 5] = [
             (&ingest, |s| IngestSettings::from_source(s).map(drop)),
             (&shop, |s| ShopSettings::from_source(s).map(drop)),
             (&sheet, |s| SheetSettings::from_source(s).map(drop)),
             (&drain, |s| DrainSettings::from_source(s).map(drop)),
+            (&mall_drain, |s| MallDrainSettings::from_source(s).map(drop)),
         ];
         for (required, read) in read {
             read(&source(required)).unwrap();
@@ -245,6 +274,19 @@ mod tests {
         assert!(!shown.contains("pw-db"), "{shown}");
         let neither = DrainSettings::from_source(&source(&[REDIS])).unwrap_err();
         assert_eq!(neither.name(), "SLUICE_DATABASE_URL");
+    }
+
+    #[test]
+    fn ingest_and_the_mall_drain_function_defer_at_the_same_threshold() {
+        let vars = [REDIS, QUEUE, KEYS, CAFE24[0], CAFE24[1], MALL_DRAIN, ("SLUICE_FLOW_MAX_QUEUED", "12")];
+        let ingest = IngestSettings::from_source(&source(&vars)).unwrap();
+        let config = ingest.ingest_config(ApiKeys::from_list(&sluice_cafe24::Secret::new("key-one")).unwrap());
+        let drain = MallDrainSettings::from_source(&source(&vars)).unwrap();
+        assert_eq!(config.flow_control.max_queued, 12);
+        assert_eq!(drain.shop.step.pipeline.mall_drain.flow, config.flow_control);
+        assert_eq!(ingest.flow.queue.as_ref(), Some(&drain.queue));
+        let off = IngestSettings::from_source(&source(&[REDIS, QUEUE, KEYS])).unwrap();
+        assert_eq!(off.flow.queue, None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! One typed configuration per deployable, from the `SLUICE_*` environment
 //! variables: the ingest function ([`IngestSettings`]), the step functions
 //! ([`StepSettings`], [`ShopSettings`], [`SheetSettings`]), the drain
-//! function ([`DrainSettings`]), and the parts
+//! function ([`DrainSettings`]), the mall drain function
+//! ([`MallDrainSettings`]), and the parts
 //! `sluice dev` and the operator commands read ([`OperatorQueues`]). Each is read with figment from an
 //! [`EnvSource`], then validated into the libraries' typed configs; an
 //! error names the variable ([`ConfigError`]) and never shows a secret.
@@ -19,6 +20,7 @@
 //! - `cafe24_vars`: the Cafe24 app (shop functions).
 //! - `sheet_vars`: the Google client, the flush queue and alerts (sheet functions).
 //! - `ingest_vars`: the ingest function.
+//! - `flow_vars`: flow control per mall ([`FlowSettings`]): the mall drain queue and threshold (ingest, the mall drain function).
 //! - `database_vars`: the PostgreSQL the drain writes to ([`database_url`]).
 //! - `cli_vars`: [`OperatorQueues`], the queues and state machine the operator commands fall back to.
 //! - `secret_setting`: [`SecretSetting`], a secret's value or its Secrets Manager ARN.
@@ -31,6 +33,7 @@ mod cli_vars;
 mod common;
 mod database_vars;
 mod deployables;
+mod flow_vars;
 mod ingest_vars;
 mod pipeline_vars;
 mod secret_setting;
@@ -42,7 +45,10 @@ pub use cafe24_vars::cafe24_config;
 pub use cli_vars::OperatorQueues;
 pub use common::{Common, Serving};
 pub use database_vars::database_url;
-pub use deployables::{DrainSettings, FlushQueue, IngestSettings, SheetSettings, ShopSettings, StepSettings};
+pub use deployables::{
+    DrainSettings, FlushQueue, IngestSettings, MallDrainSettings, SheetSettings, ShopSettings, StepSettings,
+};
+pub use flow_vars::{FlowSettings, MallDrainQueue};
 pub use pipeline_vars::pipeline_config;
 pub use secret_setting::SecretSetting;
 pub use sheet_vars::{GoogleClient, google_client};

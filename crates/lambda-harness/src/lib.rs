@@ -4,8 +4,9 @@
 //! - [`Harness`]: the services built the way every `main` builds them,
 //!   from environment variables (`sluice_config`), over a real Redis
 //!   (`sluice-testkit`) and the sandbox Cafe24 (`sluice-sandbox`).
-//! - [`item`], [`event`], [`diagnostic`]: a work item as the state machine
-//!   passes it, a `LambdaEvent` around a payload, a failed answer's report.
+//! - [`item`], [`event`], [`diagnostic`], [`sqs_event`]: a work item as the state machine
+//!   passes it, a `LambdaEvent` around a payload, a failed answer's report,
+//!   an SQS event source's batch.
 //! - [`RuntimeApi`] / [`Harness::invoke_bootstrap`]: a function's real
 //!   `bootstrap` binary, run against a stand-in for Lambda's Runtime API
 //!   (the one part that is AWS itself), speaking its documented wire
@@ -133,6 +134,21 @@ pub fn event_id(item: &Value) -> String {
 /// An invocation as `lambda_runtime` hands it to the handler.
 pub fn event(payload: Value) -> LambdaEvent<Value> {
     LambdaEvent::new(payload, Context::default())
+}
+
+/// An SQS event of `records` (message id, body) from the standard queue
+/// `queue`, as an event source mapping hands it to its function.
+pub fn sqs_event<T: serde::de::DeserializeOwned>(queue: &str, records: &[(&str, &str)]) -> LambdaEvent<T> {
+    let records: Vec<_> = records
+        .iter()
+        .map(|(id, body)| {
+            serde_json::json!({"messageId": id, "receiptHandle": format!("rh-{id}"), "body": body,
+            "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1773120600000"},
+            "messageAttributes": {}, "eventSource": "aws:sqs",
+            "eventSourceARN": format!("arn:aws:sqs:ap-northeast-2:123456789012:{queue}"), "awsRegion": "ap-northeast-2"})
+        })
+        .collect();
+    LambdaEvent::new(serde_json::from_value(serde_json::json!({ "Records": records })).unwrap(), Context::default())
 }
 
 /// The report of a failed invocation, as the runtime sends it, checked to

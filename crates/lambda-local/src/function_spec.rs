@@ -264,6 +264,8 @@ mod tests {
             .resource("EventsQueue", "http://127.0.0.1:9324/000000000000/sluice-events.fifo")
             .resource("FlushQueue", "http://127.0.0.1:9324/000000000000/sluice-flush")
             .resource("FlushQueue.Arn", "arn:aws:sqs:us-east-1:000000000000:sluice-flush")
+            .resource("MallDrainQueue", "http://127.0.0.1:9324/000000000000/sluice-mall-drain")
+            .resource("MallDrainQueue.Arn", "arn:aws:sqs:us-east-1:000000000000:sluice-mall-drain")
             .secret("ApiKeys", Secret::new("k"))
             .secret("CachePassword", Secret::new("{}"))
             .secret("Cafe24ClientSecret", Secret::new("s"))

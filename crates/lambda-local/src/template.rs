@@ -198,7 +198,7 @@ mod tests {
     #[test]
     fn the_bundled_template_has_every_function_with_what_it_needs() {
         let template = Template::bundled().unwrap();
-        assert_eq!(template.functions.len(), 9);
+        assert_eq!(template.functions.len(), 10);
         let drain = template.function_by_binary("sluice-fn-drain").unwrap();
         assert_eq!((drain.condition.as_deref(), drain.events.len()), (Some("HasDatabase"), 0));
         assert!(template.conditions["HasDatabase"].contains("DatabaseUrlSecretArn"));
@@ -211,6 +211,12 @@ mod tests {
             &flush.events[..],
             [EventSource::Sqs { queue: TemplateValue::GetAtt(q), batch_size: 1, report_batch_item_failures: true }]
                 if q == "FlushQueue.Arn"
+        ));
+        let mall_drain = template.function_by_binary("sluice-fn-mall-drain").unwrap();
+        assert!(matches!(
+            &mall_drain.events[..],
+            [EventSource::Sqs { queue: TemplateValue::GetAtt(q), batch_size: 1, report_batch_item_failures: true }]
+                if q == "MallDrainQueue.Arn"
         ));
         let ingest = template.function_by_binary("sluice-fn-ingest").unwrap();
         assert!(

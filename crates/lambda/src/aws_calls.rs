@@ -1,6 +1,7 @@
 //! What the functions call in AWS, by the service their cold start builds
 //! (`start`): every one reads its secrets from Secrets Manager, and the
-//! sheet service also asks for flushes on the flush queue. Each function
+//! sheet service also asks for flushes on the flush queue, the mall drain
+//! service queues its next run on the mall drain queue. Each function
 //! crate names the list its `main` starts as its `AWS_CALLS`, which
 //! `tests/tests/template_iam.rs` checks against that function's IAM policy
 //! in `infra/template.yaml`. The calls themselves are the adapters' lists
@@ -21,6 +22,13 @@ pub const SHEET_CALLS: &[AwsUse] = &[
     AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_FLUSH_QUEUE_URL") },
 ];
 
+/// `mall_drain_from_env`: secrets, and each run's next request sent to the
+/// mall drain queue.
+pub const MALL_DRAIN_CALLS: &[AwsUse] = &[
+    READS_SECRETS,
+    AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_MALL_DRAIN_QUEUE_URL") },
+];
+
 /// Each cold start of `start` by its name, with what the service it builds
 /// calls: a function's `AWS_CALLS` is the list of the start its `main`
 /// calls (`tests/tests/template_iam.rs` reads `main.rs` to check it).
@@ -29,4 +37,5 @@ pub const BY_START: &[(&str, &[AwsUse])] = &[
     ("shop_from_env", CORE_CALLS),
     ("store_from_env", CORE_CALLS),
     ("sheet_from_env", SHEET_CALLS),
+    ("mall_drain_from_env", MALL_DRAIN_CALLS),
 ];

@@ -9,6 +9,7 @@
 //! - `failure`: [`StepFailure`], a step's error as the report Step Functions matches.
 //! - `start`: the services built from the environment (`sluice_config`), secrets resolved.
 //! - `secrets`: secrets read from Secrets Manager at cold start.
+//! - [`sqs_batch`]: an SQS event's records handled one by one, failures reported per record.
 //! - [`aws_calls`]: what the services built at cold start call in AWS (each function's `AWS_CALLS`).
 
 pub mod aws_calls;
@@ -16,10 +17,11 @@ mod failure;
 mod init_error;
 mod secrets;
 mod serve;
+pub mod sqs_batch;
 pub mod start;
 
 pub use failure::StepFailure;
 pub use init_error::{INIT_ERROR_TYPE, report_init_error};
 pub use serve::{CredentialRefusal, PrintsMetrics, REREAD_AFTER, serve_step};
 pub use sluice_aws::{AwsUse, Resource};
-pub use start::{StartError, core_from_env, sheet_from_env, shop_from_env, store_from_env};
+pub use start::{StartError, core_from_env, mall_drain_from_env, sheet_from_env, shop_from_env, store_from_env};

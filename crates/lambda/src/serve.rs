@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_config::{EnvSource, Serving};
 use sluice_domain::ErrorKind;
-use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{MallDrainService, ServiceCore, SheetService, ShopService};
 use sluice_redis::Connection;
 use std::fmt::{Debug, Display};
 use std::process::ExitCode;
@@ -64,6 +64,12 @@ impl PrintsMetrics for ServiceCore<Connection> {
 impl PrintsMetrics for ShopService<Connection> {
     fn print_emf(&self, stage: &str, function: &str) {
         AsRef::<ServiceCore<Connection>>::as_ref(self).print_emf(stage, function);
+    }
+}
+
+impl PrintsMetrics for MallDrainService<Connection> {
+    fn print_emf(&self, stage: &str, function: &str) {
+        self.shop().print_emf(stage, function);
     }
 }
 

@@ -5,10 +5,12 @@
 
 use sluice_aws::{SqsDelayQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, ClientError, Secret};
-use sluice_config::{Common, ConfigError, EnvSource, SecretSetting, SheetSettings, ShopSettings, StepSettings};
-use sluice_domain::StepError;
+use sluice_config::{
+    Common, ConfigError, EnvSource, MallDrainSettings, SecretSetting, SheetSettings, ShopSettings, StepSettings,
+};
+use sluice_domain::{DrainRequests, QueueDrainRequests, StepError};
 use sluice_pipeline::flush_trigger::{FlushTrigger, QueueFlushTrigger};
-use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{MallDrainService, ServiceCore, SheetService, ShopService};
 use sluice_redis::{ConnectError, Connection, Refusal};
 use sluice_sheets::SheetsClient;
 use std::sync::Arc;
@@ -148,4 +150,15 @@ pub async fn sheet_from_env() -> Result<SheetService<Connection>, StartError> {
     let queue = SqsDelayQueue::new(sqs_client(&settings.flush_queue.endpoint).await, settings.flush_queue.url.clone());
     let core = core(&settings.step).await?;
     sheet(&settings, core, Arc::new(QueueFlushTrigger::new(queue))).await
+}
+
+/// mall-drain: the shop service from the process environment (the
+/// flow-control threshold ingest defers by included), queueing each
+/// run's next request on the mall drain queue.
+pub async fn mall_drain_from_env() -> Result<MallDrainService<Connection>, StartError> {
+    let settings = MallDrainSettings::from_source(&EnvSource::from_process())?;
+    let queue = SqsDelayQueue::new(sqs_client(&settings.queue.endpoint).await, settings.queue.url.clone());
+    let requests: Arc<dyn DrainRequests> = Arc::new(QueueDrainRequests::new(queue));
+    let shop = shop(&settings.shop, core(&settings.shop.step).await?).await?;
+    Ok(MallDrainService::new(shop, requests))
 }

@@ -34,7 +34,7 @@ pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MA
 use crate::drain_task::{DrainSetup, DrainTask};
 use crate::flush_worker::{FlushStats, run_flush_worker};
 use crate::function_processes::{
-    FunctionsMode, StackQueues, flush_event_source, http_function, process_registry, process_substitutions,
+    FunctionsMode, StackQueues, http_function, process_registry, process_substitutions, queue_event_source,
     start_functions,
 };
 use crate::mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
@@ -90,7 +90,9 @@ pub struct DevConfig {
     pub flush: DelayWorkerConfig,
     /// Flow control per mall: ingest defers a mall with a backlog into its
     /// dirty set, drained by requests on the mall drain queue
-    /// (`sluice_redis::backlog`). In-process functions only.
+    /// (`sluice_redis::backlog`). Always on with `--functions processes`
+    /// (the template turns it on; off there, the stack refuses to start),
+    /// where the mall-drain binary consumes that queue.
     pub flow_control: bool,
     pub mall_drain: DelayWorkerConfig,
     /// A Slack-compatible incoming webhook for alerts.
@@ -230,6 +232,7 @@ impl DevStack {
                     sqs_url: sqs_url.clone(),
                     events_url: events_url.clone(),
                     flush_url: flush_url.clone(),
+                    mall_drain_url: mall_drain_url.clone(),
                 };
                 Some(Arc::new(start_functions(&config, processes, &queues, shutdown.child_token()).await?))
             }
@@ -237,7 +240,6 @@ impl DevStack {
 
         let cafe24 = Cafe24Client::new(config.cafe24).context("Cafe24 client")?;
         let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
-        let flow_control = config.flow_control && functions.is_none();
         let mut ingest_config = config.ingest;
         ingest_config.flow_control = config.pipeline.mall_drain.flow.clone();
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
@@ -294,7 +296,9 @@ impl DevStack {
                 flush_stop.clone(),
             )),
             Some(lambda) => {
-                tokio::spawn(flush_event_source(lambda, flush_queue.clone(), &config.flush, flush_stop.clone())?)
+                let source =
+                    queue_event_source(lambda, FLUSH_QUEUE, flush_queue.clone(), &config.flush, flush_stop.clone());
+                tokio::spawn(source?)
             }
         };
 
@@ -302,20 +306,27 @@ impl DevStack {
         let mall_drain_stop = shutdown.child_token();
         let drain_requests: Arc<dyn DrainRequests> =
             Arc::new(QueueDrainRequests::new(SqsDelayQueue::clone(&mall_drain_queue)));
-        let mall_drain_task = tokio::spawn(run_mall_drain_worker(
-            mall_drain_queue,
-            MallDrainService::new(shop.clone(), drain_requests.clone()),
-            config.mall_drain,
-            mall_drain_stats.clone(),
-            mall_drain_stop.clone(),
-        ));
+        let mall_drain_task = match &functions {
+            None => tokio::spawn(run_mall_drain_worker(
+                mall_drain_queue,
+                MallDrainService::new(shop.clone(), drain_requests.clone()),
+                config.mall_drain,
+                mall_drain_stats.clone(),
+                mall_drain_stop.clone(),
+            )),
+            // The mall-drain binary, fed as the template maps it; its runs are in its log and EMF lines.
+            Some(lambda) => {
+                let stop = mall_drain_stop.clone();
+                tokio::spawn(queue_event_source(lambda, MALL_DRAIN_QUEUE, mall_drain_queue, &config.mall_drain, stop)?)
+            }
+        };
 
         let ingest_listener = listen(config.ingest_port, "ingest", "--ingest-port").await?;
         let ingest_url = format!("http://127.0.0.1:{}", port(&ingest_listener)?);
         let ingest_stop = shutdown.child_token();
         let (counters, ingest_task) = match &functions {
             None => {
-                let ingest = if flow_control {
+                let ingest = if config.flow_control {
                     Ingest::with_flow_control(ingest_config, events.clone(), conn, drain_requests)
                 } else {
                     Ingest::new(ingest_config, events.clone(), conn)

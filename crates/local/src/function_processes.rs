@@ -1,8 +1,10 @@
 //! `sluice dev --functions processes`: the stack with every function run
 //! as Lambda runs it ([`sluice_lambda_local`]): the state machine's Tasks
 //! invoke the step binaries by ARN, webhooks and sheet rows enter through
-//! the ingest binary behind the local HTTP API, and the flush queue feeds
-//! the flush-sheet binary through an SQS event source. Each function gets
+//! the ingest binary behind the local HTTP API, the flush queue feeds the
+//! flush-sheet binary and the mall drain queue the mall-drain binary
+//! through SQS event sources (flow control per mall is on, as the
+//! template deploys it). Each function gets
 //! the template's variables, bound here to this stack: its queues, its
 //! Redis, its upstreams, its secrets (served by the local Secrets
 //! Manager), and the settings the template's parameters carry.
@@ -13,7 +15,7 @@
 //! on different settings.
 
 use crate::delay_worker::DelayWorkerConfig;
-use crate::dev_stack::{DevConfig, EVENTS_QUEUE, FLUSH_QUEUE};
+use crate::dev_stack::{DevConfig, EVENTS_QUEUE, FLUSH_QUEUE, MALL_DRAIN_QUEUE};
 use anyhow::{Context, bail};
 use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
@@ -76,6 +78,7 @@ pub(crate) struct StackQueues {
     pub(crate) sqs_url: String,
     pub(crate) events_url: String,
     pub(crate) flush_url: String,
+    pub(crate) mall_drain_url: String,
 }
 
 /// Starts the local Lambda service for the stack `config` describes.
@@ -85,6 +88,10 @@ pub(crate) async fn start_functions(
     queues: &StackQueues,
     stop: CancellationToken,
 ) -> anyhow::Result<LocalLambda> {
+    if !config.flow_control {
+        // The template gives ingest the mall drain queue: flow control is on wherever it is deployed.
+        bail!("--functions processes runs ingest as the template deploys it, with flow control per mall on");
+    }
     let expressible = template_settings(&config.pipeline);
     if config.pipeline != expressible {
         bail!(
@@ -115,11 +122,14 @@ fn template_settings(pipeline: &PipelineConfig) -> PipelineConfig {
         per_project: (pipeline.sheets.per_project.0, defaults.sheets.per_project.1),
         ..defaults.sheets.clone()
     };
+    let mut mall_drain = defaults.mall_drain.clone();
+    mall_drain.flow.max_queued = pipeline.mall_drain.flow.max_queued;
     PipelineConfig {
         bucket: pipeline.bucket,
         max_receive_count: pipeline.max_receive_count,
         map_max_concurrency: pipeline.map_max_concurrency,
         sheets,
+        mall_drain,
         ..defaults
     }
 }
@@ -129,6 +139,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
     let pipeline = &config.pipeline;
     let bindings = Bindings::new();
     let (events_arn, flush_arn) = (bindings.queue_arn(EVENTS_QUEUE), bindings.queue_arn(FLUSH_QUEUE));
+    let mall_drain_arn = bindings.queue_arn(MALL_DRAIN_QUEUE);
     // The template's own value when no alert webhook is set (alerts stay log lines).
     let alert = config.alert_url.clone().unwrap_or_else(|| " ".to_owned());
     bindings
@@ -142,10 +153,13 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
         .parameter("GoogleProject", &pipeline.sheets.google_project)
         .parameter("SheetsWritesPerMinute", pipeline.sheets.per_credential.0)
         .parameter("SheetsProjectWritesPerMinute", pipeline.sheets.per_project.0)
+        .parameter("FlowMaxQueued", pipeline.mall_drain.flow.max_queued)
         .resource("EventsQueue", queues.events_url.clone())
         .resource("EventsQueue.Arn", events_arn)
         .resource("FlushQueue", queues.flush_url.clone())
         .resource("FlushQueue.Arn", flush_arn)
+        .resource("MallDrainQueue", queues.mall_drain_url.clone())
+        .resource("MallDrainQueue.Arn", mall_drain_arn)
         .secret("ApiKeys", processes.api_keys.clone())
         .secret("Cafe24ClientSecret", config.cafe24.client_secret.clone())
         .secret("GoogleClientSecret", config.sheets.client_secret.clone())
@@ -170,28 +184,30 @@ pub(crate) fn http_function(lambda: &LocalLambda) -> anyhow::Result<Arc<Function
     }
 }
 
-/// The flush queue's event source mapping, as the template declares it on
-/// the flush function, polling as the in-process flush worker would.
-pub(crate) fn flush_event_source(
+/// The event source mapping of the standard queue `name` (the flush
+/// queue, the mall drain queue), as the template declares it on its
+/// function, polling as the in-process worker `worker` would.
+pub(crate) fn queue_event_source(
     lambda: &LocalLambda,
+    name: &str,
     queue: Arc<SqsDelayQueue>,
-    flush: &DelayWorkerConfig,
+    worker: &DelayWorkerConfig,
     stop: CancellationToken,
 ) -> anyhow::Result<impl Future<Output = ()> + Send + 'static> {
-    let flush_arn = Bindings::new().queue_arn(FLUSH_QUEUE);
+    let arn = Bindings::new().queue_arn(name);
     let found = lambda
         .functions()
-        .find_map(|f| f.spec().sqs_sources.iter().find(|s| s.queue_arn == flush_arn).map(|s| (f.clone(), s.clone())));
+        .find_map(|f| f.spec().sqs_sources.iter().find(|s| s.queue_arn == arn).map(|s| (f.clone(), s.clone())));
     let Some((function, source)) = found else {
-        bail!("infra/template.yaml maps no function to the flush queue ({flush_arn})");
+        bail!("infra/template.yaml maps no function to the queue {name} ({arn})");
     };
     let config = SqsEventSourceConfig {
-        concurrency: flush.concurrency.min(function.concurrency()),
+        concurrency: worker.concurrency.min(function.concurrency()),
         source,
         region: Bindings::new().region,
-        visibility_timeout: flush.visibility_timeout,
-        wait: flush.wait,
-        retry_after: flush.retry_after,
+        visibility_timeout: worker.visibility_timeout,
+        wait: worker.wait,
+        retry_after: worker.retry_after,
     };
     Ok(run_sqs_event_source(queue, function, config, Arc::default(), stop))
 }
@@ -235,6 +251,7 @@ mod tests {
         let mut pipeline = PipelineConfig::default();
         pipeline.bucket.capacity = 8;
         pipeline.sheets.per_credential.0 = 30;
+        pipeline.mall_drain.flow.max_queued = 7;
         assert_eq!(template_settings(&pipeline), pipeline);
         pipeline.snapshot_shards = 4;
         assert_ne!(template_settings(&pipeline), pipeline);

@@ -8,7 +8,7 @@
 //! is not a flush request is a failure too (it ends in that queue, to be
 //! looked at).
 
-use aws_lambda_events::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent};
+use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
 use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
@@ -24,38 +24,30 @@ pub async fn handler(
     sheet: &SheetService<Connection>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<SqsBatchResponse, lambda_runtime::Error> {
-    let mut response = SqsBatchResponse::default();
-    for record in event.payload.records {
-        let id = record.message_id.clone().unwrap_or_default();
-        let request = record.body.as_deref().map(serde_json::from_str::<FlushRequest>);
-        let failed = match request {
-            Some(Ok(request)) => match sheet.flush_sheet(request).await {
-                Ok(output) => {
-                    lambda_runtime::tracing::info!(
-                        message_id = id,
-                        rows = output.appended_rows,
-                        calls = output.calls,
-                        next = %output.next,
-                        "flushed"
-                    );
-                    false
-                }
-                Err(e) => {
-                    lambda_runtime::tracing::warn!(message_id = id, kind = %e.kind, cause = e.cause, "flush failed");
-                    true
-                }
-            },
-            Some(Err(e)) => {
+    sluice_lambda::sqs_batch::each_record(event.payload, async |id, body| {
+        let request = match serde_json::from_str::<FlushRequest>(body) {
+            Ok(request) => request,
+            Err(e) => {
                 lambda_runtime::tracing::error!(message_id = id, error = %e, "not a flush request");
-                true
+                return Ok(false);
             }
-            None => true,
         };
-        if failed {
-            let mut failure = BatchItemFailure::default();
-            failure.item_identifier = id;
-            response.batch_item_failures.push(failure);
+        match sheet.flush_sheet(request).await {
+            Ok(output) => {
+                lambda_runtime::tracing::info!(
+                    message_id = id,
+                    rows = output.appended_rows,
+                    calls = output.calls,
+                    next = %output.next,
+                    "flushed"
+                );
+                Ok(true)
+            }
+            Err(e) => {
+                lambda_runtime::tracing::warn!(message_id = id, kind = %e.kind, cause = e.cause, "flush failed");
+                Ok(false)
+            }
         }
-    }
-    Ok(response)
+    })
+    .await
 }

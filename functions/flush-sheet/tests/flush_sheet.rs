@@ -5,21 +5,12 @@ use sluice_lambda_harness as harness;
 
 use aws_lambda_events::sqs::SqsEvent;
 use harness::Harness;
-use lambda_runtime::{Context, LambdaEvent};
+use lambda_runtime::LambdaEvent;
 use serde_json::json;
 use sluice_fn_flush_sheet::handler;
 
 fn sqs_event(records: &[(&str, &str)]) -> LambdaEvent<SqsEvent> {
-    let records: Vec<_> = records
-        .iter()
-        .map(|(id, body)| {
-            json!({"messageId": id, "receiptHandle": format!("rh-{id}"), "body": body,
-            "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1773120600000"},
-            "messageAttributes": {}, "eventSource": "aws:sqs",
-            "eventSourceARN": "arn:aws:sqs:ap-northeast-2:123456789012:sluice-flush", "awsRegion": "ap-northeast-2"})
-        })
-        .collect();
-    LambdaEvent::new(serde_json::from_value(json!({ "Records": records })).unwrap(), Context::default())
+    harness::sqs_event("sluice-flush", records)
 }
 
 #[tokio::test]

@@ -6,7 +6,12 @@
 //!
 //! Configuration: [`IngestSettings`] (`sluice_config`; the variables are
 //! in `functions/README.md`). A missing or malformed variable stops the
-//! function at start-up with a message naming it.
+//! function at start-up with a message naming it. With
+//! `SLUICE_MALL_DRAIN_QUEUE_URL` set, flow control per mall is on
+//! ([`Ingest::with_flow_control`]): a mall with `SLUICE_FLOW_MAX_QUEUED`
+//! messages in the FIFO queue has its webhooks deferred into its dirty
+//! set, and the first deferral of a chain queues a "drain mall M" request
+//! on that queue, which the mall drain function consumes.
 //!
 //! # Layout
 //!
@@ -18,17 +23,20 @@ pub mod metrics;
 pub use sluice_config::{ConfigError as EnvError, IngestSettings};
 
 use redis::aio::ConnectionLike;
-use sluice_aws::{AwsUse, Resource, SqsQueue, sqs_client};
-use sluice_domain::WorkQueue;
+use sluice_aws::{AwsUse, Resource, SqsDelayQueue, SqsQueue, sqs_client};
+use sluice_domain::{DrainRequests, QueueDrainRequests, WorkQueue};
 use sluice_ingest::{ApiKeys, ConfigError, Ingest, IngestConfig};
 use sluice_redis::Connection;
+use std::sync::Arc;
 
 /// What the function calls in AWS: its secrets (API keys, the Redis
-/// password) and the events queue's sends. Its IAM policy in
-/// `infra/template.yaml` must allow each (`tests/tests/template_iam.rs`).
+/// password), the events queue's sends and the mall drain queue's (flow
+/// control's drain requests). Its IAM policy in `infra/template.yaml`
+/// must allow each (`tests/tests/template_iam.rs`).
 pub const AWS_CALLS: &[AwsUse] = &[
     sluice_lambda::aws_calls::READS_SECRETS,
     AwsUse { calls: SqsQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_QUEUE_URL") },
+    AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_MALL_DRAIN_QUEUE_URL") },
 ];
 
 /// Why the function could not start.
@@ -52,7 +60,14 @@ pub async fn start(env: &IngestSettings) -> Result<Ingest<Connection>, StartErro
     // sender retries) than held.
     let redis = sluice_lambda::start::connect(&env.common).await?;
     let queue = SqsQueue::new(sqs_client(&env.sqs_endpoint).await, env.queue_url.clone());
-    build(ingest_config(env).await?, queue, redis)
+    let drain: Option<Arc<dyn DrainRequests>> = match &env.flow.queue {
+        Some(mall_drain) => {
+            let requests = SqsDelayQueue::new(sqs_client(&mall_drain.endpoint).await, mall_drain.url.clone());
+            Some(Arc::new(QueueDrainRequests::new(requests)))
+        }
+        None => None,
+    };
+    build(ingest_config(env).await?, queue, redis, drain)
 }
 
 /// The ingest library's configuration from `env`, the API keys read from
@@ -66,11 +81,20 @@ pub async fn ingest_config(env: &IngestSettings) -> Result<IngestConfig, StartEr
     Ok(env.ingest_config(api_keys))
 }
 
-/// The service over any queue and Redis connection, configured by `config`.
-pub fn build<Q, C>(config: IngestConfig, queue: Q, redis: C) -> Result<Ingest<C>, StartError>
+/// The service over any queue and Redis connection, configured by
+/// `config`; with flow control per mall when `drain` takes its requests.
+pub fn build<Q, C>(
+    config: IngestConfig,
+    queue: Q,
+    redis: C,
+    drain: Option<Arc<dyn DrainRequests>>,
+) -> Result<Ingest<C>, StartError>
 where
     Q: WorkQueue + 'static,
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    Ok(Ingest::new(config, queue, redis)?)
+    Ok(match drain {
+        Some(drain) => Ingest::with_flow_control(config, queue, redis, drain)?,
+        None => Ingest::new(config, queue, redis)?,
+    })
 }

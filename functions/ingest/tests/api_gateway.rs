@@ -45,7 +45,7 @@ impl Lambda {
         let backend = MemoryBackend::new();
         backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
         let queue = EmbeddedQueue::new(backend, QUEUE);
-        let ingest = build(ingest_config(&env).await.unwrap(), queue.clone(), redis.conn().await).unwrap();
+        let ingest = build(ingest_config(&env).await.unwrap(), queue.clone(), redis.conn().await, None).unwrap();
         Self { redis, ingest, queue }
     }
 

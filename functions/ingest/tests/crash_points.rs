@@ -71,7 +71,8 @@ async fn no_crash_point_in_the_lambdas_acceptance_loses_a_webhook() {
     let queue = EmbeddedQueue::new(backend, QUEUE);
     let plan = CrashPlan::new();
     let conn = CrashingConnection::new(redis.conn().await, plan.clone());
-    let front = LambdaFront { ingest: build(ingest_config(&env).await.unwrap(), queue.clone(), conn).unwrap(), queue };
+    let front =
+        LambdaFront { ingest: build(ingest_config(&env).await.unwrap(), queue.clone(), conn, None).unwrap(), queue };
     let outcomes = every_crash_point(&front, &plan, &redis).await;
     println!("{}", table(&outcomes));
     assert!(outcomes.len() >= 10, "{} crash points", outcomes.len());

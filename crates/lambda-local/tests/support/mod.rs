@@ -26,6 +26,8 @@ pub fn bindings(redis: &TestRedis, redis_url: &str) -> Bindings {
         .resource("EventsQueue", "http://127.0.0.1:1/000000000000/sluice-events.fifo")
         .resource("FlushQueue", "http://127.0.0.1:1/000000000000/sluice-flush")
         .resource("FlushQueue.Arn", "arn:aws:sqs:us-east-1:000000000000:sluice-flush")
+        .resource("MallDrainQueue", "http://127.0.0.1:1/000000000000/sluice-mall-drain")
+        .resource("MallDrainQueue.Arn", "arn:aws:sqs:us-east-1:000000000000:sluice-mall-drain")
         .secret("ApiKeys", Secret::new("test-key"))
         .secret("Cafe24ClientSecret", Secret::new("cafe24-secret"))
         .secret("GoogleClientSecret", Secret::new("google-secret"))

@@ -98,10 +98,11 @@ pub(crate) struct Args {
     /// Flow control per mall: once a mall has this many messages in the
     /// queue, its webhooks go to its dirty set instead, drained within its
     /// bucket by one "drain mall" request at a time (README: "One flooding
-    /// mall"). With --functions processes, flow control is off.
+    /// mall"). With --functions processes, the mall-drain binary drains.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     flow_max_queued: u32,
-    /// Every webhook becomes a message, however deep its mall's backlog.
+    /// Every webhook becomes a message, however deep its mall's backlog
+    /// (not with --functions processes: the template turns flow control on).
     #[arg(long)]
     no_flow_control: bool,
     /// Where the private redis-server keeps its data between runs (unused

@@ -1,0 +1,129 @@
+//! Flow control per mall (`sluice_redis::backlog`): the mall drain queue
+//! and the threshold, read by ingest and by the mall drain function from
+//! this one definition, so the two cannot disagree on either.
+
+use crate::source::parsed;
+use crate::variables::{Variable, var};
+use crate::{ConfigError, EnvSource, in_range};
+use serde::{Deserialize, Serialize};
+use sluice_aws::SqsEndpoint;
+
+pub(crate) const VARIABLES: &[Variable] = &[
+    var(
+        "mall_drain_queue_url",
+        "the mall drain function; ingest: turns flow control on",
+        "the SQS standard queue of \"drain mall M\" requests (not FIFO: a request's wait is its DelaySeconds)",
+    ),
+    var(
+        "flow_max_queued",
+        "no",
+        "a mall's messages in the FIFO queue from which its webhooks go to its dirty set; the same for ingest and the mall drain function",
+    ),
+    var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS (`sluice dev`)"),
+];
+
+#[derive(Deserialize, Serialize)]
+#[serde(default)]
+struct FlowVars {
+    mall_drain_queue_url: Option<String>,
+    #[serde(deserialize_with = "parsed")]
+    flow_max_queued: u32,
+    sqs_endpoint: Option<String>,
+}
+
+impl Default for FlowVars {
+    fn default() -> Self {
+        Self {
+            mall_drain_queue_url: None,
+            flow_max_queued: sluice_redis::FlowControl::default().max_queued,
+            sqs_endpoint: None,
+        }
+    }
+}
+
+pub(crate) fn defaults() -> serde_json::Value {
+    serde_json::to_value(FlowVars::default()).unwrap_or_default()
+}
+
+/// Where "drain mall M" requests go: an SQS standard queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MallDrainQueue {
+    pub url: String,
+    pub endpoint: SqsEndpoint,
+}
+
+/// Flow control as the variables set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowSettings {
+    /// `None`: flow control is off (ingest enqueues every webhook).
+    pub queue: Option<MallDrainQueue>,
+    /// The threshold, for `IngestConfig.flow_control` and the pipeline's
+    /// `MallDrainConfig.flow` alike.
+    pub max_queued: u32,
+}
+
+impl FlowSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let v: FlowVars = source.extract()?;
+        in_range("flow_max_queued", v.flow_max_queued, 1, None)?;
+        let queue = match v.mall_drain_queue_url {
+            None => None,
+            Some(url) if url.ends_with(".fifo") => {
+                // SQS FIFO refuses a per-message DelaySeconds, which the chain's wait relies on.
+                let problem = "a FIFO queue; drain requests need a standard queue (DelaySeconds)";
+                return Err(ConfigError::invalid("mall_drain_queue_url", problem));
+            }
+            Some(url) => {
+                Some(MallDrainQueue { url, endpoint: v.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local) })
+            }
+        };
+        Ok(Self { queue, max_queued: v.flow_max_queued })
+    }
+
+    /// The queue, which the mall drain function cannot run without.
+    pub fn required_queue(&self) -> Result<&MallDrainQueue, ConfigError> {
+        self.queue.as_ref().ok_or_else(|| ConfigError::missing(crate::variable("mall_drain_queue_url")))
+    }
+
+    /// `flow` with this threshold.
+    pub fn apply(&self, flow: &mut sluice_redis::FlowControl) {
+        flow.max_queued = self.max_queued;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(pairs: &[(&str, &str)]) -> Result<FlowSettings, ConfigError> {
+        FlowSettings::from_source(&EnvSource::from_pairs(pairs.iter().copied()))
+    }
+
+    #[test]
+    fn unset_is_off_with_the_library_threshold() {
+        let flow = read(&[]).unwrap();
+        assert_eq!((flow.queue, flow.max_queued), (None, sluice_redis::FlowControl::default().max_queued));
+        assert_eq!(read(&[]).unwrap().required_queue().unwrap_err().name(), "SLUICE_MALL_DRAIN_QUEUE_URL");
+    }
+
+    #[test]
+    fn the_queue_and_threshold_are_read_and_bad_ones_named() {
+        let flow = read(&[
+            ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain"),
+            ("SLUICE_FLOW_MAX_QUEUED", "7"),
+            ("SLUICE_SQS_ENDPOINT", "http://127.0.0.1:9324"),
+        ])
+        .unwrap();
+        let queue = flow.required_queue().unwrap();
+        assert_eq!(queue.endpoint, SqsEndpoint::Local("http://127.0.0.1:9324".into()));
+        assert_eq!(flow.max_queued, 7);
+        for (name, value) in [
+            ("SLUICE_FLOW_MAX_QUEUED", "0"),
+            ("SLUICE_FLOW_MAX_QUEUED", "many"),
+            ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain.fifo"),
+        ] {
+            let err = read(&[(name, value)]).unwrap_err();
+            assert!(matches!(&err, ConfigError::Invalid { name: n, .. } if n == name), "{name}={value}: {err}");
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Flow control per mall in the Lambda: with `SLUICE_MALL_DRAIN_QUEUE_URL`
+//! set, the service `start` builds defers a mall's webhooks once it has
+//! `SLUICE_FLOW_MAX_QUEUED` messages in the queue, and asks for a drain
+//! run; without it, every webhook is a message.
+
+mod support;
+
+use lambda_http::tower::ServiceExt;
+use serde_json::Value;
+use sluice_config::EnvSource;
+use sluice_domain::{DrainRequests, MallDrainRequest};
+use sluice_fn_ingest::{IngestSettings, build, ingest_config};
+use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
+use sluice_testkit::TestRedis;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::event;
+
+const KEY: &str = "apigw-key-0123456789";
+const QUEUE: &str = "sluice-events.fifo";
+
+#[derive(Debug, Default)]
+struct Recorded(Mutex<Vec<MallDrainRequest>>);
+
+impl DrainRequests for Recorded {
+    fn request(&self, request: &MallDrainRequest, _delay: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+        self.0.lock().unwrap().push(request.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+async fn statuses(flow_vars: &[(&'static str, &str)], test: &str) -> (Vec<String>, usize) {
+    let redis = TestRedis::new(test);
+    let mut vars = vec![
+        ("SLUICE_REDIS_URL", redis.url()),
+        ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),
+        ("SLUICE_API_KEYS", KEY.to_owned()),
+        ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
+    ];
+    vars.extend(flow_vars.iter().map(|(k, v)| (*k, (*v).to_owned())));
+    let env = IngestSettings::from_source(&EnvSource::from_pairs(vars)).unwrap();
+    let backend = MemoryBackend::new();
+    backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
+    let recorded = Arc::new(Recorded::default());
+    // What `start` passes: drain requests only when the queue is set.
+    let drain = env.flow.queue.as_ref().map(|_| recorded.clone() as Arc<dyn DrainRequests>);
+    let ingest =
+        build(ingest_config(&env).await.unwrap(), EmbeddedQueue::new(backend, QUEUE), redis.conn().await, drain)
+            .unwrap();
+    let mut answers = Vec::new();
+    for product in 1..=3 {
+        let body = format!(r#"{{"event_no":90002,"resource":{{"mall_id":"acme","product_no":{product}}}}}"#);
+        let trace = format!("t-{product}");
+        let request = lambda_http::request::from_str(
+            &event(&body, &[("x-api-key", KEY), ("x-trace-id", trace.as_str())], false).to_string(),
+        )
+        .unwrap();
+        let response = ingest.router().oneshot(request).await.unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let answer: Value = serde_json::from_slice(&bytes).unwrap();
+        answers.push(answer["status"].as_str().unwrap_or_default().to_owned());
+    }
+    let requests = recorded.0.lock().unwrap().len();
+    (answers, requests)
+}
+
+#[tokio::test]
+async fn a_mall_past_the_threshold_is_deferred_and_one_drain_run_asked_for() {
+    let vars = [
+        ("SLUICE_MALL_DRAIN_QUEUE_URL", "http://127.0.0.1:9324/000000000000/sluice-mall-drain"),
+        ("SLUICE_FLOW_MAX_QUEUED", "1"),
+    ];
+    let (answers, requests) = statuses(&vars, "fn_ingest_flow_on").await;
+    assert_eq!(answers, ["enqueued", "deferred", "deferred"]);
+    assert_eq!(requests, 1, "one chain per mall");
+}
+
+#[tokio::test]
+async fn without_the_mall_drain_queue_every_webhook_is_a_message() {
+    let (answers, requests) = statuses(&[("SLUICE_FLOW_MAX_QUEUED", "1")], "fn_ingest_flow_off").await;
+    assert_eq!(answers, ["enqueued", "enqueued", "enqueued"]);
+    assert_eq!(requests, 0);
+}

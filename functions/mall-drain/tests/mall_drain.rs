@@ -1,0 +1,60 @@
+//! The mall drain Lambda's handler, called as the runtime calls it with an
+//! SQS event, against a real Redis and the sandbox Cafe24.
+
+use sluice_lambda_harness as harness;
+
+use aws_lambda_events::sqs::SqsEvent;
+use harness::Harness;
+use lambda_runtime::LambdaEvent;
+use sluice_domain::{DrainRequests, MallDrainRequest};
+use sluice_fn_mall_drain::handler;
+use sluice_pipeline::MallDrainService;
+use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MarkTimes, Tag};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn sqs_event(records: &[(&str, &str)]) -> LambdaEvent<SqsEvent> {
+    harness::sqs_event("sluice-mall-drain", records)
+}
+
+/// The next requests the runs queued.
+#[derive(Debug, Default)]
+struct Recorded(Mutex<Vec<(MallDrainRequest, Duration)>>);
+
+impl DrainRequests for Recorded {
+    fn request(&self, request: &MallDrainRequest, delay: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+        self.0.lock().unwrap().push((request.clone(), delay));
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn a_deferred_product_is_fetched_and_stored_its_chain_ends_and_a_bad_body_is_reported_failed() {
+    let h = Harness::start("fn_mall_drain", &["acme"]).await;
+    h.seed_token("acme").await;
+    let (first, _) = h.product("acme").await;
+    let (second, _) = h.product("acme").await;
+    // One message counted in the queue is the threshold here: the second
+    // product's webhook goes to the mall's dirty set, as ingest's claim does.
+    let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
+    let backlogs = Backlogs::new(h.redis.conn().await, h.redis.keyspace(), flow).unwrap();
+    let tag = Tag::for_mall("acme");
+    let times = MarkTimes { lease: Duration::from_secs(10), pending: Duration::from_secs(900) };
+    let queued = backlogs.admit(&tag, &format!("product:{first}"), "ev-1", true, times).await.unwrap();
+    assert!(matches!(queued, Admit::Claim(_)), "{queued:?}");
+    let deferred = backlogs.admit(&tag, &format!("product:{second}"), "ev-2", true, times).await.unwrap();
+    assert!(matches!(deferred, Admit::Deferred { chain: Chain::Took, .. }), "{deferred:?}");
+    assert!(backlogs.confirm_chain(&tag, "ev-2").await.unwrap());
+
+    let recorded = Arc::new(Recorded::default());
+    let drain = MallDrainService::new(h.shop.clone(), recorded.clone());
+    let request = MallDrainRequest::new("acme", "ev-2").to_body();
+    let response = handler(&drain, sqs_event(&[("m1", &request), ("m2", "not a request")])).await.unwrap();
+
+    let failed: Vec<_> = response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
+    assert_eq!(failed, ["m2"]);
+    assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 0, "the stored product left the dirty set");
+    assert!(h.stages("ev-2").await.contains(&"fetch".to_owned()), "{:?}", h.stages("ev-2").await);
+    assert!(recorded.0.lock().unwrap().is_empty(), "the set is empty: the chain ends, no next request");
+    h.stop().await;
+}
