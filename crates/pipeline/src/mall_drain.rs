@@ -21,7 +21,7 @@
 //!    chain carries the mall.
 //!
 //! A run that fails returns an error and stores nothing more; its request
-//! comes back after the queue's visibility timeout (the flush queue's
+//! comes back after the queue's visibility timeout (the mall drain queue's
 //! redrive policy parks it after its maxReceiveCount), and what it had
 //! stored has left the set already.
 
