@@ -10,16 +10,14 @@
 //! may deliver twice, which the runs tolerate: the dirty set is the
 //! state, a request only says "look at mall M".
 
-use crate::error_kind::{ErrorKind, StepError};
-use crate::queue::{DelayQueue, DelayedMessage};
+use crate::error_kind::StepError;
+use crate::queue::DelayQueue;
+use crate::queue::delay::send_after;
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
-
-/// The longest delay SQS allows on a message.
-pub const MAX_REQUEST_DELAY: Duration = Duration::from_secs(900);
 
 /// One drain request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,7 +56,7 @@ pub type Pending<'a> = Pin<Box<dyn Future<Output = Result<(), StepError>> + Send
 /// Queues drain requests (ingest starts a chain, a run queues the next).
 pub trait DrainRequests: Send + Sync + Debug {
     /// Queues `request` to arrive after `delay` (rounded up to whole
-    /// seconds, at most [`MAX_REQUEST_DELAY`]: a run still too early
+    /// seconds, at most SQS's 15 minutes: a run still too early
     /// queues another).
     fn request(&self, request: &MallDrainRequest, delay: Duration) -> Pending<'_>;
 }
@@ -79,23 +77,6 @@ impl<Q: DelayQueue + Debug + 'static> DrainRequests for QueueDrainRequests<Q> {
     fn request(&self, request: &MallDrainRequest, delay: Duration) -> Pending<'_> {
         let body = request.to_body();
         Box::pin(async move { send_after(&self.queue, body, delay, "the drain request").await })
-    }
-}
-
-/// Sends `body` to arrive after `delay`, in whole seconds rounded up (SQS
-/// takes no fractions, and a request must never come early), capped at
-/// [`MAX_REQUEST_DELAY`]. A refusal of the message itself is
-/// `Sluice.Internal`; an unreachable queue `Sluice.UpstreamUnavailable`,
-/// which a caller may retry.
-pub async fn send_after<Q: DelayQueue>(queue: &Q, body: String, delay: Duration, what: &str) -> Result<(), StepError> {
-    let seconds = delay.min(MAX_REQUEST_DELAY).as_secs_f64().ceil() as u64;
-    let message = DelayedMessage::new(body, Duration::from_secs(seconds));
-    match queue.send_delayed(&message).await {
-        Ok(_) => Ok(()),
-        Err(failure) => {
-            let kind = if failure.sender_fault { ErrorKind::Internal } else { ErrorKind::UpstreamUnavailable };
-            Err(StepError::new(kind, format!("{what} was not queued: {}: {}", failure.code, failure.message)))
-        }
     }
 }
 

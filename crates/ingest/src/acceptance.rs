@@ -161,13 +161,16 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
 
         let mall_tag = Tag::for_mall(&work.event.mall_id);
         let gate = work.resource_gate();
-        let admitted = match &self.flow {
-            Some(flow) => flow.backlogs.admit(&mall_tag, &gate, id, first, self.marks).await,
-            None => self.gates.claim(&mall_tag, &gate, id, first, self.marks).await.map(Admit::Claim),
+        let claimed = match &self.flow {
+            Some(flow) => match flow.backlogs.admit(&mall_tag, &gate, id, first, self.marks).await {
+                Ok(Admit::Claim(claimed)) => Ok(claimed),
+                Ok(Admit::Deferred { chain, since_ms }) => return self.defer(flow, &work, undo, chain, since_ms).await,
+                Err(e) => Err(e),
+            },
+            None => self.gates.claim(&mall_tag, &gate, id, first, self.marks).await,
         };
-        let claimed = match admitted {
-            Ok(Admit::Claim(claimed)) => claimed,
-            Ok(Admit::Deferred { chain, since_ms }) => return self.defer(&work, undo, chain, since_ms).await,
+        let claimed = match claimed {
+            Ok(claimed) => claimed,
             Err(e) => return Err(undo.run(store_unavailable("checking for a pending fetch", &e)).await),
         };
         match claimed {
@@ -236,6 +239,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     /// by the mall's next chain: fetched once more, never lost).
     async fn defer(
         &self,
+        flow: &FlowControlPort<C>,
         work: &ShopWork,
         undo: Undo<'_, C>,
         chain: Chain,
@@ -243,9 +247,6 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     ) -> Result<Receipt, Rejection> {
         let id = work.event_id.as_str();
         let mall = &work.event.mall_id;
-        let Some(flow) = &self.flow else {
-            return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, "deferred without flow control")).await);
-        };
         if chain != Chain::Confirmed {
             let request = MallDrainRequest::new(mall.clone(), id);
             if let Err(e) = flow.requests.request(&request, Duration::ZERO).await {

@@ -11,7 +11,7 @@ use std::fmt::Debug;
 use std::time::Duration;
 
 /// The longest delay SQS allows on a message.
-pub const MAX_DELAY: Duration = sluice_domain::mall_drain::MAX_REQUEST_DELAY;
+pub const MAX_DELAY: Duration = sluice_domain::queue::rules::MAX_DELAY;
 
 /// Sends flush requests. Implemented over the delay queue port.
 pub trait FlushTrigger: Send + Sync + Debug {
@@ -38,7 +38,7 @@ impl<Q: sluice_domain::queue::DelayQueue + Debug + 'static> FlushTrigger for Que
         let body = serde_json::to_string(request);
         Box::pin(async move {
             let body = body.map_err(|e| StepError::new(sluice_domain::ErrorKind::Internal, e.to_string()))?;
-            sluice_domain::mall_drain::send_after(&self.queue, body, delay, "the flush request").await
+            sluice_domain::queue::delay::send_after(&self.queue, body, delay, "the flush request").await
         })
     }
 }

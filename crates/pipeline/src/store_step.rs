@@ -15,13 +15,23 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn store(&self, input: StoreInput) -> Result<StoreOutput, StepError> {
         let work = input.item.shop_work()?;
         let output = self.store_snapshot(&work.event.mall_id, &input.snapshot, &work.event_id).await?;
-        if let Some(work) = &input.item.work {
-            self.item_done(work).await;
-        }
-        // Its message no longer counts toward the mall's flow control.
-        if let Err(e) = self.backlogs.left(&Tag::for_mall(&work.event.mall_id), &work.event_id).await {
-            tracing::warn!(event_id = %work.event_id, error = %e, "flow-control count not updated; it lapses");
-        }
+        // Two independent writes in two slots (the group ledger's shard,
+        // the mall's tag): side by side, and either may be lost to a crash
+        // (the ledger forgets done events by age, the count by its horizon).
+        let tag = Tag::for_mall(&work.event.mall_id);
+        tokio::join!(
+            async {
+                if let Some(work) = &input.item.work {
+                    self.item_done(work).await;
+                }
+            },
+            async {
+                // Its message no longer counts toward the mall's flow control.
+                if let Err(e) = self.backlogs.left(&tag, &work.event_id).await {
+                    tracing::warn!(event_id = %work.event_id, error = %e, "flow-control count not updated; it lapses");
+                }
+            },
+        );
         Ok(output)
     }
 

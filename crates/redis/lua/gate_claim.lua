@@ -56,9 +56,10 @@ if current and string.sub(current, 1, 6) ~= 'lease:' then
   return {0, current, pttl}
 end
 
+local t, now
 if #KEYS == 6 then
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
   if redis.call('HLEN', KEYS[4]) > 0 or redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then
     local raw = redis.call('HGET', KEYS[4], ARGV[9])
@@ -94,8 +95,7 @@ if #KEYS == 6 then
 end
 
 if #KEYS == 6 then
-  local t = redis.call('TIME')
-  redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[1])
+  redis.call('ZADD', KEYS[3], now, ARGV[1])
   redis.call('PEXPIRE', KEYS[3], ARGV[6])
 end
 if current == lease or (not current and ARGV[4] == '1') then

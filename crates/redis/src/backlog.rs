@@ -42,7 +42,11 @@
 //!   started meanwhile stops at its first end.
 //! - **Nothing is lost**: a resource leaves the set only after its snapshot
 //!   is stored, and only if no webhook came for it since the run read it
-//!   (`lua/dirty_done.lua`); a run that dies is retried by its queue.
+//!   (`lua/dirty_done.lua`); a run that dies is retried by its queue. A
+//!   request its queue parks after maxReceiveCount leaves a confirmed
+//!   chain that no run carries: deferred webhooks wait in the set until
+//!   the chain key lapses (`chain_ttl`) and the next one starts a chain, or
+//!   the dead-letter queue is redriven (its depth alarm says so).
 //!
 //! Keys, all under the mall's tag `{mall:<m>}`:
 //!
@@ -164,8 +168,6 @@ pub enum ChainNext {
 pub struct BacklogSize {
     pub queued: u64,
     pub dirty: u64,
-    /// When the oldest dirty resource became dirty.
-    pub oldest_dirty_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -325,12 +327,11 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
     /// The mall's backlog now (counted messages may include some past the
     /// horizon, dropped at the next claim).
     pub async fn size(&self, tag: &Tag) -> Result<BacklogSize, Error> {
-        let (queued, dirty, oldest): (u64, u64, Vec<(String, f64)>) = redis::pipe()
+        let (queued, dirty): (u64, u64) = redis::pipe()
             .zcard(self.key(tag, "queued", ""))
             .hlen(self.key(tag, "dirty", ""))
-            .zrange_withscores(self.key(tag, "dirtyq", ""), 0, 0)
             .query_async(&mut self.conn.clone())
             .await?;
-        Ok(BacklogSize { queued, dirty, oldest_dirty_ms: oldest.first().map(|(_, us)| (*us / 1000.0) as u64) })
+        Ok(BacklogSize { queued, dirty })
     }
 }

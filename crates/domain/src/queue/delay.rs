@@ -196,6 +196,29 @@ async fn send_call<Q: DelayQueue + ?Sized>(
     }
 }
 
+/// Sends `body` to arrive after `delay`, in whole seconds rounded up (SQS
+/// takes no fractions, and a request must never come early), capped at
+/// [`rules::MAX_DELAY`]. A refusal of the message itself is
+/// `Sluice.Internal`; an unreachable queue `Sluice.UpstreamUnavailable`,
+/// which a caller may retry.
+pub async fn send_after<Q: DelayQueue>(
+    queue: &Q,
+    body: String,
+    delay: Duration,
+    what: &str,
+) -> Result<(), crate::StepError> {
+    let seconds = delay.min(rules::MAX_DELAY).as_secs_f64().ceil() as u64;
+    let message = DelayedMessage::new(body, Duration::from_secs(seconds));
+    match queue.send_delayed(&message).await {
+        Ok(_) => Ok(()),
+        Err(failure) => {
+            let kind =
+                if failure.sender_fault { crate::ErrorKind::Internal } else { crate::ErrorKind::UpstreamUnavailable };
+            Err(crate::StepError::new(kind, format!("{what} was not queued: {}: {}", failure.code, failure.message)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
