@@ -140,8 +140,9 @@ async fn run_cafe24(args: Cafe24Args) -> anyhow::Result<ExitCode> {
         Some(url) => println!("Webhooks: POST {url}"),
         None => println!("Webhooks: off (--webhook-target URL --api-key KEY)"),
     }
+    let stop = crate::stop_signal::install();
     println!("Ready. Ctrl-C stops.");
-    crate::stop_signal::stop_signal().await;
+    stop.wait().await;
     let c = sandbox.counters();
     sandbox.stop().await;
     println!(
@@ -289,8 +290,9 @@ async fn run_sheets(args: SheetsArgs) -> anyhow::Result<ExitCode> {
         args.project_number
     );
     println!("Control plane: {}/sandbox/sheets (calls, users, spreadsheets, faults)", sandbox.base_url());
+    let stop = crate::stop_signal::install();
     println!("Ready. Ctrl-C stops.");
-    crate::stop_signal::stop_signal().await;
+    stop.wait().await;
     let calls = sandbox.calls();
     sandbox.stop().await;
     let count = |f: &dyn Fn(&sluice_sandbox::SheetsCall) -> bool| calls.iter().filter(|c| f(c)).count();
