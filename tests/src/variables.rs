@@ -28,6 +28,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
     (
         "FetchFunction",
         &[
+            "SLUICE_MALL_DRAIN_QUEUE_URL",
             "SLUICE_CAFE24_CLIENT_ID",
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",

@@ -29,7 +29,7 @@ impl StepSettings {
     }
 }
 
-/// ensure-token and fetch: the step settings and the Cafe24 app (store
+/// ensure-token (and fetch, see [`FetchSettings`]): the step settings and the Cafe24 app (store
 /// reads [`StepSettings`]: it never calls Cafe24).
 #[derive(Debug, Clone)]
 pub struct ShopSettings {
@@ -44,6 +44,25 @@ impl ShopSettings {
         let step = StepSettings::from_source(source)?;
         let (cafe24, cafe24_secret) = cafe24_config(source)?;
         Ok(Self { step, cafe24, cafe24_secret })
+    }
+}
+
+/// fetch: the shop settings, and the mall drain queue when flow control is
+/// on (`SLUICE_MALL_DRAIN_QUEUE_URL`, as for ingest): a fetch its mall's
+/// bucket cannot serve now is handed over to the mall's dirty set, and a
+/// drain request goes there.
+#[derive(Debug, Clone)]
+pub struct FetchSettings {
+    pub shop: ShopSettings,
+    /// `None`: flow control is off, and a fetch waits for its mall's bucket.
+    pub hand_over: Option<MallDrainQueue>,
+}
+
+impl FetchSettings {
+    pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
+        let shop = ShopSettings::from_source(source)?;
+        let hand_over = FlowSettings::from_source(source)?.queue;
+        Ok(Self { shop, hand_over })
     }
 }
 

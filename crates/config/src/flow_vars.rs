@@ -1,6 +1,6 @@
 //! Flow control per mall (`sluice_redis::backlog`): the mall drain queue
-//! and the threshold, read by ingest and by the mall drain function from
-//! this one definition, so the two cannot disagree on either.
+//! and the threshold, read by ingest, fetch (its hand-overs) and the mall
+//! drain function from this one definition, so they cannot disagree.
 
 use crate::source::parsed;
 use crate::variables::{Variable, var};
@@ -11,7 +11,7 @@ use sluice_aws::SqsEndpoint;
 pub(crate) const VARIABLES: &[Variable] = &[
     var(
         "mall_drain_queue_url",
-        "the mall drain function; ingest: turns flow control on",
+        "the mall drain function; ingest and fetch: turn flow control on",
         "the SQS standard queue of \"drain mall M\" requests (not FIFO: a request's wait is its DelaySeconds)",
     ),
     var(

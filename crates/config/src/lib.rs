@@ -46,7 +46,8 @@ pub use cli_vars::OperatorQueues;
 pub use common::{Common, Serving};
 pub use database_vars::database_url;
 pub use deployables::{
-    DrainSettings, FlushQueue, IngestSettings, MallDrainSettings, SheetSettings, ShopSettings, StepSettings,
+    DrainSettings, FetchSettings, FlushQueue, IngestSettings, MallDrainSettings, SheetSettings, ShopSettings,
+    StepSettings,
 };
 pub use flow_vars::{FlowSettings, MallDrainQueue};
 pub use pipeline_vars::pipeline_config;

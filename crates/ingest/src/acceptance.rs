@@ -69,7 +69,7 @@ use redis::aio::ConnectionLike;
 use serde::Serialize;
 use serde_json::json;
 use sluice_domain::queue::SendOutcome;
-use sluice_domain::{DrainRequests, GroupKey, MallDrainRequest, ShopWork};
+use sluice_domain::{DrainRequests, GroupKey, ShopWork};
 use sluice_redis::{
     Admit, Attempt, Backlogs, Begun, Chain, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, Tag, Traces,
 };
@@ -247,24 +247,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     ) -> Result<Receipt, Rejection> {
         let id = work.event_id.as_str();
         let mall = &work.event.mall_id;
-        if chain != Chain::Confirmed {
-            let request = MallDrainRequest::new(mall.clone(), id);
-            if let Err(e) = flow.requests.request(&request, Duration::ZERO).await {
-                let tag = Tag::for_mall(mall);
-                if chain == Chain::Took
-                    && let Err(e) = flow.backlogs.release_chain(&tag, id).await
-                {
-                    tracing::warn!(event_id = id, error = %e, "could not release the drain chain's lease; it ends on its own");
-                }
-                let message = format!("the mall's drain request was not queued ({}); send it again", e.cause);
-                return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, message)).await);
-            }
-            if chain == Chain::Took
-                && let Err(e) = flow.backlogs.confirm_chain(&Tag::for_mall(mall), id).await
-            {
-                // The request is queued; its run carries the chain anyway.
-                tracing::warn!(event_id = id, error = %e, "could not confirm the drain chain");
-            }
+        if let Err(e) = flow.backlogs.request_drain(flow.requests.as_ref(), mall, id, chain).await {
+            let message = format!("the mall's drain request was not queued ({}); send it again", e.cause);
+            return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, message)).await);
         }
         let detail = json!({"mall_id": mall, "resource": work.resource_gate(), "dirty_since_ms": since_ms});
         self.trace(id, stages::DEFERRED, &detail).await;

@@ -22,6 +22,10 @@ pub const SHEET_CALLS: &[AwsUse] = &[
     AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_FLUSH_QUEUE_URL") },
 ];
 
+/// `fetch_from_env`: secrets, and a drain request for each hand-over to
+/// the mall drain queue.
+pub const FETCH_CALLS: &[AwsUse] = MALL_DRAIN_CALLS;
+
 /// `mall_drain_from_env`: secrets, and each run's next request sent to the
 /// mall drain queue.
 pub const MALL_DRAIN_CALLS: &[AwsUse] = &[
@@ -37,5 +41,6 @@ pub const BY_START: &[(&str, &[AwsUse])] = &[
     ("shop_from_env", CORE_CALLS),
     ("store_from_env", CORE_CALLS),
     ("sheet_from_env", SHEET_CALLS),
+    ("fetch_from_env", FETCH_CALLS),
     ("mall_drain_from_env", MALL_DRAIN_CALLS),
 ];

@@ -6,7 +6,8 @@
 use sluice_aws::{SqsDelayQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, ClientError, Secret};
 use sluice_config::{
-    Common, ConfigError, EnvSource, MallDrainSettings, SecretSetting, SheetSettings, ShopSettings, StepSettings,
+    Common, ConfigError, EnvSource, FetchSettings, MallDrainSettings, SecretSetting, SheetSettings, ShopSettings,
+    StepSettings,
 };
 use sluice_domain::{DrainRequests, QueueDrainRequests, StepError};
 use sluice_pipeline::flush_trigger::{FlushTrigger, QueueFlushTrigger};
@@ -125,7 +126,18 @@ pub async fn core_from_env() -> Result<ServiceCore<Connection>, StartError> {
     core(&StepSettings::from_source(&EnvSource::from_process())?).await
 }
 
-/// ensure-token, fetch and store: the shop service from the process environment.
+/// fetch: the shop service from the process environment, handing fetches
+/// its mall's bucket cannot serve now over to the mall's drain when flow
+/// control is on (the mall drain queue is set).
+pub async fn fetch_from_env() -> Result<ShopService<Connection>, StartError> {
+    let settings = FetchSettings::from_source(&EnvSource::from_process())?;
+    let shop = shop(&settings.shop, core(&settings.shop.step).await?).await?;
+    let Some(queue) = &settings.hand_over else { return Ok(shop) };
+    let queue = SqsDelayQueue::new(sqs_client(&queue.endpoint).await, queue.url.clone());
+    Ok(shop.with_hand_over(Arc::new(QueueDrainRequests::new(queue))))
+}
+
+/// ensure-token: the shop service from the process environment.
 pub async fn shop_from_env() -> Result<ShopService<Connection>, StartError> {
     let settings = ShopSettings::from_source(&EnvSource::from_process())?;
     shop(&settings, core(&settings.step).await?).await

@@ -30,7 +30,7 @@
 
 use crate::delay_worker::DelayWorkerConfig;
 use crate::dev_queues::create_queues;
-pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_QUEUE};
+pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
 use crate::drain_task::{DrainSetup, DrainTask};
 use crate::flush_worker::{FlushStats, run_flush_worker};
 use crate::function_processes::{
@@ -164,6 +164,9 @@ pub struct DevStack {
     pub drain: Option<DrainTask>,
     lease: ConsumerLease<Connection>,
     flush_dlq: SqsDelayQueue,
+    /// "Drain mall M" requests: waiting, in flight or delayed, a mall's
+    /// dirty set still has work.
+    mall_drain_requests: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
     /// hold children of it, so [`DevStack::stop`] can stop them one at a
     /// time, in order; the SQS and metrics endpoints hold it, and stop last.
@@ -216,7 +219,7 @@ impl DevStack {
         let api = SqsApi::new(backend, sqs_url.clone());
         let (events_url, dlq_url) = (api.queue_url(EVENTS_QUEUE), api.queue_url(EVENTS_DLQ));
         let (flush_url, flush_dlq_url) = (api.queue_url(FLUSH_QUEUE), api.queue_url(FLUSH_DLQ));
-        let mall_drain_url = api.queue_url(MALL_DRAIN_QUEUE);
+        let (mall_drain_url, mall_drain_dlq_url) = (api.queue_url(MALL_DRAIN_QUEUE), api.queue_url(MALL_DRAIN_DLQ));
         let sqs_task = tokio::spawn(sqs_api::serve(sqs_listener, api, shutdown.clone().cancelled_owned()));
 
         let client = sqs_client(&SqsEndpoint::Local(sqs_url.clone())).await;
@@ -225,6 +228,7 @@ impl DevStack {
         let flush_queue = Arc::new(SqsDelayQueue::new(client.clone(), flush_url.clone()));
         let flush_dlq = SqsDelayQueue::new(client.clone(), flush_dlq_url.clone());
         let mall_drain_queue = Arc::new(SqsDelayQueue::new(client, mall_drain_url.clone()));
+        let mall_drain_requests = SqsDelayQueue::clone(&mall_drain_queue);
         let functions = match &config.functions {
             FunctionsMode::InProcess => None,
             FunctionsMode::Processes(processes) => {
@@ -243,7 +247,12 @@ impl DevStack {
         let mut ingest_config = config.ingest;
         ingest_config.flow_control = config.pipeline.mall_drain.flow.clone();
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
-        let shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
+        let drain_requests: Arc<dyn DrainRequests> =
+            Arc::new(QueueDrainRequests::new(SqsDelayQueue::clone(&mall_drain_queue)));
+        let mut shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
+        if config.flow_control {
+            shop = shop.with_hand_over(drain_requests.clone());
+        }
         let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
         let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url.clone());
         let drain_stop = shutdown.child_token();
@@ -304,8 +313,6 @@ impl DevStack {
 
         let mall_drain_stats = Arc::new(MallDrainStats::default());
         let mall_drain_stop = shutdown.child_token();
-        let drain_requests: Arc<dyn DrainRequests> =
-            Arc::new(QueueDrainRequests::new(SqsDelayQueue::clone(&mall_drain_queue)));
         let mall_drain_task = match &functions {
             None => tokio::spawn(run_mall_drain_worker(
                 mall_drain_queue,
@@ -374,6 +381,7 @@ impl DevStack {
             ("Flush queue", flush_url),
             ("Flush dead-letter queue", flush_dlq_url),
             ("Mall drain queue", mall_drain_url),
+            ("Mall drain dead-letter queue", mall_drain_dlq_url),
             ("Metrics", metrics_url),
         ];
         if let Some(drain) = &drain {
@@ -394,6 +402,7 @@ impl DevStack {
             functions,
             drain,
             flush_dlq,
+            mall_drain_requests,
             shutdown: guard,
             ingest_stop,
             pipe_stop,
@@ -413,6 +422,12 @@ impl DevStack {
     /// The queue's and the dead-letter queue's attributes.
     pub async fn queues(&self) -> anyhow::Result<(QueueAttributes, QueueAttributes)> {
         Ok((self.events.attributes().await?, self.dlq.attributes().await?))
+    }
+
+    /// The mall drain queue: while it holds a request (waiting, in flight
+    /// or delayed), some mall's dirty set is still being drained.
+    pub async fn mall_drain_queue(&self) -> anyhow::Result<QueueAttributes> {
+        Ok(sluice_domain::DelayQueue::attributes(&self.mall_drain_requests).await?)
     }
 
     /// Flush requests that failed too often, waiting in the flush

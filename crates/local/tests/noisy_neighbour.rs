@@ -1,7 +1,8 @@
 //! One flooding mall must not slow the others, on the SQS-faithful queue:
 //! the scenario of `make bench`'s bench/noisy.md at a small scale (a few
-//! hundred webhooks, the queue's scan window scaled down with it), its
-//! ratios asserted with a margin. Bounded by the scenario's limit.
+//! hundred webhooks, the queue's scan window scaled down with it, the
+//! template's four pipes), its ratios asserted with a margin, and that
+//! with flow control no pipe waits for the hot mall's bucket. Bounded by the scenario's limit.
 
 #[path = "../benches/noisy/scenario.rs"]
 mod scenario;
@@ -34,7 +35,7 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
         let outcome = scenario::run(redis.conn().await, redis.keyspace(), &scale, mode).await;
         println!(
             "{}: {} sent in {:?}; quiet p50 {} ms, p99 {} ms, max {} ms; hot stored {} at {:.2} of its bucket; \
-             depth {}; Redis +{} KiB; lost {}; 429s {}; deferred {}",
+             depth {}; Redis +{} KiB; lost {}; 429s {}; deferred {}; pipe waits {}; handed over {}",
             outcome.mode.label(),
             outcome.sent,
             outcome.elapsed,
@@ -48,6 +49,8 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
             outcome.lost,
             outcome.refused_by_upstream,
             outcome.deferred,
+            outcome.pipe_waits,
+            outcome.handed_over,
         );
         assert_eq!(outcome.lost, 0, "{mode:?}: {outcome:?}");
         assert_eq!(outcome.refused_by_upstream, 0, "{mode:?}: a call the upstream's bucket refused");
@@ -65,6 +68,14 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
         p99(quiet)
     );
     assert!(controlled.deferred > 0);
+    // Lambda concurrency (#17 item 4): without flow control the hot mall's
+    // items wait for its bucket while holding a pipe (one per group it
+    // floods, three here, of the template's four); with it, an item its
+    // bucket cannot serve is handed over to its dirty set and no pipe
+    // ever waits for one mall's budget.
+    assert!(flood.pipe_waits > 0, "the flood without flow control waits in pipes: {flood:?}");
+    assert_eq!(controlled.pipe_waits, 0, "a pipe waited for the hot mall's bucket: {controlled:?}");
+    assert!(controlled.handed_over > 0, "{controlled:?}");
     let bound = u64::from(scale.max_queued) + scale.quiet_malls as u64 * 2 + 32;
     assert!(controlled.max_depth <= bound, "FIFO depth {} above {bound}", controlled.max_depth);
     assert!(
@@ -72,4 +83,15 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
         "hot mall drained at {:.2} of its bucket",
         controlled.hot_drain_fraction
     );
+}
+
+/// The scenario runs as many pipes as the template deploys by default, and
+/// so does the pipe's own default (`sluice dev --workers`).
+#[test]
+fn the_scenario_runs_the_templates_pipes() {
+    let template = include_str!("../../../infra/template.yaml");
+    let block: Vec<&str> = template.lines().skip_while(|l| l.trim() != "PipeCount:").take(4).collect();
+    let default = block.iter().find_map(|l| l.trim().strip_prefix("Default: ")).expect("PipeCount's default");
+    assert_eq!(default.parse::<usize>().ok(), Some(scenario::PIPE_COUNT), "{block:?}");
+    assert_eq!(sluice_local::PipeConfig::default().workers, scenario::PIPE_COUNT);
 }

@@ -3,6 +3,11 @@
 //!
 //! 1. Take one unit of the mall's GCRA bucket. A short wait is waited here,
 //!    exactly; a long one goes back to the state machine (a Wait state).
+//!    A mall under flow control (it has a backlog) waits for nothing: the
+//!    fetch is handed over to the mall's dirty set (sluice-redis
+//!    `backlog/hand_over.rs`), so a pipe, shared by every mall, never waits
+//!    for a flooding mall's budget. Other malls wait in turn, which keeps
+//!    their groups' order.
 //! 2. Clear the resource's pending mark and take the events coalesced into
 //!    this one, just before calling, so a webhook that arrives during the
 //!    call gets fetched again and the stored snapshot always reflects the
@@ -27,7 +32,7 @@ use crate::token_step::fingerprint;
 use redis::aio::ConnectionLike;
 use serde_json::{Value, json};
 use sluice_cafe24::{CallUsage, FetchOutcome, Secret};
-use sluice_domain::{ErrorKind, ResourceRef, ShopWork, StepError};
+use sluice_domain::{DrainRequests, ErrorKind, ResourceRef, ShopWork, StepError, WorkItem};
 use sluice_redis::{Admission, Bucket, Tag};
 use std::time::{Duration, Instant};
 
@@ -40,7 +45,29 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         // Taken once: a retry after a 429 answers the same events.
         let mut taken: Option<Vec<String>> = None;
         loop {
-            if let Some(wait) = self.take_budget(&bucket, started).await? {
+            if let Some(wait) = self.take_budget(&bucket, started, self.hand_over.is_none()).await? {
+                if let Some(requests) = &self.hand_over {
+                    // Only a mall under flow control is handed over: it
+                    // has given up its groups' order already, while any
+                    // other mall's items keep theirs by waiting in turn.
+                    if self.backlogs.in_backlog(&Tag::for_mall(mall)).await? {
+                        let answers = match taken {
+                            Some(answers) => answers,
+                            None => self.take_coalesced(work).await?,
+                        };
+                        return self.hand_over(input.item.work.as_ref(), work, requests.as_ref(), &answers).await;
+                    }
+                    if self.waits_inline(wait, started) {
+                        StepMetrics::add(&self.metrics.limiter_waits, 1);
+                        StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                }
+                // Counted as a wait too: the execution, and the pipe that
+                // runs it, wait in a Wait state.
+                StepMetrics::add(&self.metrics.limiter_waits, 1);
+                StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
                 self.trace(&work.event_id, "fetch", json!({"waiting_for_budget_ms": wait.as_millis() as u64})).await;
                 return Ok(FetchOutput::wait(wait_seconds(wait)));
             }
@@ -138,16 +165,19 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     }
 
     /// Takes one unit of the mall's bucket, waiting here for up to the
-    /// inline maximum (and within the step's wait budget). `Some(wait)`:
-    /// the caller must come back after it.
-    pub(crate) async fn take_budget(&self, bucket: &Bucket, started: Instant) -> Result<Option<Duration>, StepError> {
+    /// inline maximum (and within the step's wait budget) when `may_wait`.
+    /// `Some(wait)`: the caller must come back after it.
+    pub(crate) async fn take_budget(
+        &self,
+        bucket: &Bucket,
+        started: Instant,
+        may_wait: bool,
+    ) -> Result<Option<Duration>, StepError> {
         loop {
             match self.buckets.acquire(bucket, 1).await? {
                 Admission::Admitted { .. } => return Ok(None),
                 Admission::Denied { wait, .. } => {
-                    let inline =
-                        wait <= self.config.inline_wait_max && started.elapsed() + wait <= self.config.step_wait_budget;
-                    if !inline {
+                    if !(may_wait && self.waits_inline(wait, started)) {
                         return Ok(Some(wait));
                     }
                     StepMetrics::add(&self.metrics.limiter_waits, 1);
@@ -156,6 +186,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 }
             }
         }
+    }
+
+    /// Whether a wait of `wait` is waited here rather than in a Wait state.
+    fn waits_inline(&self, wait: Duration, started: Instant) -> bool {
+        wait <= self.config.inline_wait_max && started.elapsed() + wait <= self.config.step_wait_budget
     }
 
     /// Clears the resource's pending mark (if this event owns it) and
@@ -176,6 +211,35 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             answers.push(event.clone());
         }
         Ok(answers)
+    }
+
+    /// The mall's bucket has no unit now: `answers` (this event and those
+    /// coalesced into its fetch) join the resource's entry in the mall's
+    /// dirty set, a drain run is sure to come for it, and the item is done
+    /// here. A drain request that cannot be queued fails the step, which
+    /// its retry hands over again.
+    async fn hand_over(
+        &self,
+        item: Option<&WorkItem>,
+        work: &ShopWork,
+        requests: &dyn DrainRequests,
+        answers: &[String],
+    ) -> Result<FetchOutput, StepError> {
+        let mall = &work.event.mall_id;
+        let tag = Tag::for_mall(mall);
+        let lease = self.config.mall_drain.chain_lease;
+        let resource = work.resource_gate();
+        let (chain, since_ms) = self.backlogs.hand_over(&tag, &resource, &work.event_id, answers, lease).await?;
+        self.backlogs.request_drain(requests, mall, &work.event_id, chain).await?;
+        let detail = json!({"mall_id": mall, "resource": resource, "dirty_since_ms": since_ms, "by": "fetch"});
+        for event in answers {
+            self.trace(event, "deferred", detail.clone()).await;
+        }
+        StepMetrics::add(&self.metrics.fetches_handed_over, 1);
+        if let Some(item) = item {
+            self.item_done(item).await;
+        }
+        Ok(FetchOutput::handed_over())
     }
 
     /// Folds the upstream's own view of the mall's budget into the bucket.

@@ -6,7 +6,7 @@
 use crate::service_core::{ServiceCore, now_ms, over_core};
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
-use sluice_domain::StepError;
+use sluice_domain::{DrainRequests, StepError};
 use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, SnapshotStore, Tag};
 use std::sync::Arc;
 
@@ -21,6 +21,10 @@ pub struct ShopService<C> {
     pub(crate) snapshots: SnapshotStore<C>,
     pub(crate) backlogs: Backlogs<C>,
     pub(crate) cafe24: Cafe24Client,
+    /// With flow control: where the fetch step's hand-overs ask for a
+    /// drain run (see `fetch_step`). `None`: a fetch waits for its mall's
+    /// bucket, inline or in a Wait state.
+    pub(crate) hand_over: Option<Arc<dyn DrainRequests>>,
 }
 
 over_core!(ShopService);
@@ -34,7 +38,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
         let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.mall_drain.flow.clone())
             .map_err(StepError::from)?;
-        Ok(Self { core, buckets, snapshots, backlogs, cafe24 })
+        Ok(Self { core, buckets, snapshots, backlogs, cafe24, hand_over: None })
+    }
+
+    /// Flow control's other half: a fetch its mall's bucket cannot serve
+    /// now goes to the mall's dirty set, drained through `requests`,
+    /// instead of holding its pipe while it waits.
+    pub fn with_hand_over(mut self, requests: Arc<dyn DrainRequests>) -> Self {
+        self.hand_over = Some(requests);
+        self
     }
 
     pub fn snapshots(&self) -> &SnapshotStore<C> {

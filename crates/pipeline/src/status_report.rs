@@ -14,7 +14,8 @@ use crate::shop_service::{ADMIN_API, mall_bucket, shop_buckets};
 use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
 use sluice_redis::{
-    Buckets, CredentialState, SheetBacklog, SheetBuffers, SlidingWindowLimiter, StoredToken, Tag, WindowUsage,
+    BacklogSize, Backlogs, Buckets, CredentialState, SheetBacklog, SheetBuffers, SlidingWindowLimiter, StoredToken,
+    Tag, WindowUsage,
 };
 use std::time::Duration;
 
@@ -28,6 +29,9 @@ pub struct MallStatus {
     /// How long until the bucket is empty.
     pub bucket_empty_in: Duration,
     pub token: Option<TokenTimes>,
+    /// Flow control: its messages counted in the queue and its dirty
+    /// resources (waiting for its drain runs).
+    pub backlog: BacklogSize,
 }
 
 /// When a stored token pair expires (ms since the epoch); never the tokens.
@@ -94,12 +98,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
         let bucket = mall_bucket(&self.buckets, &self.config, mall_id)?;
         let level = self.buckets.level(&bucket).await?;
         let token = self.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
+        let backlogs = Backlogs::new(self.conn.clone(), self.keyspace.clone(), self.config.mall_drain.flow.clone())?;
+        let backlog = backlogs.size(&Tag::for_mall(mall_id)).await?;
         Ok(MallStatus {
             mall_id: mall_id.to_owned(),
             bucket_units: level.units,
             bucket_capacity: bucket.capacity(),
             bucket_empty_in: level.backlog,
             token: token.map(TokenTimes::from),
+            backlog,
         })
     }
 

@@ -151,7 +151,8 @@ pub struct FetchInput {
 /// What the fetch step did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchOutput {
-    /// `fetched` (see `snapshot`), `wait` (see `wait_seconds`), or
+    /// `fetched` (see `snapshot`), `wait` (see `wait_seconds`),
+    /// `handed_over` (to the mall's dirty set: nothing left to do here), or
     /// `unauthorized` (see `token`: refresh it, then fetch again).
     pub outcome: String,
     pub wait_seconds: u64,
@@ -168,6 +169,10 @@ impl FetchOutput {
 
     pub fn wait(seconds: u64) -> Self {
         Self { outcome: "wait".into(), wait_seconds: seconds.max(1), snapshot: None, token: None }
+    }
+
+    pub fn handed_over() -> Self {
+        Self { outcome: "handed_over".into(), wait_seconds: 0, snapshot: None, token: None }
     }
 
     pub fn unauthorized(fingerprint: String) -> Self {

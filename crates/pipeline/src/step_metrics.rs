@@ -18,6 +18,9 @@ pub struct StepMetrics {
     pub(crate) sheets_429: AtomicU64,
     pub(crate) limiter_waits: AtomicU64,
     pub(crate) limiter_wait_ms: AtomicU64,
+    /// Fetches its mall's bucket could not serve at once, handed over to
+    /// the mall's dirty set (flow control) instead of waiting.
+    pub(crate) fetches_handed_over: AtomicU64,
     pub(crate) rows_buffered: AtomicU64,
     pub(crate) rows_appended: AtomicU64,
     pub(crate) flush_ms: AtomicU64,
@@ -43,6 +46,7 @@ pub const COUNTERS: &[Counter<StepMetrics>] = &[
     Counter::new("upstream_429", SHEETS, &[("Upstream429", Count), ("SheetsThrottled", Count)], |m| &m.sheets_429),
     Counter::new("limiter_waits", "", &[("LimiterWaits", Count)], |m| &m.limiter_waits),
     Counter::new("limiter_wait_ms", "", &[("LimiterWaitTime", Milliseconds)], |m| &m.limiter_wait_ms),
+    Counter::new("fetches_handed_over", "", &[("FetchesHandedOver", Count)], |m| &m.fetches_handed_over),
     Counter::new("sheet_rows_buffered", "", &[("SheetRowsBuffered", Count)], |m| &m.rows_buffered),
     Counter::new("sheet_rows_appended", "", &[("SheetRowsAppended", Count)], |m| &m.rows_appended),
     Counter::new("flush_ms", "", &[("FlushTime", Milliseconds)], |m| &m.flush_ms),

@@ -11,7 +11,7 @@
 -- ARGV[5] messages in the queue, or resources already in its dirty set.
 -- The event is recorded in the dirty set (once per resource, its id kept
 -- for tracing) and the mall's drain chain is checked: see
--- crates/redis/src/backlog.rs.
+-- crates/redis/src/backlog.rs. Runs after dirty_record.lua (prepended).
 --
 -- KEYS[1]   STRING: the mark, '<owner id>' or 'lease:<owner id>'
 -- KEYS[2]   LIST: ids that joined the owner's pending fetch (same hash tag)
@@ -62,35 +62,8 @@ if #KEYS == 6 then
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now - tonumber(ARGV[6]))
   if redis.call('HLEN', KEYS[4]) > 0 or redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then
-    local raw = redis.call('HGET', KEYS[4], ARGV[9])
-    local entry
-    if raw then
-      entry = cjson.decode(raw)
-    else
-      entry = {seq = 0, since = now, events = {}}
-      -- µs, so resources dirtied in one ms keep their order.
-      redis.call('ZADD', KEYS[5], tonumber(t[1]) * 1000000 + tonumber(t[2]), ARGV[9])
-    end
-    entry.seq = entry.seq + 1
-    local known = false
-    for _, id in ipairs(entry.events) do
-      if id == ARGV[1] then known = true end
-    end
-    if not known and #entry.events < tonumber(ARGV[8]) then
-      table.insert(entry.events, ARGV[1])
-    end
-    redis.call('HSET', KEYS[4], ARGV[9], cjson.encode(entry))
-    redis.call('PEXPIRE', KEYS[4], ARGV[7])
-    redis.call('PEXPIRE', KEYS[5], ARGV[7])
-    local chain = redis.call('GET', KEYS[6])
-    if not chain then
-      redis.call('SET', KEYS[6], lease, 'PX', ARGV[2])
-      return {4, 0, entry.since}
-    end
-    if string.sub(chain, 1, 6) == 'lease:' then
-      return {4, 2, entry.since}
-    end
-    return {4, 1, entry.since}
+    local chain, since = dirty_record(KEYS[4], KEYS[5], KEYS[6], ARGV[9], {ARGV[1]}, ARGV[8], ARGV[7], ARGV[1], ARGV[2], t)
+    return {4, chain, since}
   end
 end
 

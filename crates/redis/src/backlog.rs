@@ -40,6 +40,10 @@
 //!   by the run (which goes on) or finds no chain (and starts one). A lease
 //!   whose holder died is carried by whoever comes next; a second chain
 //!   started meanwhile stops at its first end.
+//! - **Handing over** ([`Backlogs::hand_over`], `backlog/hand_over.rs`):
+//!   a fetch step whose mall's bucket cannot serve it now puts its
+//!   resource (with the events it answers) in the dirty set instead of
+//!   holding a pipe while it waits, and stops counting its message.
 //! - **Nothing is lost**: a resource leaves the set only after its snapshot
 //!   is stored, and only if no webhook came for it since the run read it
 //!   (`lua/dirty_done.lua`); a run that dies is retried by its queue. A
@@ -56,6 +60,8 @@
 //! {prefix}{mall:m}:dirtyq:       ZSET   resource -> µs it became dirty        owner: the mall's drain runs; TTL: retention
 //! {prefix}{mall:m}:chain:drain   STRING <token> | lease:<token>               TTL: the lease, then chain_ttl
 //! ```
+
+mod hand_over;
 
 use crate::coalescing::{Coalescing, MarkTimes};
 use crate::error::Error;
@@ -119,6 +125,15 @@ pub enum Chain {
     /// Another caller's lease, which may never be confirmed: queue a drain
     /// request of the caller's own.
     OthersLease,
+}
+
+/// A script's chain code: 0 took the lease, 1 confirmed, 2 another's lease.
+fn chain_of(code: i64) -> Chain {
+    match code {
+        0 => Chain::Took,
+        1 => Chain::Confirmed,
+        _ => Chain::OthersLease,
+    }
 }
 
 /// One resource of a dirty set as a drain run read it.
@@ -226,12 +241,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
             .await?;
         match reply.as_slice() {
             [Value::Int(4), Value::Int(chain), Value::Int(since)] => {
-                let chain = match chain {
-                    0 => Chain::Took,
-                    1 => Chain::Confirmed,
-                    _ => Chain::OthersLease,
-                };
-                Ok(Admit::Deferred { chain, since_ms: u64::try_from(*since).unwrap_or(0) })
+                Ok(Admit::Deferred { chain: chain_of(*chain), since_ms: u64::try_from(*since).unwrap_or(0) })
             }
             other => crate::coalescing::claim_reply(other).map(Admit::Claim),
         }
@@ -322,6 +332,15 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
             2 => Ok(ChainNext::Stop),
             other => Err(Error::UnexpectedReply { script: "drain_next.lua", reply: other.to_string() }),
         }
+    }
+
+    /// Whether the mall is under flow control now: any dirty resource, or
+    /// `max_queued` messages counted (some may be past the horizon, which
+    /// the next claim drops: a mall may count as in its backlog a little
+    /// longer, never a flood as out of it).
+    pub async fn in_backlog(&self, tag: &Tag) -> Result<bool, Error> {
+        let size = self.size(tag).await?;
+        Ok(size.dirty > 0 || size.queued >= u64::from(self.flow.max_queued))
     }
 
     /// The mall's backlog now (counted messages may include some past the

@@ -10,6 +10,12 @@ macro_rules! script {
         pub(crate) static $name: LazyLock<Script> =
             LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
     };
+    // A library file first (its local functions), then the script.
+    ($name:ident, $library:literal + $file:literal) => {
+        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(concat!(include_str!(concat!("../lua/", $library)), include_str!(concat!("../lua/", $file))))
+        });
+    };
 }
 
 script!(SLIDING_WINDOW, "sliding_window.lua");
@@ -19,7 +25,7 @@ script!(LOCK_ACQUIRE, "lock_acquire.lua");
 script!(COMPARE_AND_DELETE, "compare_and_delete.lua");
 script!(COMPARE_AND_EXTEND, "compare_and_extend.lua");
 script!(GATE_ENTER, "gate_enter.lua");
-script!(GATE_CLAIM, "gate_claim.lua");
+script!(GATE_CLAIM, "dirty_record.lua" + "gate_claim.lua");
 script!(GATE_CONFIRM, "gate_confirm.lua");
 script!(DELIVERY_BEGIN, "delivery_begin.lua");
 script!(DELIVERY_RELEASE, "delivery_release.lua");
@@ -36,3 +42,4 @@ script!(WINDOW_USAGE, "window_usage.lua");
 script!(DIRTY_PEEK, "dirty_peek.lua");
 script!(DIRTY_DONE, "dirty_done.lua");
 script!(DRAIN_NEXT, "drain_next.lua");
+script!(DIRTY_HAND_OVER, "dirty_record.lua" + "dirty_hand_over.lua");

@@ -14,9 +14,9 @@ use sluice_pipeline::{ShopService, call_json};
 use sluice_redis::Connection;
 
 /// What this function calls in AWS: what the service `main` starts
-/// (`sluice_lambda::shop_from_env`) calls. Its IAM policy in `infra/template.yaml`
+/// (`sluice_lambda::fetch_from_env`) calls. Its IAM policy in `infra/template.yaml`
 /// must allow each (`tests/tests/template_iam.rs`).
-pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::CORE_CALLS;
+pub const AWS_CALLS: &[sluice_lambda::AwsUse] = sluice_lambda::aws_calls::FETCH_CALLS;
 
 /// One invocation: the payload is a [`FetchInput`], the answer a [`FetchOutput`].
 /// Parsed here, not by the runtime, so a bad payload is a [`StepFailure`]

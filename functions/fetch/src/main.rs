@@ -4,5 +4,5 @@
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    sluice_lambda::serve_step("fetch", sluice_lambda::shop_from_env, sluice_fn_fetch::handler).await
+    sluice_lambda::serve_step("fetch", sluice_lambda::fetch_from_env, sluice_fn_fetch::handler).await
 }

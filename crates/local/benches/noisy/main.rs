@@ -30,12 +30,13 @@ fn main() {
     println!(
         "On this machine ({} cores), the whole local stack (ingest → embedded FIFO queue choosing groups as SQS FIFO \
          does → pipe → state machine → steps; the mall drain worker for (c)) over a private redis-server and the \
-         sandbox Cafe24. Scale: the hot mall sends {} webhooks for distinct new products (64 at a time, as fast as \
-         ingest takes them) 2 s into the run; {} quiet malls send one each a second for {} s; every mall's bucket is \
+         sandbox Cafe24. Scale: the hot mall sends {} webhooks for distinct new products, orders and customers (three FIFO \
+         groups; 64 at a time, as fast as ingest takes them) 2 s into the run; the template's {} pipes; {} quiet malls send one each a second for {} s; every mall's bucket is \
          {} calls draining {}/s at the sandbox (Cafe24: 40 at 2/s; sluice keeps one unit of headroom); the queue \
          scans {} messages (SQS: 120,000); flow control defers a mall at {} messages in the queue.\n",
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         scale.hot_events,
+        scenario::PIPE_COUNT,
         scale.quiet_malls,
         scale.quiet_seconds,
         scale.bucket.0,
@@ -54,12 +55,12 @@ fn main() {
         outcomes
     });
     println!(
-        "| run | quiet p50 | quiet p99 | quiet max | hot drain / bucket | FIFO depth max | Redis memory peak | sent | lost | upstream 429s | deferred |"
+        "| run | quiet p50 | quiet p99 | quiet max | hot drain / bucket | FIFO depth max | Redis memory peak | sent | lost | upstream 429s | deferred | fetches waiting in a pipe | handed over |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for o in &outcomes {
         println!(
-            "| {} | {} ms | {} ms | {} ms | {} | {} | +{:.1} MiB | {} | {} | {} | {} |",
+            "| {} | {} ms | {} ms | {} ms | {} | {} | +{:.1} MiB | {} | {} | {} | {} | {} | {} |",
             o.mode.label(),
             o.quiet_percentile(0.5),
             o.quiet_percentile(0.99),
@@ -71,6 +72,8 @@ fn main() {
             o.lost,
             o.refused_by_upstream,
             o.deferred,
+            o.pipe_waits,
+            o.handed_over,
         );
     }
     let [quiet, flood, controlled] = &outcomes[..] else { unreachable!() };
@@ -86,6 +89,11 @@ fn main() {
     println!(
         "- FIFO depth at most {} with flow control (target ≤ 1,000 + the quiet traffic, here {}), {} without",
         controlled.max_depth, depth_target, flood.max_depth
+    );
+    println!(
+        "- fetches that waited for the hot mall's bucket while holding a pipe: {} with flow control (handed over to \
+         its dirty set instead: {}), {} without",
+        controlled.pipe_waits, controlled.handed_over, flood.pipe_waits
     );
     println!(
         "- lost {}, upstream 429s {} with flow control (targets 0, 0); the hot mall's {} snapshots stored in {:.0} s",

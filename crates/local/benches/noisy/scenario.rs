@@ -4,8 +4,11 @@
 //!
 //! Quiet malls each send one webhook a second (a new product each time)
 //! for the whole run; in the flood modes, the hot mall sends a webhook for
-//! each of `hot_events` distinct new products as fast as ingest takes
-//! them. Figures come from Redis's clock: a quiet event's latency runs
+//! each of `hot_events` distinct new resources as fast as ingest takes
+//! them, spread over products, orders and customers: three FIFO groups, so
+//! it holds as many pipes as one mall can (a group has one batch in flight
+//! at a time). The pipes are as many as the template deploys
+//! (`PipeCount`'s default), each waiting for its execution. Figures come from Redis's clock: a quiet event's latency runs
 //! from its trace's `received` to its `stored`, the hot mall's drain rate
 //! from its snapshots' stream entry ids.
 
@@ -29,6 +32,11 @@ use std::time::{Duration, Instant};
 
 const API_KEY: &str = "noisy-key";
 const HOT: &str = "hot";
+/// infra/template.yaml's `PipeCount` default (`tests/noisy_neighbour.rs`
+/// checks it): the pipes that read the FIFO queue in AWS.
+pub(crate) const PIPE_COUNT: usize = 4;
+/// The hot mall's resources, one FIFO group each.
+const HOT_KINDS: [ResourceKind; 3] = [ResourceKind::Product, ResourceKind::Order, ResourceKind::Customer];
 
 /// How big a run is.
 #[derive(Debug, Clone)]
@@ -88,6 +96,11 @@ pub(crate) struct Outcome {
     pub(crate) lost: usize,
     pub(crate) refused_by_upstream: u64,
     pub(crate) deferred: u64,
+    /// Fetches that waited for their mall's bucket while holding a pipe:
+    /// inline waits and Wait states (the fetch step's `limiter_waits`).
+    pub(crate) pipe_waits: u64,
+    /// Fetches handed over to their mall's dirty set instead.
+    pub(crate) handed_over: u64,
     pub(crate) elapsed: Duration,
 }
 
@@ -135,7 +148,7 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
             mall_drain: MallDrainConfig { flow, ..MallDrainConfig::default() },
             ..PipelineConfig::default()
         },
-        pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
+        pipe: PipeConfig { workers: PIPE_COUNT, ..PipeConfig::default() },
         ..DevConfig::on_free_ports(ingest, cafe24_config(&sandbox), sluice_sheets::SheetsConfig::new("", ""))
     };
     let stack = DevStack::start(conn.clone(), config).await.expect("stack");
@@ -187,7 +200,8 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
             .map(|n| {
                 let sandbox = sandbox.clone();
                 async move {
-                    let change = sandbox.create(HOT, ResourceKind::Product, product(&format!("h{n}"))).await;
+                    let kind = HOT_KINDS[n % HOT_KINDS.len()];
+                    let change = sandbox.create(HOT, kind, product(&format!("h{n}"))).await;
                     change.ok().as_ref().and_then(event_id)
                 }
             })
@@ -242,6 +256,8 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
         lost,
         refused_by_upstream: sandbox.counters().refused_bucket,
         deferred: stack.ingest.snapshot().deferred,
+        pipe_waits: step_count(&stack, "limiter_waits"),
+        handed_over: step_count(&stack, "fetches_handed_over"),
         elapsed,
     };
     stack.stop().await.expect("stop");
@@ -262,6 +278,12 @@ fn drain_fraction(times_ms: &[u64], flood_sent_ms: u64, rate: f64) -> f64 {
         return 0.0;
     }
     (after.len() as f64 / span) / rate
+}
+
+/// The fetch step's running total `name` (its `/metrics` name).
+fn step_count(stack: &DevStack, name: &str) -> u64 {
+    let metrics = stack.shop.metrics_handle();
+    sluice_pipeline::step_metrics::COUNTERS.iter().filter(|c| c.name == name).map(|c| c.get(&metrics)).sum()
 }
 
 async fn redis_ms(conn: &sluice_redis::Connection) -> u64 {

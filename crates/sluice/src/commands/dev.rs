@@ -275,13 +275,14 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
              postgres://user:password@host:port/database (or SLUICE_DATABASE_URL)."
         );
     }
+    let stop = crate::stop_signal::install();
     println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
     let state = DevState { redis_url: redis.url.clone(), key_prefix: args.key_prefix.clone(), urls };
     let state_path = DevState::path();
     state.write(&state_path)?;
     let mut lease_lost = false;
     tokio::select! {
-        () = crate::stop_signal::stop_signal() => {}
+        () = stop.wait() => {}
         () = status_line(&stack) => {}
         () = stack.lease_lost() => lease_lost = true,
     }

@@ -43,6 +43,12 @@ pub(crate) struct Args {
     flush_queue_url: Option<String>,
     #[arg(long)]
     flush_dlq_url: Option<String>,
+    /// The mall drain queue (default: SLUICE_MALL_DRAIN_QUEUE_URL, or the
+    /// running `sluice dev`'s).
+    #[arg(long)]
+    mall_drain_queue_url: Option<String>,
+    #[arg(long)]
+    mall_drain_dlq_url: Option<String>,
     /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
     #[arg(long)]
     sqs_endpoint: Option<String>,
@@ -108,6 +114,8 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         events_dlq_url: args.events_dlq_url.clone().or(env.events_dlq_url),
         flush_queue_url: args.flush_queue_url.clone().or(env.flush_queue_url),
         flush_dlq_url: args.flush_dlq_url.clone().or(env.flush_dlq_url),
+        mall_drain_queue_url: args.mall_drain_queue_url.clone().or(mall_drain_queue_url()?),
+        mall_drain_dlq_url: args.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
         sqs_endpoint: args.sqs_endpoint.clone().or(env.sqs_endpoint),
         malls: Vec::new(),
         credentials: Vec::new(),
@@ -115,12 +123,27 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
     };
     let state = DevState::read(&DevState::path());
     let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
-    let named = [&args.queue_url, &args.events_dlq_url, &args.flush_queue_url, &args.flush_dlq_url];
+    let named = [
+        &args.queue_url,
+        &args.events_dlq_url,
+        &args.flush_queue_url,
+        &args.flush_dlq_url,
+        &args.mall_drain_queue_url,
+        &args.mall_drain_dlq_url,
+    ];
     let (urls, endpoint) = if named.iter().any(|u| u.is_some()) {
         (named.map(Clone::clone), args.sqs_endpoint.clone())
     } else {
         (
-            ["Queue", "Dead-letter queue", "Flush queue", "Flush dead-letter queue"].map(from_dev),
+            [
+                "Queue",
+                "Dead-letter queue",
+                "Flush queue",
+                "Flush dead-letter queue",
+                "Mall drain queue",
+                "Mall drain dead-letter queue",
+            ]
+            .map(from_dev),
             args.sqs_endpoint.clone().or_else(|| from_dev("SQS endpoint")),
         )
     };
@@ -130,7 +153,8 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let client = sqs_client(&endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local)).await;
-    for (name, url) in ["events", "events dead-letter", "flush", "flush dead-letter"].iter().zip(urls) {
+    let names = ["events", "events dead-letter", "flush", "flush dead-letter", "mall drain", "mall drain dead-letter"];
+    for (name, url) in names.iter().zip(urls) {
         let Some(url) = url else { continue };
         // Any queue's counts read the same way (GetQueueAttributes).
         let queue = SqsQueue::new(client.clone(), &url);
@@ -139,6 +163,14 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         println!("  {name:<20} {:>9}  {:>9}  {:>7}{alarm}", q.visible, q.in_flight, q.delayed);
     }
     Ok(())
+}
+
+/// The mall drain queue as the functions read it (flow control's
+/// variables), refused here as they would refuse it.
+fn mall_drain_queue_url() -> anyhow::Result<Option<String>> {
+    let flow = sluice_config::FlowSettings::from_source(&EnvSource::from_process())
+        .map_err(|e| crate::usage("sluice status", e))?;
+    Ok(flow.queue.map(|q| q.url))
 }
 
 fn print_lagging(lagging: &[LaggingGroup], waiting: u64) {
@@ -170,8 +202,13 @@ fn print_mall(mall: &MallStatus) {
         None => "no token (sluice tokens set)".to_owned(),
         Some(t) => format!("access expires {}, refresh {}", when(t.access_expires_ms), when(t.refresh_expires_ms)),
     };
+    // Flow control: resources waiting for the mall's drain runs.
+    let dirty = match mall.backlog.dirty {
+        0 => String::new(),
+        n => format!("; {n} resources in its dirty set (drained within its bucket)"),
+    };
     println!(
-        "  {}: bucket {:.1}/{} (empty in {}); {token}",
+        "  {}: bucket {:.1}/{} (empty in {}); {token}{dirty}",
         mall.mall_id,
         mall.bucket_units,
         mall.bucket_capacity,

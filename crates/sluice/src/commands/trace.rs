@@ -96,6 +96,10 @@ async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
 fn describe(entry: &TraceEntry) -> String {
     let detail = &entry.detail;
     if entry.stage == "deferred" {
+        if detail["by"] == "fetch" {
+            // Handed over by its fetch step: the mall's bucket had no unit.
+            return format!("into {} (flow control: its mall's bucket was empty)", dirty_set(detail));
+        }
         return format!("into {} (flow control: its mall has a backlog)", dirty_set(detail));
     }
     if detail["sink"] != "postgresql" {

@@ -276,20 +276,26 @@ async fn wait_written(drain: &DrainTask, deadline: Instant) -> u64 {
     behind
 }
 
-/// Waits until the queue is empty with nothing in flight, twice in a row
-/// (a batch between receive and delete is in flight). False at `deadline`.
+/// Waits until the queue is empty with nothing in flight, and no mall's
+/// dirty set has a drain request pending (flow control hands fetches its
+/// bucket cannot serve at once over to it), twice in a row (a batch
+/// between receive and delete is in flight). False at `deadline`.
 async fn wait_drained(stack: &DevStack, deadline: Instant) -> bool {
     let bar = ProgressBar::new_spinner().with_message("draining");
     let mut quiet = 0;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        match stack.queues().await {
-            Ok((events, _)) if events.visible == 0 && events.in_flight == 0 => quiet += 1,
-            Ok((events, _)) => {
+        let drains = stack.mall_drain_queue().await.map(|q| q.visible + q.in_flight + q.delayed);
+        match (stack.queues().await, drains) {
+            (Ok((events, _)), Ok(0)) if events.visible == 0 && events.in_flight == 0 => quiet += 1,
+            (Ok((events, _)), Ok(drains)) => {
                 quiet = 0;
-                bar.set_message(format!("draining: {} queued, {} in flight", events.visible, events.in_flight));
+                bar.set_message(format!(
+                    "draining: {} queued, {} in flight, {drains} malls' dirty sets",
+                    events.visible, events.in_flight
+                ));
             }
-            Err(_) => quiet = 0,
+            _ => quiet = 0,
         }
         bar.tick();
         if quiet >= 2 {

@@ -92,6 +92,8 @@ pub fn sluice(dir: &Path) -> Command {
         "SLUICE_EVENTS_DLQ_URL",
         "SLUICE_FLUSH_QUEUE_URL",
         "SLUICE_FLUSH_DLQ_URL",
+        "SLUICE_MALL_DRAIN_QUEUE_URL",
+        "SLUICE_MALL_DRAIN_DLQ_URL",
         "SLUICE_SQS_ENDPOINT",
         "SLUICE_ALERT_URL",
     ] {
@@ -192,6 +194,9 @@ pub struct Status {
     /// waiting, in flight, delayed.
     pub events: Option<[u64; 3]>,
     pub dead_letters: Option<[u64; 3]>,
+    /// "Drain mall M" requests: while one is left, some mall's dirty set
+    /// still has work (flow control).
+    pub mall_drains: Option<[u64; 3]>,
     pub groups_waiting: bool,
 }
 
@@ -212,6 +217,7 @@ pub fn status(workdir: &Path) -> Status {
     Status {
         events: row(&["events"]),
         dead_letters: row(&["events", "dead-letter"]),
+        mall_drains: row(&["mall", "drain"]),
         groups_waiting: !text.contains("Groups with events waiting: none"),
         text,
     }
@@ -221,6 +227,7 @@ impl Status {
     pub fn clean(&self) -> bool {
         self.events == Some([0, 0, 0])
             && self.dead_letters.is_some_and(|d| d[0] == 0 && d[1] == 0)
+            && self.mall_drains == Some([0, 0, 0])
             && !self.groups_waiting
     }
 
@@ -233,6 +240,9 @@ impl Status {
                  their visibility timeout (330 s) and block their groups (issue #12 finding 3)"
             ),
             (Some([waiting, ..]), _) if waiting > 0 => format!("{waiting} messages waiting"),
+            _ if self.mall_drains != Some([0, 0, 0]) => {
+                format!("mall drain requests left (waiting, in flight, delayed): {:?}", self.mall_drains)
+            }
             _ => "the group ledger still lists events waiting".into(),
         }
     }
