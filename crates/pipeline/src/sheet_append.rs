@@ -109,6 +109,16 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         loop {
             let header = match self.header_row(client, &token, request, sheet, rows).await {
                 Ok(header) => header,
+                // A refused token is refreshed once, whichever call met
+                // it first: the header check is the first call a sheet
+                // with a header gets.
+                Err(Failure::Refresh) if !tally.refreshed => {
+                    token = match self.token_for(request, sheet, rows, tally, true, partial).await? {
+                        Ok(token) => token,
+                        Err(next) => return Ok(Some(next)),
+                    };
+                    continue;
+                }
                 Err(failure) => return self.fail(request, sheet, rows, failure, partial).await,
             };
             let mut body: Vec<Vec<Value>> = Vec::with_capacity(rows.len() + 1);

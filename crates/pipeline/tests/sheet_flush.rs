@@ -156,6 +156,26 @@ async fn server_errors_are_retried_and_never_duplicate() {
     .unwrap();
 }
 
+/// An access token Google stops taking before its expiry is refreshed,
+/// whichever call meets the 401 first: on a sheet not written yet that is
+/// the header check, which used to park the credential at once.
+#[tokio::test]
+async fn a_refused_access_token_at_the_header_check_is_refreshed_not_parked() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("flush_header_check_refresh").await;
+        t.buffer(0, "r000").await;
+        t.flush_until_idle(0, 3).await;
+        t.sandbox.expire_access_tokens(USER);
+        t.buffer(7, "x000").await;
+        let outs = t.flush_until_idle(7, 4).await;
+        assert!(outs.iter().all(|o| o.next != FlushNext::Parked), "{outs:?}");
+        assert_sheet(&t, 7, &["x000".to_owned()]);
+        assert!(t.alerts.lock().unwrap().is_empty(), "no alert for a token a refresh fixed");
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test]
 async fn a_revoked_credential_parks_alerts_once_and_redrives_when_set() {
     tokio::time::timeout(LIMIT, async {
