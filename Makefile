@@ -88,11 +88,15 @@ package:
 ## seeds 1-6 with outages of 2-7 s, and one of 20 s (longer than the
 ## queues' consumer lease); then the HTTP abuse run against ingest and the
 ## SQS endpoint, 20,000 seeded bad and good requests (SLUICE_ABUSE_REQUESTS,
-## SLUICE_ABUSE_SEED). `make test` runs one of each kind.
+## SLUICE_ABUSE_SEED); then sluice dev killed between an append Google
+## applied and its trim, with rows to three sheets (sheet_crash: over a
+## minute, the killed flushes' lock leases). `make test` runs one of each
+## of the first three kinds.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
+	$(CARGO) test -p sluice --test sheet_crash -- --ignored --nocapture
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
 ## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with

@@ -4,7 +4,8 @@
 //!
 //! - **One flush per sheet at a time:** the sheet's lock. A flush that finds
 //!   it held ends at once (`busy`): the holder looks at the buffer again
-//!   after it lets go (see `flush_request`).
+//!   after it lets go (see `flush_request`), and in case the holder died
+//!   holding it, the busy flush asks again for when its lease ends.
 //! - **Adaptive batching:** the holder asks the limiter *before* it claims
 //!   rows, and waits out a short denial holding the lock, so every row that
 //!   arrives meanwhile joins the append it is waiting for. A lone row on an
@@ -81,7 +82,16 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         }
         let lease = match self.locks.acquire(&sheet, FLUSH_LOCK, self.config.sheets.flush_lease).await? {
             Acquire::Acquired(lease) => lease,
-            Acquire::Busy { .. } => return Ok(RunTally::default().output(FlushNext::Busy, 0, None)),
+            Acquire::Busy { retry_after } => {
+                // A living holder looks at the buffer again after it lets
+                // go; a dead one (a process killed mid-flush) never will,
+                // and its lock holds until its lease ends. So this request
+                // gives up its mark and asks again for when the lease is
+                // over: with a living holder that run finds little to do.
+                self.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
+                self.request_flush(&request, retry_after, Why::Wait).await?;
+                return Ok(RunTally::default().output(FlushNext::Busy, 0, None));
+            }
         };
         let mut tally = RunTally::default();
         let run_started = Instant::now();

@@ -156,6 +156,29 @@ async fn server_errors_are_retried_and_never_duplicate() {
     .unwrap();
 }
 
+/// A flush that finds its sheet locked by a holder that died mid-flush
+/// (`kill -9`) asks again for when the lock's lease ends: the dead holder
+/// would never look at the buffer again, and its rows would wait for the
+/// next row to arrive.
+#[tokio::test]
+async fn a_flush_finding_its_sheet_locked_asks_again_for_when_the_lease_ends() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("flush_busy_comes_back").await;
+        let locks = sluice_redis::Locks::new(t.redis.conn().await, t.redis.keyspace());
+        let sheet = sluice_redis::Tag::for_sheet(&sheet_support::request(0).sheet);
+        let held = locks.acquire(&sheet, "flush", Duration::from_secs(30)).await.unwrap();
+        assert!(matches!(held, sluice_redis::Acquire::Acquired(_)));
+        t.buffer(0, "r000").await;
+        let asked = t.trigger.requests.lock().unwrap().len();
+        assert_eq!(t.flush(0).await.next, FlushNext::Busy);
+        let again: Vec<Duration> = t.trigger.requests.lock().unwrap()[asked..].iter().map(|(_, d)| *d).collect();
+        assert_eq!(again.len(), 1, "one flush asked for: {again:?}");
+        assert!(again[0] > Duration::from_secs(20) && again[0] <= Duration::from_secs(30), "{again:?}");
+    })
+    .await
+    .unwrap();
+}
+
 /// An access token Google stops taking before its expiry is refreshed,
 /// whichever call meets the 401 first: on a sheet not written yet that is
 /// the header check, which used to park the credential at once.
