@@ -18,6 +18,7 @@ fn sluice(args: &[&str]) -> Output {
         .env("AWS_REGION", "us-east-1")
         .env_remove("SLUICE_EVENTS_DLQ_URL")
         .env_remove("SLUICE_FLUSH_DLQ_URL")
+        .env_remove("SLUICE_MALL_DRAIN_DLQ_URL")
         .output()
         .unwrap()
 }
@@ -29,10 +30,15 @@ async fn a_dead_letter_is_listed_shown_and_redriven() {
     backend.create_queue("ev-dlq.fifo", &QueueConfig::default()).await.unwrap();
     let redrive = RedrivePolicy { dead_letter_queue: "ev-dlq.fifo".into(), max_receive_count: 1 };
     backend.create_queue("ev.fifo", &QueueConfig { redrive: Some(redrive), ..QueueConfig::default() }).await.unwrap();
+    // And a standard queue as the mall drain queue is.
+    backend.create_queue("md-dlq", &QueueConfig::default()).await.unwrap();
+    let redrive = RedrivePolicy { dead_letter_queue: "md-dlq".into(), max_receive_count: 1 };
+    backend.create_queue("md", &QueueConfig { redrive: Some(redrive), ..QueueConfig::default() }).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
     let api = SqsApi::new(backend, endpoint.clone());
     let (queue_url, dlq_url) = (api.queue_url("ev.fifo"), api.queue_url("ev-dlq.fifo"));
+    let (md_url, md_dlq_url) = (api.queue_url("md"), api.queue_url("md-dlq"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(sqs_api::serve(listener, api, async move {
         let _ = stopped.await;
@@ -56,19 +62,37 @@ async fn a_dead_letter_is_listed_shown_and_redriven() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let listed = run("list");
-    assert!(listed.starts_with("events       1 waiting"), "{listed}");
+    assert!(listed.starts_with("events          1 waiting"), "{listed}");
     let shown = run("show");
     assert!(shown.contains("{\"event\":\"e-1\"}") && shown.contains("group g"), "{shown}");
-    assert!(run("list").starts_with("events       1 waiting"), "show took nothing");
+    assert!(run("list").starts_with("events          1 waiting"), "show took nothing");
     let redriven = run("redrive");
     assert!(redriven.contains("moved 1 messages back"), "{redriven}");
-    assert!(run("list").starts_with("events       0 waiting"));
+    assert!(run("list").starts_with("events          0 waiting"));
     let back = client
         .get_queue_attributes()
         .queue_url(&queue_url)
         .attribute_names(QueueAttributeName::ApproximateNumberOfMessages);
     let back = back.send().await.unwrap();
     assert_eq!(back.attributes().unwrap()[&QueueAttributeName::ApproximateNumberOfMessages], "1");
+
+    // A "drain mall M" request that failed too often: the mall drain
+    // dead-letter queue is listed, shown and redriven the same way.
+    let body = "{\"kind\":\"mall_drain\",\"mall_id\":\"acme\",\"token\":\"t-1\"}";
+    client.send_message().queue_url(&md_url).message_body(body).send().await.unwrap();
+    let got = client.receive_message().queue_url(&md_url).visibility_timeout(0).send().await.unwrap();
+    assert_eq!(got.messages().len(), 1);
+    let got = client.receive_message().queue_url(&md_url).send().await.unwrap();
+    assert!(got.messages().is_empty(), "moved to the mall drain DLQ on its second receive");
+    let both = ["--events-dlq-url", &dlq_url, "--mall-drain-dlq-url", &md_dlq_url, "--sqs-endpoint", &endpoint];
+    let out = sluice(&[&["dlq", "list"][..], &both[..]].concat());
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.lines().any(|l| l.starts_with("mall-drain      1 waiting")), "{listed}");
+    let md = ["--queue", "mall-drain", "--mall-drain-dlq-url", &md_dlq_url, "--sqs-endpoint", &endpoint];
+    let shown = sluice(&[&["dlq", "show"][..], &md[..]].concat());
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("\"mall_id\":\"acme\""), "{shown:?}");
+    let redriven = sluice(&[&["dlq", "redrive"][..], &md[..]].concat());
+    assert!(String::from_utf8_lossy(&redriven.stdout).contains("moved 1 messages back"), "{redriven:?}");
 
     let bad = sluice(&["dlq", "show", "--queue", "flush", "--events-dlq-url", &dlq_url]);
     assert_eq!(bad.status.code(), Some(2));

@@ -23,6 +23,10 @@ pub(crate) struct Queues {
     /// The flush dead-letter queue's URL (default: the running `sluice dev`'s).
     #[arg(long)]
     flush_dlq_url: Option<String>,
+    /// The mall drain dead-letter queue's URL: "drain mall M" requests
+    /// that failed too often (default: the running `sluice dev`'s).
+    #[arg(long)]
+    mall_drain_dlq_url: Option<String>,
     /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
     #[arg(long)]
     sqs_endpoint: Option<String>,
@@ -32,7 +36,40 @@ pub(crate) struct Queues {
 pub(crate) enum Which {
     Events,
     Flush,
+    MallDrain,
 }
+
+impl Which {
+    const ALL: [Which; 3] = [Which::Events, Which::Flush, Which::MallDrain];
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::Events => "events",
+            Self::Flush => "flush",
+            Self::MallDrain => "mall-drain",
+        }
+    }
+
+    fn flag(self) -> &'static str {
+        match self {
+            Self::Events => "--events-dlq-url",
+            Self::Flush => "--flush-dlq-url",
+            Self::MallDrain => "--mall-drain-dlq-url",
+        }
+    }
+
+    /// Its name in the running `sluice dev`'s list of URLs.
+    fn dev_label(self) -> &'static str {
+        match self {
+            Self::Events => "Dead-letter queue",
+            Self::Flush => "Flush dead-letter queue",
+            Self::MallDrain => "Mall drain dead-letter queue",
+        }
+    }
+}
+
+/// Each dead-letter queue's URL, where known, in [`Which::ALL`]'s order.
+type Urls = [Option<String>; 3];
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum DlqCommand {
@@ -61,10 +98,10 @@ pub(crate) async fn run(command: DlqCommand) -> anyhow::Result<ExitCode> {
     match command {
         DlqCommand::List(queues) => {
             let (client, urls) = resolve(&queues).await?;
-            for (name, url) in [("events", &urls.0), ("flush", &urls.1)] {
+            for (which, url) in Which::ALL.iter().zip(&urls) {
                 let Some(url) = url else { continue };
                 let (visible, in_flight) = depth(&client, url).await?;
-                println!("{name:<7} {visible:>6} waiting  {in_flight:>4} in flight  {url}");
+                println!("{:<10} {visible:>6} waiting  {in_flight:>4} in flight  {url}", which.name());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -81,44 +118,38 @@ pub(crate) async fn run(command: DlqCommand) -> anyhow::Result<ExitCode> {
 
 const WHO: &str = "sluice dlq";
 
-/// The client and the (events, flush) DLQ URLs: the flags, else the
-/// running `sluice dev`'s; none known is a usage error.
-async fn resolve(queues: &Queues) -> anyhow::Result<(Client, (Option<String>, Option<String>))> {
+/// The client and the DLQ URLs: the flags, else the running `sluice
+/// dev`'s; none known is a usage error.
+async fn resolve(queues: &Queues) -> anyhow::Result<(Client, Urls)> {
     let env = crate::operator_queues(WHO)?;
-    let queues = &Queues {
-        events_dlq_url: queues.events_dlq_url.clone().or(env.events_dlq_url),
-        flush_dlq_url: queues.flush_dlq_url.clone().or(env.flush_dlq_url),
-        sqs_endpoint: queues.sqs_endpoint.clone().or(env.sqs_endpoint),
-    };
+    let given = [
+        queues.events_dlq_url.clone().or(env.events_dlq_url),
+        queues.flush_dlq_url.clone().or(env.flush_dlq_url),
+        queues.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
+    ];
+    let endpoint = queues.sqs_endpoint.clone().or(env.sqs_endpoint);
     let state = DevState::read(&DevState::path());
     let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
-    let flags_given = queues.events_dlq_url.is_some() || queues.flush_dlq_url.is_some();
-    let (events, flush, endpoint) = if flags_given {
-        (queues.events_dlq_url.clone(), queues.flush_dlq_url.clone(), queues.sqs_endpoint.clone())
+    let (urls, endpoint) = if given.iter().any(Option::is_some) {
+        (given, endpoint)
     } else {
-        (
-            from_dev("Dead-letter queue"),
-            from_dev("Flush dead-letter queue"),
-            queues.sqs_endpoint.clone().or_else(|| from_dev("SQS endpoint")),
-        )
+        (Which::ALL.map(|which| from_dev(which.dev_label())), endpoint.or_else(|| from_dev("SQS endpoint")))
     };
-    if events.is_none() && flush.is_none() {
+    if urls.iter().all(Option::is_none) {
         return Err(usage(
             WHO,
-            "no dead-letter queue: pass --events-dlq-url / --flush-dlq-url, or run `sluice dev` here",
+            "no dead-letter queue: pass --events-dlq-url / --flush-dlq-url / --mall-drain-dlq-url, or run `sluice dev` here",
         ));
     }
     let endpoint = endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
-    Ok((sqs_client(&endpoint).await, (events, flush)))
+    Ok((sqs_client(&endpoint).await, urls))
 }
 
 async fn one(queues: &Queues, which: Which) -> anyhow::Result<(Client, String)> {
-    let (client, (events, flush)) = resolve(queues).await?;
-    let (url, flag) = match which {
-        Which::Events => (events, "--events-dlq-url"),
-        Which::Flush => (flush, "--flush-dlq-url"),
-    };
-    url.map(|url| (client, url)).ok_or_else(|| usage(WHO, format!("no such dead-letter queue known: pass {flag}")))
+    let (client, urls) = resolve(queues).await?;
+    let url = Which::ALL.iter().zip(urls).find_map(|(w, url)| (*w == which).then_some(url)).flatten();
+    url.map(|url| (client, url))
+        .ok_or_else(|| usage(WHO, format!("no such dead-letter queue known: pass {}", which.flag())))
 }
 
 async fn depth(client: &Client, url: &str) -> anyhow::Result<(String, String)> {
