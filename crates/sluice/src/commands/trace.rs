@@ -2,8 +2,9 @@
 //! from received to stored (or parked), following it into the fetch it was
 //! coalesced into. Event ids are what ingest answered (`event_ids`). A
 //! sheet row is traced by its row id: its transaction log (INIT →
-//! ENQUEUED → BUFFERED → COMPLETED, or VALIDATION_FAILED / FAILED /
-//! PARKED with the reason).
+//! ENQUEUED → BUFFERED → COMPLETED; INIT → OVERFLOW → BUFFERED →
+//! COMPLETED for a row flow control held back; or VALIDATION_FAILED /
+//! FAILED / PARKED with the reason).
 //!
 //! Once the Redis trace has expired, a shop event is looked up in the
 //! event log the drain keeps in PostgreSQL (`sluice.events`): in
@@ -98,6 +99,12 @@ fn describe(entry: &TraceEntry) -> String {
     if entry.stage == "deferred" {
         return format!("into {} (flow control: its mall has a backlog)", dirty_set(detail));
     }
+    if entry.stage == "OVERFLOW" {
+        return format!("into {} (flow control: its sheet has a backlog)", overflow(detail));
+    }
+    if entry.stage == "BUFFERED" && detail["from"] == "overflow" {
+        return format!("moved from {} into its buffer", overflow(detail));
+    }
     if detail["sink"] != "postgresql" {
         return detail.to_string();
     }
@@ -113,6 +120,11 @@ fn describe(entry: &TraceEntry) -> String {
 fn dirty_set(detail: &serde_json::Value) -> String {
     let since = detail["dirty_since_ms"].as_u64().map_or_else(|| "?".to_owned(), timestamp);
     format!("mall {}'s dirty set since {since}", detail["mall_id"].as_str().unwrap_or("?"))
+}
+
+/// "sheet S's overflow", from an `OVERFLOW` entry.
+fn overflow(detail: &serde_json::Value) -> String {
+    format!("sheet {}'s overflow", detail["sheet"].as_str().unwrap_or("?"))
 }
 
 fn timestamp(at_ms: u64) -> String {
@@ -138,6 +150,15 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
             println!("  now: in {}, drained within the mall's budget", dirty_set(&last.detail));
             return;
         }
+        if last.stage == "OVERFLOW" {
+            // Flow control per sheet (README: "One flooding sheet").
+            println!(
+                "  now: in {} since {}; it joins the buffer once the sheet's queued rows are buffered",
+                overflow(&last.detail),
+                timestamp(last.at_ms)
+            );
+            return;
+        }
         let now = match last.stage.as_str() {
             "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
             "written" => "in PostgreSQL (sluice.snapshots)",
@@ -150,6 +171,7 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
             "COMPLETED" => "in the sheet",
             "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
             "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
+            "DUPLICATE" => "buffered or held already (see its earlier entries)",
             "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
             _ => "see above",
         };
