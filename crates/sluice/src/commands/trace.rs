@@ -144,37 +144,65 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
         println!("  {}  {:<10} {}", timestamp(entry.at_ms), entry.stage, describe(entry));
     }
     if let Some(last) = trace.last() {
-        if last.stage == "deferred" {
-            // Flow control: the mall's drain chain fetches it within the
-            // mall's budget (README: "One flooding mall").
-            println!("  now: in {}, drained within the mall's budget", dirty_set(&last.detail));
-            return;
-        }
-        if last.stage == "OVERFLOW" {
-            // Flow control per sheet (README: "One flooding sheet").
-            println!(
-                "  now: in {} since {}; it joins the buffer once the sheet's queued rows are buffered",
-                overflow(&last.detail),
-                timestamp(last.at_ms)
-            );
-            return;
-        }
-        let now = match last.stage.as_str() {
-            "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
-            "written" => "in PostgreSQL (sluice.snapshots)",
-            "superseded" => "answered by a newer snapshot already in PostgreSQL",
-            "coalesced" => "answered by the pending fetch it joined",
-            "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
-            "failed" => "waiting for redelivery",
-            "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
-            "rejected" => "rejected at ingest",
-            "COMPLETED" => "in the sheet",
-            "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
-            "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
-            "DUPLICATE" => "buffered or held already (see its earlier entries)",
-            "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
-            _ => "see above",
-        };
-        println!("  now: {now}");
+        println!("  now: {}", now(last));
+    }
+}
+
+/// Where an event is now, from its latest entry.
+fn now(last: &TraceEntry) -> String {
+    if last.stage == "deferred" {
+        // Flow control: the mall's drain chain fetches it within the
+        // mall's budget (README: "One flooding mall").
+        return format!("in {}, drained within the mall's budget", dirty_set(&last.detail));
+    }
+    if last.stage == "OVERFLOW" {
+        // Flow control per sheet (README: "One flooding sheet").
+        return format!(
+            "in {} since {}; it joins the buffer once the sheet's queued rows are buffered",
+            overflow(&last.detail),
+            timestamp(last.at_ms)
+        );
+    }
+    let now = match last.stage.as_str() {
+        "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
+        "written" => "in PostgreSQL (sluice.snapshots)",
+        "superseded" => "answered by a newer snapshot already in PostgreSQL",
+        "coalesced" => "answered by the pending fetch it joined",
+        "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
+        "failed" => "waiting for redelivery",
+        "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
+        "rejected" => "rejected at ingest",
+        "COMPLETED" => "in the sheet",
+        "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
+        "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
+        "DUPLICATE" => "buffered or held already (see its earlier entries)",
+        "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
+        _ => "see above",
+    };
+    now.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(stage: &str, detail: serde_json::Value) -> TraceEntry {
+        TraceEntry { at_ms: 1_763_000_000_000, stage: stage.into(), detail }
+    }
+
+    #[test]
+    fn a_held_row_says_which_overflow_it_is_in_and_where_it_went() {
+        let held = entry("OVERFLOW", json!({"sheet": "gr:cred:doc:0", "overflow_len": 3}));
+        assert_eq!(describe(&held), "into sheet gr:cred:doc:0's overflow (flow control: its sheet has a backlog)");
+        assert_eq!(
+            now(&held),
+            "in sheet gr:cred:doc:0's overflow since 2025-11-13 02:13:20.000Z; it joins the buffer once the sheet's \
+             queued rows are buffered"
+        );
+        let moved = entry("BUFFERED", json!({"from": "overflow", "sheet": "gr:cred:doc:0", "buffer_len": 9}));
+        assert_eq!(describe(&moved), "moved from sheet gr:cred:doc:0's overflow into its buffer");
+        assert_eq!(now(&moved), "on its way to the sheet");
+        assert_eq!(describe(&entry("BUFFERED", json!({"buffer_len": 1}))), r#"{"buffer_len":1}"#);
     }
 }
