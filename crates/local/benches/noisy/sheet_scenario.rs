@@ -225,7 +225,7 @@ pub(crate) async fn run(
         })
         .collect();
     let mut burst: Vec<Vec<String>> = Vec::new();
-    let (mut burst_began_ms, mut burst_sent_ms) = (u64::MAX, u64::MAX);
+    let mut burst_began_ms = u64::MAX;
     if mode != SheetMode::Quiet {
         tokio::time::sleep(scale.burst_after).await;
         burst_began_ms = redis_ms(&conn).await;
@@ -243,29 +243,34 @@ pub(crate) async fn run(
             }
         });
         burst = futures::stream::iter(clients).buffer_unordered(scale.burst_clients).collect().await;
-        burst_sent_ms = redis_ms(&conn).await;
     }
-    let mut quiet_ids: Vec<Vec<String>> = Vec::new();
-    for sender in quiet_senders {
-        quiet_ids.push(sender.await.expect("quiet sender"));
-    }
+    // Until the hot sheet holds every row (watched while the quiet sheets
+    // still send), and the quiet senders are done.
+    let deadline = started + scale.limit;
+    let hot_watch = async {
+        if mode == SheetMode::Quiet {
+            return Duration::ZERO;
+        }
+        while column_a(&sandbox, HOT).len() <= scale.hot_rows && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        started.elapsed().saturating_sub(scale.burst_after)
+    };
+    let quiet_done = async {
+        let mut ids: Vec<Vec<String>> = Vec::new();
+        for sender in quiet_senders {
+            ids.push(sender.await.expect("quiet sender"));
+        }
+        ids
+    };
+    let (hot_landed, quiet_ids) = tokio::join!(hot_watch, quiet_done);
 
     // Until every sheet holds every row sent to it.
     let wanted: HashMap<&str, usize> = std::iter::once((HOT, scale.hot_rows))
         .filter(|_| mode != SheetMode::Quiet)
         .chain(quiet.iter().zip(&quiet_ids).map(|(s, ids)| (s.as_str(), ids.len())))
         .collect();
-    let deadline = Instant::now() + scale.limit;
-    let mut hot_landed = Duration::ZERO;
-    loop {
-        let short: Vec<&&str> =
-            wanted.iter().filter(|(s, n)| column_a(&sandbox, s).len() < **n + 1).map(|(s, _)| s).collect();
-        if !short.contains(&&HOT) && hot_landed.is_zero() && mode != SheetMode::Quiet {
-            hot_landed = started.elapsed().saturating_sub(scale.burst_after);
-        }
-        if short.is_empty() || Instant::now() >= deadline {
-            break;
-        }
+    while wanted.iter().any(|(s, n)| column_a(&sandbox, s).len() <= *n) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let elapsed = started.elapsed();
@@ -312,7 +317,7 @@ pub(crate) async fn run(
             quiet_ms.push(ms);
             if init < burst_began_ms {
                 before.push(ms);
-            } else if init <= burst_sent_ms.saturating_add(hot_landed.as_millis() as u64) {
+            } else if init <= burst_began_ms.saturating_add(hot_landed.as_millis() as u64) {
                 during.push(ms);
             }
         }
