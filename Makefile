@@ -105,6 +105,8 @@ fuzz:
 	@scripts/fuzz.sh
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
+## Also the #[ignore]d small-scale comparisons that need more than one run
+## (a flooding sheet with and without flow control per sheet).
 bench: deps
 	@mkdir -p bench
 	$(CARGO) bench --quiet -p sluice-redis --bench primitives | tee bench/primitives.md
@@ -113,6 +115,7 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
 	$(CARGO) bench --quiet -p sluice-local --bench sheets | tee bench/sheets.md
 	$(CARGO) bench --quiet -p sluice-local --bench noisy | tee bench/noisy.md
+	$(CARGO) test --quiet -p sluice-local --test noisy_sheet -- --ignored --nocapture
 	$(CARGO) bench --quiet -p sluice-sink --bench drain | tee bench/drain.md
 
 ## lint: formatting and clippy, warnings are errors.

@@ -13,7 +13,13 @@ use std::collections::BTreeSet;
 pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
     (
         "IngestFunction",
-        &["SLUICE_QUEUE_URL", "SLUICE_API_KEYS_SECRET_ARN", "SLUICE_MALL_DRAIN_QUEUE_URL", "SLUICE_FLOW_MAX_QUEUED"],
+        &[
+            "SLUICE_QUEUE_URL",
+            "SLUICE_API_KEYS_SECRET_ARN",
+            "SLUICE_MALL_DRAIN_QUEUE_URL",
+            "SLUICE_FLOW_MAX_QUEUED",
+            "SLUICE_SHEET_MAX_QUEUED",
+        ],
     ),
     ("PlanBatchFunction", &["SLUICE_MAP_MAX_CONCURRENCY"]),
     (

@@ -145,7 +145,8 @@ pub struct IngestSettings {
     pub pending_timeout: Duration,
     pub batch_linger: Duration,
     pub accept_lease: Duration,
-    /// Flow control per mall: on when the mall drain queue is set.
+    /// Flow control per mall (on when the mall drain queue is set) and
+    /// per sheet (always on).
     pub flow: FlowSettings,
 }
 
@@ -186,6 +187,7 @@ impl IngestSettings {
         config.batch.linger = self.batch_linger;
         config.accept_lease = self.accept_lease;
         self.flow.apply(&mut config.flow_control);
+        self.flow.apply_to_sheets(&mut config.sheet_flow);
         config
     }
 }

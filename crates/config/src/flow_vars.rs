@@ -1,6 +1,8 @@
 //! Flow control per mall (`sluice_redis::backlog`): the mall drain queue
 //! and the threshold, read by ingest, fetch (its hand-overs) and the mall
-//! drain function from this one definition, so they cannot disagree.
+//! drain function from this one definition, so they cannot disagree. And
+//! flow control per sheet's threshold (`sluice_redis::sheet_flow`), read by
+//! ingest only: the buffer step needs none of its settings.
 
 use crate::source::parsed;
 use crate::variables::{Variable, var};
@@ -19,6 +21,11 @@ pub(crate) const VARIABLES: &[Variable] = &[
         "no",
         "a mall's messages in the FIFO queue from which its webhooks go to its dirty set; the same for ingest and the mall drain function",
     ),
+    var(
+        "sheet_max_queued",
+        "no",
+        "ingest: a sheet's rows in the FIFO queue from which its rows are held in its overflow (flow control per sheet, always on)",
+    ),
     var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS (`sluice dev`)"),
 ];
 
@@ -28,6 +35,8 @@ struct FlowVars {
     mall_drain_queue_url: Option<String>,
     #[serde(deserialize_with = "parsed")]
     flow_max_queued: u32,
+    #[serde(deserialize_with = "parsed")]
+    sheet_max_queued: u32,
     sqs_endpoint: Option<String>,
 }
 
@@ -36,6 +45,7 @@ impl Default for FlowVars {
         Self {
             mall_drain_queue_url: None,
             flow_max_queued: sluice_redis::FlowControl::default().max_queued,
+            sheet_max_queued: sluice_redis::SheetFlow::default().max_queued,
             sqs_endpoint: None,
         }
     }
@@ -60,12 +70,15 @@ pub struct FlowSettings {
     /// The threshold, for `IngestConfig.flow_control` and the pipeline's
     /// `MallDrainConfig.flow` alike.
     pub max_queued: u32,
+    /// Flow control per sheet's threshold, for `IngestConfig.sheet_flow`.
+    pub sheet_max_queued: u32,
 }
 
 impl FlowSettings {
     pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
         let v: FlowVars = source.extract()?;
         in_range("flow_max_queued", v.flow_max_queued, 1, None)?;
+        in_range("sheet_max_queued", v.sheet_max_queued, 1, None)?;
         let queue = match v.mall_drain_queue_url {
             None => None,
             Some(url) if url.ends_with(".fifo") => {
@@ -77,7 +90,7 @@ impl FlowSettings {
                 Some(MallDrainQueue { url, endpoint: v.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local) })
             }
         };
-        Ok(Self { queue, max_queued: v.flow_max_queued })
+        Ok(Self { queue, max_queued: v.flow_max_queued, sheet_max_queued: v.sheet_max_queued })
     }
 
     /// The queue, which the mall drain function cannot run without.
@@ -88,6 +101,11 @@ impl FlowSettings {
     /// `flow` with this threshold.
     pub fn apply(&self, flow: &mut sluice_redis::FlowControl) {
         flow.max_queued = self.max_queued;
+    }
+
+    /// `flow` (per sheet) with this threshold.
+    pub fn apply_to_sheets(&self, flow: &mut sluice_redis::SheetFlow) {
+        flow.max_queued = self.sheet_max_queued;
     }
 }
 
@@ -103,6 +121,7 @@ mod tests {
     fn unset_is_off_with_the_library_threshold() {
         let flow = read(&[]).unwrap();
         assert_eq!((flow.queue, flow.max_queued), (None, sluice_redis::FlowControl::default().max_queued));
+        assert_eq!(flow.sheet_max_queued, sluice_redis::SheetFlow::default().max_queued);
         assert_eq!(read(&[]).unwrap().required_queue().unwrap_err().name(), "SLUICE_MALL_DRAIN_QUEUE_URL");
     }
 
@@ -111,15 +130,17 @@ mod tests {
         let flow = read(&[
             ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain"),
             ("SLUICE_FLOW_MAX_QUEUED", "7"),
+            ("SLUICE_SHEET_MAX_QUEUED", "9"),
             ("SLUICE_SQS_ENDPOINT", "http://127.0.0.1:9324"),
         ])
         .unwrap();
         let queue = flow.required_queue().unwrap();
         assert_eq!(queue.endpoint, SqsEndpoint::Local("http://127.0.0.1:9324".into()));
-        assert_eq!(flow.max_queued, 7);
+        assert_eq!((flow.max_queued, flow.sheet_max_queued), (7, 9));
         for (name, value) in [
             ("SLUICE_FLOW_MAX_QUEUED", "0"),
             ("SLUICE_FLOW_MAX_QUEUED", "many"),
+            ("SLUICE_SHEET_MAX_QUEUED", "0"),
             ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain.fifo"),
         ] {
             let err = read(&[(name, value)]).unwrap_err();

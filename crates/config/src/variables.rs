@@ -31,7 +31,7 @@ pub(crate) fn parts() -> [(&'static str, &'static [Variable], Value); 8] {
         ("The sheet functions", crate::sheet_vars::VARIABLES, crate::sheet_vars::defaults()),
         ("The ingest function", crate::ingest_vars::VARIABLES, crate::ingest_vars::defaults()),
         (
-            "Flow control per mall (ingest, fetch, the mall drain function)",
+            "Flow control per mall (ingest, fetch, the mall drain function) and per sheet (ingest)",
             crate::flow_vars::VARIABLES,
             crate::flow_vars::defaults(),
         ),

@@ -53,6 +53,46 @@ pub fn row_trace_id(row_id: &str) -> String {
     format!("row:{row_id}")
 }
 
+/// A sheet row as it waits in its sheet's buffer (or overflow): what the
+/// append needs, nothing more. Written by the buffer step and, under flow
+/// control, by ingest (the sheet's overflow joins the buffer as is), so
+/// both write it from here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferedRow {
+    pub row_id: String,
+    pub event_id: String,
+    pub values: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Vec<String>>,
+}
+
+impl BufferedRow {
+    /// The row as its buffer holds it.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| unreachable!("a buffered row always serialises: {e}"))
+    }
+
+    /// The row id of a row as a buffer holds it, for its trace.
+    pub fn row_id_of(json: &str) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Id {
+            row_id: String,
+        }
+        serde_json::from_str::<Id>(json).ok().map(|id| id.row_id)
+    }
+}
+
+impl From<&SheetWork> for BufferedRow {
+    fn from(work: &SheetWork) -> Self {
+        Self {
+            row_id: work.row.row_id.clone(),
+            event_id: work.event_id.clone(),
+            values: work.row.values.clone(),
+            header: work.row.header.clone(),
+        }
+    }
+}
+
 /// A shop event as queued.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShopWork {

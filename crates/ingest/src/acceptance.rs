@@ -71,7 +71,8 @@ use serde_json::json;
 use sluice_domain::queue::SendOutcome;
 use sluice_domain::{DrainRequests, GroupKey, ShopWork};
 use sluice_redis::{
-    Admit, Attempt, Backlogs, Begun, Chain, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, Tag, Traces,
+    Admit, Attempt, Backlogs, Begun, Chain, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, SheetBuffers, Tag,
+    Traces,
 };
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -96,8 +97,10 @@ pub enum Status {
     Coalesced,
     /// A redelivery of an event already accepted.
     Duplicate,
-    /// Its mall has a backlog: the resource is in the mall's dirty set,
-    /// drained within the mall's budget (flow control).
+    /// Flow control: its mall has a backlog, and the resource is in the
+    /// mall's dirty set, drained within the mall's budget; or its sheet
+    /// has a backlog, and the row is in the sheet's overflow, which joins
+    /// the sheet's buffer behind the rows already queued.
     Deferred,
 }
 
@@ -123,6 +126,8 @@ pub(crate) struct Acceptor<C> {
     pub(crate) marks: MarkTimes,
     /// Flow control per mall, when a drain queue is configured.
     pub(crate) flow: Option<FlowControlPort<C>>,
+    /// The sheets' overflows and queued counts: flow control per sheet.
+    pub(crate) sheets: SheetBuffers<C>,
 }
 
 /// What deferring needs: the backlog keys and where drain requests go.

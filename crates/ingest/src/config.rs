@@ -75,6 +75,10 @@ pub struct IngestConfig {
     /// Flow control per mall's thresholds; on only when ingest is built
     /// [`with_flow_control`](crate::Ingest::with_flow_control).
     pub flow_control: sluice_redis::FlowControl,
+    /// Flow control per sheet's thresholds: always on (it needs nothing
+    /// but Redis): a sheet with `max_queued` rows in the queue has its
+    /// next rows held in its overflow (`sluice_redis::sheet_flow`).
+    pub sheet_flow: sluice_redis::SheetFlow,
 }
 
 impl IngestConfig {
@@ -94,6 +98,7 @@ impl IngestConfig {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             flow_control: sluice_redis::FlowControl::default(),
+            sheet_flow: sluice_redis::SheetFlow::default(),
         }
     }
 

@@ -33,7 +33,7 @@ use redis::aio::ConnectionLike;
 use sluice_cafe24::webhook::API_KEY_HEADER;
 use sluice_domain::{DrainRequests, WorkQueue};
 use sluice_redis::Connection;
-use sluice_redis::{Backlogs, Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, Traces};
+use sluice_redis::{Backlogs, Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, SheetBuffers, Traces};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -109,6 +109,9 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             }),
             None => None,
         };
+        let sheets = SheetBuffers::new(redis.clone(), config.keyspace.clone())
+            .with_flow(config.sheet_flow.clone())
+            .map_err(|e| ConfigError::Setting(format!("flow control per sheet: {e}")))?;
         let counters = Arc::new(Counters::default());
         let acceptor = Acceptor {
             deliveries: Deliveries::new(
@@ -123,6 +126,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             counters: counters.clone(),
             marks: MarkTimes { lease: config.accept_lease, pending: config.pending_timeout },
             flow,
+            sheets,
         };
         let shared = Shared {
             api_keys: config.api_keys,
@@ -242,7 +246,11 @@ where
     let answer = tokio::spawn(async move { settling.acceptor.accept_row(work).await }).await;
     match answer {
         Ok(Ok(receipt)) => {
-            shared.counters.enqueued();
+            match receipt.status {
+                Status::Deferred => shared.counters.deferred(),
+                Status::Duplicate => shared.counters.duplicate(),
+                Status::Enqueued | Status::Coalesced => shared.counters.enqueued(),
+            }
             accepted(receipt)
         }
         Ok(Err(rejection)) => {

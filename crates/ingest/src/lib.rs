@@ -34,6 +34,13 @@
 //!    accepted. If the queue does not take the message, the answer is 503
 //!    (or 400 when the queue calls the entry itself wrong).
 //!
+//! A sheet row (`POST /sheets/rows`) goes through flow control per sheet
+//! instead of 3 and 4 (`row_acceptance`, `sluice_redis::sheet_flow`): a
+//! row buffered or held before is a `duplicate`; a sheet with
+//! `sheet_flow.max_queued` rows in the queue, or rows in its overflow, has
+//! the row held in its overflow (`deferred`), which joins the sheet's
+//! buffer behind the queued rows; otherwise the row is enqueued.
+//!
 //! A request killed anywhere in 3 to 5 loses no event: see [`acceptance`]
 //! for the argument and `tests/crash_points.rs` for the test of every
 //! crash point.

@@ -1,41 +1,90 @@
 //! The effects of a valid sheet row: `INIT` in its transaction log, then
-//! the queue; `ENQUEUED` once the queue took it, `FAILED` (and a 5xx, so
-//! the sender tries again) when it did not. Rows are not coalesced: each
-//! must become a row of its own. Redeliveries are dropped downstream, by
-//! SQS's deduplication id within five minutes and by the sheet buffer's
-//! row marker after that.
+//! flow control per sheet (`sluice_redis::sheet_flow`), then the queue.
+//!
+//! 1. **Admit**, one script under the sheet's tag: a row buffered or held
+//!    before (its marker is set) is a `duplicate`. A sheet with fewer than
+//!    `sheet_flow.max_queued` rows counted in the queue and nothing in its
+//!    overflow has the row counted and let through. Otherwise the row is
+//!    held in the sheet's overflow, marked as the buffer marks it, and
+//!    answered `deferred` (`OVERFLOW` in its log): the overflow joins the
+//!    buffer behind the sheet's last queued row, so it lands in order and
+//!    costs the queue nothing.
+//! 2. **Enqueue**: `ENQUEUED` once the queue took it; `FAILED` (and a 5xx,
+//!    so the sender tries again) when it did not, and the row no longer
+//!    counts.
+//!
+//! Rows are not coalesced: each must become a row of its own.
+//! Redeliveries are dropped by the marker once the row is buffered or
+//! held, and before that by SQS's deduplication id (a row still counted is
+//! sent again rather than held, so it keeps its place).
+//!
+//! A crash loses nothing answered `202`: a held row is in Redis before the
+//! answer; a row let through is answered only once the queue took it, and
+//! the sender's retry of one that was not is sent again (it is still
+//! counted). Rows that the admit moved from the overflow into the buffer
+//! are flushed on the request of this row's buffer step, or of the next
+//! row's if this one never reaches the queue.
 
 use crate::acceptance::{Acceptor, Receipt, Status};
 use crate::rejection::{ErrorCode, Rejection};
 use crate::sheet_rows::stages;
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_domain::SheetWork;
 use sluice_domain::queue::SendOutcome;
+use sluice_domain::{BufferedRow, SheetWork};
+use sluice_redis::{RowAdmit, Tag};
 
 impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     pub(crate) async fn accept_row(&self, work: SheetWork) -> Result<Receipt, Rejection> {
         let log = work.trace_id();
+        let group = work.row.group_key();
         let init = json!({
             "event_id": work.event_id,
-            "sheet": work.row.group_key().as_str(),
+            "sheet": group.as_str(),
             "submission_id": work.row.submission_id,
         });
-        self.traces.record(&log, stages::INIT, &init).await.map_err(|e| {
-            tracing::warn!(error = %e, "redis failed while logging a row");
-            Rejection::new(ErrorCode::StoreUnavailable, "redis failed while logging the row; nothing was kept")
-        })?;
+        self.traces.record(&log, stages::INIT, &init).await.map_err(|e| store_unavailable(&e, "logging"))?;
+        let sheet = Tag::for_sheet(group.as_str());
+        let row_id = work.row.row_id.as_str();
+        let admitted = self.sheets.admit(&sheet, row_id, &BufferedRow::from(&work).to_json()).await;
+        match admitted.map_err(|e| store_unavailable(&e, "admitting"))? {
+            RowAdmit::Duplicate => {
+                self.log(&log, stages::DUPLICATE, &json!({"sheet": group.as_str()})).await;
+                return Ok(receipt(&work, Status::Duplicate));
+            }
+            RowAdmit::Held { overflow_len } => {
+                let detail = json!({"sheet": group.as_str(), "overflow_len": overflow_len});
+                self.log(&log, stages::OVERFLOW, &detail).await;
+                return Ok(receipt(&work, Status::Deferred));
+            }
+            RowAdmit::Send { moved } if !moved.is_empty() => {
+                let ids: Vec<String> = moved
+                    .iter()
+                    .filter_map(|r| BufferedRow::row_id_of(r))
+                    .map(|id| sluice_domain::row_trace_id(&id))
+                    .collect();
+                let detail = json!({"from": "overflow", "sheet": group.as_str()});
+                if let Err(e) = self.traces.record_all(&ids, stages::BUFFERED, &detail).await {
+                    self.counters.trace_failed();
+                    tracing::warn!(sheet = group.as_str(), error = %e, "traces of the rows moved from the overflow not recorded");
+                }
+            }
+            RowAdmit::Send { .. } => {}
+        }
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
                 let logged = json!({"message_id": accepted.message_id.as_str()});
-                let (group, about) = (work.row.group_key(), work.row.group_about());
+                let about = work.row.group_about();
                 tokio::join!(
                     self.enter_group(&group, &about, &work.event_id),
                     self.log(&log, stages::ENQUEUED, &logged),
                 );
-                Ok(Receipt { event_ids: vec![work.event_id.clone()], status: Status::Enqueued, into: None })
+                Ok(receipt(&work, Status::Enqueued))
             }
             SendOutcome::Failed(failure) => {
+                if let Err(e) = self.sheets.left(&sheet, row_id).await {
+                    tracing::warn!(row_id, error = %e, "flow-control count not taken back; it lapses");
+                }
                 let code = if failure.sender_fault { ErrorCode::QueueRefused } else { ErrorCode::QueueUnavailable };
                 let reason = format!("the queue did not take the row ({}: {})", failure.code, failure.message);
                 self.log(&log, stages::FAILED, &json!({"reason": reason, "retry": "by the sender"})).await;
@@ -57,4 +106,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             tracing::warn!(log, stage, error = %e, "could not write a transaction log entry");
         }
     }
+}
+
+fn receipt(work: &SheetWork, status: Status) -> Receipt {
+    Receipt { event_ids: vec![work.event_id.clone()], status, into: None }
+}
+
+fn store_unavailable(e: &sluice_redis::Error, doing: &str) -> Rejection {
+    tracing::warn!(error = %e, "redis failed while {doing} a row");
+    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing} the row; nothing was kept"))
 }

@@ -84,3 +84,49 @@ async fn a_row_the_queue_does_not_take_is_a_503_and_logged_failed() {
     assert_eq!(h.stages("row:row-4").await, ["INIT", "FAILED", "INIT", "ENQUEUED"]);
     assert_eq!(h.visible().await, 1);
 }
+
+/// Flow control per sheet at ingest: past `sheet_flow.max_queued` rows in
+/// the queue, a sheet's rows are held in its overflow (`deferred`, logged
+/// OVERFLOW), not sent; a held row sent again is a duplicate; a row whose
+/// send failed stops counting; another sheet is not held back.
+#[tokio::test]
+async fn past_the_threshold_a_sheets_rows_are_held_not_enqueued() {
+    let h = Harness::start_with("row_flow", |c| c.sheet_flow.max_queued = 2).await;
+    let status_of = |answer: &Value| answer["status"].as_str().unwrap_or_default().to_owned();
+    let mut statuses = Vec::new();
+    for id in ["f-1", "f-2", "f-3", "f-4"] {
+        let (status, answer) = h.post_row(&row(id), Some(KEY)).await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+        statuses.push(status_of(&answer));
+    }
+    assert_eq!(statuses, ["enqueued", "enqueued", "deferred", "deferred"]);
+    assert_eq!(h.stages("row:f-3").await, ["INIT", "OVERFLOW"]);
+    let overflow = h.trace("row:f-4").await.pop().unwrap();
+    assert_eq!(overflow.detail, json!({"sheet": "gr:cred-1:1Sheet_id:0", "overflow_len": 2}));
+    // A held row sent again is a duplicate; a queued one is sent again,
+    // keeping its place (the queue drops the copy).
+    let (_, again) = h.post_row(&row("f-3"), Some(KEY)).await;
+    assert_eq!(status_of(&again), "duplicate");
+    let (_, again) = h.post_row(&row("f-1"), Some(KEY)).await;
+    assert_eq!(status_of(&again), "enqueued");
+    assert_eq!(h.ingest.snapshot().deferred, 2);
+    // Another sheet is not held back by this one.
+    let mut other = row("o-1");
+    other["sheet_id"] = json!(7);
+    let (_, answer) = h.post_row(&other, Some(KEY)).await;
+    assert_eq!(status_of(&answer), "enqueued");
+    let ids: Vec<String> =
+        h.drain().await.iter().map(|m| m.dedup.as_str().rsplit(':').next().unwrap().to_owned()).collect();
+    assert_eq!(ids, ["f-1", "f-2", "o-1"], "held rows are not in the queue");
+}
+
+#[tokio::test]
+async fn a_row_whose_send_failed_no_longer_holds_the_sheet_back() {
+    let h = Harness::start_with("row_flow_failed", |c| c.sheet_flow.max_queued = 1).await;
+    h.queue.control.set(Mode::Unavailable);
+    let (status, _) = h.post_row(&row("g-1"), Some(KEY)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    h.queue.control.set(Mode::Accept);
+    let (_, answer) = h.post_row(&row("g-2"), Some(KEY)).await;
+    assert_eq!(answer["status"], "enqueued", "g-1's failed send still counted: {answer}");
+}

@@ -154,6 +154,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
         .parameter("SheetsWritesPerMinute", pipeline.sheets.per_credential.0)
         .parameter("SheetsProjectWritesPerMinute", pipeline.sheets.per_project.0)
         .parameter("FlowMaxQueued", pipeline.mall_drain.flow.max_queued)
+        .parameter("SheetMaxQueued", config.ingest.sheet_flow.max_queued)
         .resource("EventsQueue", queues.events_url.clone())
         .resource("EventsQueue.Arn", events_arn)
         .resource("FlushQueue", queues.flush_url.clone())

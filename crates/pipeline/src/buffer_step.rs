@@ -4,6 +4,11 @@
 //! the sheet's group is free for the next rows, which is what lets rows
 //! gather into big appends while a flush runs.
 //!
+//! Under flow control per sheet (`sluice_redis::sheet_flow`), the row
+//! stops counting as queued in the same step, and when it was the last
+//! one counted, the rows held in the sheet's overflow join the buffer
+//! behind it: this step's flush request covers them too.
+//!
 //! With a threshold and a maximum delay (500 rows / 10 s, say), a small
 //! buffer waits up to the delay and a buffer reaching the threshold asks
 //! again at once, without waiting for the delayed request. The defaults (1
@@ -15,7 +20,7 @@ use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_domain::{ErrorKind, StepError};
+use sluice_domain::StepError;
 use sluice_redis::Tag;
 use std::time::Duration;
 
@@ -24,16 +29,27 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let work = input.item.sheet_work()?;
         let group = work.row.group_key();
         let sheet = Tag::for_sheet(group.as_str());
-        let row = serde_json::to_string(&BufferedRow::from(work))
-            .map_err(|e| StepError::new(ErrorKind::Internal, e.to_string()))?;
+        // As ingest writes a row it holds in the overflow: the two end up
+        // side by side in the buffer.
+        let row = BufferedRow::from(work).to_json();
         // Known before the row is: `sluice credentials set` finds every
         // sheet that may hold parked rows.
         let request = FlushRequest::for_row(&work.row, String::new());
         self.credentials.add_sheet(&work.row.credential_id, &request.to_member()).await?;
-        let (buffered, buffer_len) = self.buffers.buffer(&sheet, &work.row.row_id, &row).await?;
+        let step = self.buffers.buffer(&sheet, &work.row.row_id, &row).await?;
+        let (buffered, buffer_len) = (step.added, step.buffer_len);
         if buffered {
             StepMetrics::add(&self.metrics.rows_buffered, 1);
             self.trace(&work.trace_id(), "BUFFERED", json!({"buffer_len": buffer_len})).await;
+        }
+        if !step.moved.is_empty() {
+            StepMetrics::add(&self.metrics.rows_buffered, step.moved.len() as u64);
+            // Best effort, as every trace: a crash here leaves these rows'
+            // traces at OVERFLOW while they are buffered (and then appended).
+            let detail = json!({"from": "overflow", "sheet": group.as_str(), "buffer_len": buffer_len});
+            if let Err(e) = self.traces.record_all(&overflow_trace_ids(&step.moved), "BUFFERED", &detail).await {
+                tracing::warn!(sheet = group.as_str(), error = %e, "traces of the rows moved from the overflow not recorded");
+            }
         }
         let settings = &self.config.sheets;
         let (delay, why) = if buffer_len >= settings.flush_threshold {
@@ -45,6 +61,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         if let Some(work) = &input.item.work {
             self.item_done(work).await;
         }
-        Ok(BufferOutput { buffered, buffer_len })
+        Ok(BufferOutput { buffered, buffer_len, moved_from_overflow: step.moved.len() as u64 })
     }
+}
+
+/// The trace ids of rows as a buffer holds them.
+fn overflow_trace_ids(rows: &[String]) -> Vec<String> {
+    rows.iter().filter_map(|row| BufferedRow::row_id_of(row)).map(|id| sluice_domain::row_trace_id(&id)).collect()
 }

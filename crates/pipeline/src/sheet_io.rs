@@ -3,8 +3,8 @@
 //! the flush function's input), and a row as it waits in the buffer.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use sluice_domain::{SheetRow, SheetWork};
+pub use sluice_domain::BufferedRow;
+use sluice_domain::SheetRow;
 
 /// The buffer step's input: one item of the batch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,6 +18,14 @@ pub struct BufferOutput {
     /// False for a row buffered before (a redelivery).
     pub buffered: bool,
     pub buffer_len: u64,
+    /// Rows that joined the buffer from the sheet's overflow behind this
+    /// one (flow control per sheet).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub moved_from_overflow: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// "Flush this sheet": the trigger message and the flush's input.
@@ -96,26 +104,5 @@ impl std::fmt::Display for FlushNext {
             Self::Busy => "busy",
             Self::Parked => "parked",
         })
-    }
-}
-
-/// A row as it waits in the buffer: what the append needs, nothing more.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BufferedRow {
-    pub row_id: String,
-    pub event_id: String,
-    pub values: Vec<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub header: Option<Vec<String>>,
-}
-
-impl From<&SheetWork> for BufferedRow {
-    fn from(work: &SheetWork) -> Self {
-        Self {
-            row_id: work.row.row_id.clone(),
-            event_id: work.event_id.clone(),
-            values: work.row.values.clone(),
-            header: work.row.header.clone(),
-        }
     }
 }

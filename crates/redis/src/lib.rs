@@ -32,7 +32,9 @@
 //! {prefix}{sheet:<g>}:inflight:  LIST    rows of the current append     owner: the sheet's flush
 //! {prefix}{sheet:<g>}:istate:    STRING  unknown | unsent               owner: the sheet's flush
 //! {prefix}{sheet:<g>}:parked:    LIST    rows waiting for a person      owner: redrive
-//! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered           TTL: 24 h
+//! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered or held   TTL: 24 h
+//! {prefix}{sheet:<g>}:queued:    ZSET    a sheet's rows in the queue    TTL: 30 min after the latest change (flow control, see sheet_flow)
+//! {prefix}{sheet:<g>}:overflow:  LIST    rows held back at ingest       owner: the buffer step and ingest move it into the buffer
 //! {prefix}{gcred:<c>}:rejected:  STRING  why a credential was rejected  owner: `sluice credentials set`
 //! {prefix}{gcred:<c>}:sheets:    SET     sheets writing with it         TTL: 30 days after the latest row
 //! {prefix}{groups:<n>}:pending:<g> ZSET  a group's events in the queue  TTL: 14 days after the latest change
@@ -64,6 +66,7 @@
 //! - [`token_store`]: OAuth token pairs.
 //! - [`credential_state`]: a credential's rejection and its sheets.
 //! - [`sheet_buffer`]: each Google Sheet's buffer, in-flight and parked rows.
+//! - [`sheet_flow`]: flow control per sheet: rows counted in the queue, the overflow held back.
 //! - [`sheet_state`]: what a sheet's flush remembers: its tail row, its header, its failures.
 //! - [`group_ledger`]: which FIFO groups have events waiting, and since when.
 //! - [`admission`]: the answer of a limiter or bucket.
@@ -91,6 +94,7 @@ pub mod private_redis;
 mod scripts;
 pub mod server;
 pub mod sheet_buffer;
+pub mod sheet_flow;
 pub mod sheet_state;
 pub mod snapshot_consumer;
 pub mod snapshot_store;
@@ -116,6 +120,7 @@ pub use private_certificates::PrivateCertificates;
 pub use private_redis::{CLUSTER_MASTERS, DeploymentKind, PRIVATE_USER, PrivateRedis};
 pub use server::{AclUser, AppendFsync, RedisProcess, ServerError, ServerOptions, ServerTls};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
+pub use sheet_flow::{Buffered, RowAdmit, SheetFlow};
 pub use sheet_state::SheetState;
 pub use snapshot_consumer::{DEFAULT_GROUP, ShardLag, SnapshotConsumer};
 pub use snapshot_store::{Appended, OUTCOME_FIELD, SnapshotStore, StoredEntry, StoredFetched};

@@ -18,6 +18,16 @@ macro_rules! script {
     };
 }
 
+/// A script with a shared Lua file in front of it (the file defines local
+/// functions the script calls: EVAL has no way to share code otherwise).
+macro_rules! script_after {
+    ($name:ident, $shared:literal, $file:literal) => {
+        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
+            Script::new(concat!(include_str!(concat!("../lua/", $shared)), include_str!(concat!("../lua/", $file))))
+        });
+    };
+}
+
 script!(SLIDING_WINDOW, "sliding_window.lua");
 script!(GCRA_ACQUIRE, "gcra_acquire.lua");
 script!(GCRA_RAISE, "gcra_raise.lua");
@@ -33,9 +43,10 @@ script!(GATE_TAKE, "gate_take.lua");
 script!(TRACE_APPEND, "trace_append.lua");
 script!(SNAPSHOT_APPEND, "snapshot_append.lua");
 script!(SNAPSHOT_STORE, "snapshot_store.lua");
-script!(SHEET_BUFFER, "sheet_buffer.lua");
+script_after!(SHEET_BUFFER, "overflow_into_buffer.lua", "sheet_buffer.lua");
 script!(SHEET_CLAIM, "sheet_claim.lua");
 script!(SHEET_SHIFT, "sheet_shift.lua");
+script_after!(SHEET_ADMIT, "overflow_into_buffer.lua", "sheet_admit.lua");
 script!(GROUP_ENTER, "group_enter.lua");
 script!(GROUP_LEAVE, "group_leave.lua");
 script!(WINDOW_USAGE, "window_usage.lua");

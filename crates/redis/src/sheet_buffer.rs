@@ -17,15 +17,18 @@
 //! {prefix}{sheet:…}:inflight:    LIST    rows of the current append     owner: the flush (completes or parks them)
 //! {prefix}{sheet:…}:istate:      STRING  unknown | unsent               owner: the flush (deleted with the rows)
 //! {prefix}{sheet:…}:parked:      LIST    rows waiting for a person      owner: redrive (`sluice credentials set`, DLQ redrive)
-//! {prefix}{sheet:…}:row:<id>     STRING  marker: row buffered           TTL: 24 h
+//! {prefix}{sheet:…}:row:<id>     STRING  marker: row buffered or held   TTL: 24 h
+//! {prefix}{sheet:…}:queued:      ZSET    rows counted in the queue      TTL: the horizon (flow control, `sheet_flow`)
+//! {prefix}{sheet:…}:overflow:    LIST    rows held back at ingest       owner: the buffer step and ingest (`sheet_flow`)
 //! ```
 //!
 //! Scripts: `lua/sheet_buffer.lua`, `lua/sheet_claim.lua`,
-//! `lua/sheet_shift.lua`.
+//! `lua/sheet_shift.lua`, `lua/sheet_admit.lua` (`sheet_flow`).
 
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
 use crate::scripts;
+use crate::sheet_flow::SheetFlow;
 use redis::Value;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
@@ -49,40 +52,57 @@ pub enum Claim {
     Unknown(Vec<String>),
 }
 
-/// Lengths of a sheet's lists.
+/// Lengths of a sheet's lists, and its rows counted in the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SheetBacklog {
     pub buffered: u64,
     pub in_flight: u64,
     pub parked: u64,
+    /// Rows held back at ingest by flow control (`sheet_flow`).
+    pub overflow: u64,
+    /// Rows counted in the FIFO queue (some may be past the horizon,
+    /// dropped at the next admit or buffer step).
+    pub queued: u64,
 }
 
 #[derive(Debug, Clone)]
 pub struct SheetBuffers<C> {
     conn: C,
     keyspace: Keyspace,
+    flow: SheetFlow,
 }
 
 impl<C: ConnectionLike + Clone + Send> SheetBuffers<C> {
+    /// The buffers, with flow control's default thresholds (what the
+    /// buffer step needs of them is the horizon, which is not a setting).
     pub fn new(conn: C, keyspace: Keyspace) -> Self {
-        Self { conn, keyspace }
+        Self { conn, keyspace, flow: SheetFlow::default() }
     }
 
-    fn key(&self, sheet: &Tag, kind: &str) -> String {
+    /// With these thresholds (ingest's `max_queued`).
+    pub fn with_flow(mut self, flow: SheetFlow) -> Result<Self, Error> {
+        if flow.max_queued == 0 {
+            return Err(Error::Config("flow control per sheet needs max_queued of at least 1".into()));
+        }
+        crate::gate::ttl_ms(flow.queued_horizon)?;
+        self.flow = flow;
+        Ok(self)
+    }
+
+    pub fn flow(&self) -> &SheetFlow {
+        &self.flow
+    }
+
+    pub(crate) fn conn(&self) -> C {
+        self.conn.clone()
+    }
+
+    pub(crate) fn key(&self, sheet: &Tag, kind: &str) -> String {
         self.keyspace.key(sheet, kind, "")
     }
 
-    /// Buffers `row_json` unless row `row_id` was buffered before. Returns
-    /// whether it was new, and the buffer's length.
-    pub async fn buffer(&self, sheet: &Tag, row_id: &str, row_json: &str) -> Result<(bool, u64), Error> {
-        let (added, len): (i64, u64) = scripts::SHEET_BUFFER
-            .key(self.key(sheet, "buffer"))
-            .key(self.keyspace.key(sheet, "row", row_id))
-            .arg(row_json)
-            .arg(ROW_MARKER_TTL.as_millis() as u64)
-            .invoke_async(&mut self.conn.clone())
-            .await?;
-        Ok((added == 1, len))
+    pub(crate) fn marker(&self, sheet: &Tag, row_id: &str) -> String {
+        self.keyspace.key(sheet, "row", row_id)
     }
 
     /// Claims the rows of the next append (see [`Claim`]).
@@ -144,14 +164,17 @@ impl<C: ConnectionLike + Clone + Send> SheetBuffers<C> {
         Ok(moved)
     }
 
-    /// How many rows the sheet has buffered, in flight and parked.
+    /// How many rows the sheet has buffered, in flight, parked, held
+    /// and counted in the queue.
     pub async fn backlog(&self, sheet: &Tag) -> Result<SheetBacklog, Error> {
-        let (buffered, in_flight, parked): (u64, u64, u64) = redis::pipe()
+        let (buffered, in_flight, parked, overflow, queued): (u64, u64, u64, u64, u64) = redis::pipe()
             .llen(self.key(sheet, "buffer"))
             .llen(self.key(sheet, "inflight"))
             .llen(self.key(sheet, "parked"))
+            .llen(self.key(sheet, "overflow"))
+            .zcard(self.key(sheet, "queued"))
             .query_async(&mut self.conn.clone())
             .await?;
-        Ok(SheetBacklog { buffered, in_flight, parked })
+        Ok(SheetBacklog { buffered, in_flight, parked, overflow, queued })
     }
 }

@@ -20,6 +20,8 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Most entries kept per event; an item retried without end keeps its
 /// latest entries.
 pub const MAX_ENTRIES: u32 = 500;
+/// Trace writes in the air at once in [`Traces::record_all`].
+const RECORD_ALL_IN_FLIGHT: usize = 32;
 
 /// One step of an event's journey.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,13 +62,16 @@ impl<C: ConnectionLike + Clone + Send> Traces<C> {
         Ok(())
     }
 
-    /// Appends the same entry to several events' traces (e.g. every event a
-    /// stored snapshot answers).
+    /// Appends the same entry to several events' traces (every event a
+    /// stored snapshot answers, the rows of an append, the rows moved from
+    /// a sheet's overflow: thousands at a time), a few calls in the air at
+    /// once rather than one round trip after another.
     pub async fn record_all(&self, event_ids: &[String], stage: &str, detail: &serde_json::Value) -> Result<(), Error> {
-        for id in event_ids {
-            self.record(id, stage, detail).await?;
-        }
-        Ok(())
+        use futures::{StreamExt, TryStreamExt};
+        // Collected first: a stream over a mapping closure would make the
+        // caller's future not `Send` (the closure's lifetimes are not general).
+        let calls: Vec<_> = event_ids.iter().map(|id| self.record(id, stage, detail)).collect();
+        futures::stream::iter(calls).buffer_unordered(RECORD_ALL_IN_FLIGHT).try_collect::<()>().await
     }
 
     /// The trace of `event_id`, oldest first; empty when unknown or expired.

@@ -7,9 +7,10 @@
 
 use redis::AsyncCommands;
 use sluice_redis::{
-    Acquire, Admit, Backlogs, Begun, BucketSpec, Buckets, Chain, ChainNext, Claim, Coalescing, CredentialState,
-    Deliveries, DeliveryTimes, DenyCache, FlowControl, Gates, GroupLedger, Limit, Locks, MarkTimes, SheetBuffers,
-    SheetState, SlidingWindowLimiter, SnapshotStore, StoredToken, Tag, TokenStore, Traces,
+    Acquire, Admit, Backlogs, Begun, BucketSpec, Buckets, Buffered, Chain, ChainNext, Claim, Coalescing,
+    CredentialState, Deliveries, DeliveryTimes, DenyCache, FlowControl, Gates, GroupLedger, Limit, Locks, MarkTimes,
+    RowAdmit, SheetBuffers, SheetFlow, SheetState, SlidingWindowLimiter, SnapshotStore, StoredToken, Tag, TokenStore,
+    Traces,
 };
 use sluice_testkit::{CLUSTER_MASTERS, ServerKind, TestRedis, key_slot};
 use std::sync::Arc;
@@ -183,16 +184,25 @@ async fn exercise(redis: &TestRedis, op: Op) {
             state.reject("cred-1", "kept for the key checks").await.unwrap();
         }
         Op::SheetBuffer => {
-            let buffers = SheetBuffers::new(conn, ks);
-            assert_eq!(buffers.buffer(&tag, "row-1", "[1]").await.unwrap(), (true, 1));
-            assert_eq!(buffers.buffer(&tag, "row-2", "[2]").await.unwrap(), (true, 2));
+            let flow = SheetFlow { max_queued: 1, ..SheetFlow::default() };
+            let buffers = SheetBuffers::new(conn, ks).with_flow(flow).unwrap();
+            let added = |b: Buffered| (b.added, b.buffer_len);
+            // Flow control's keys: one row counted, the next held, both
+            // buffered by the first one's buffer step.
+            assert_eq!(buffers.admit(&tag, "row-1", "[1]").await.unwrap(), RowAdmit::Send { moved: vec![] });
+            assert_eq!(buffers.admit(&tag, "row-2", "[2]").await.unwrap(), RowAdmit::Held { overflow_len: 1 });
+            let first = buffers.buffer(&tag, "row-1", "[1]").await.unwrap();
+            assert_eq!(first.moved, ["[2]"]);
+            assert_eq!(added(first), (true, 2));
+            assert_eq!(added(buffers.buffer(&tag, "row-2", "[2]").await.unwrap()), (false, 2));
+            buffers.left(&tag, "row-1").await.unwrap();
             assert!(matches!(buffers.claim(&tag, 1, 1 << 20).await.unwrap(), Claim::Fresh(rows) if rows == ["[1]"]));
             buffers.mark_unsent(&tag).await.unwrap();
             assert_eq!(buffers.park(&tag).await.unwrap(), 1);
             assert_eq!(buffers.redrive(&tag).await.unwrap(), 1);
             assert!(matches!(buffers.claim(&tag, 5, 1 << 20).await.unwrap(), Claim::Fresh(rows) if rows.len() == 2));
             buffers.complete(&tag).await.unwrap();
-            assert_eq!(buffers.buffer(&tag, "row-3", "[3]").await.unwrap(), (true, 1));
+            assert_eq!(added(buffers.buffer(&tag, "row-3", "[3]").await.unwrap()), (true, 1));
             assert_eq!(buffers.backlog(&tag).await.unwrap().buffered, 1);
         }
         Op::SheetState => {

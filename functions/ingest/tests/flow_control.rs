@@ -1,7 +1,9 @@
 //! Flow control per mall in the Lambda: with `SLUICE_MALL_DRAIN_QUEUE_URL`
 //! set, the service `start` builds defers a mall's webhooks once it has
 //! `SLUICE_FLOW_MAX_QUEUED` messages in the queue, and asks for a drain
-//! run; without it, every webhook is a message.
+//! run; without it, every webhook is a message. Flow control per sheet
+//! needs no queue: a sheet with `SLUICE_SHEET_MAX_QUEUED` rows in the
+//! queue has its next rows held in its overflow.
 
 mod support;
 
@@ -80,4 +82,36 @@ async fn without_the_mall_drain_queue_every_webhook_is_a_message() {
     let (answers, requests) = statuses(&[("SLUICE_FLOW_MAX_QUEUED", "1")], "fn_ingest_flow_off").await;
     assert_eq!(answers, ["enqueued", "enqueued", "enqueued"]);
     assert_eq!(requests, 0);
+}
+
+#[tokio::test]
+async fn a_sheet_past_its_threshold_has_its_rows_held() {
+    let redis = TestRedis::new("fn_ingest_sheet_flow");
+    let vars = vec![
+        ("SLUICE_REDIS_URL", redis.url()),
+        ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),
+        ("SLUICE_API_KEYS", KEY.to_owned()),
+        ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
+        ("SLUICE_SHEET_MAX_QUEUED", "2".to_owned()),
+    ];
+    let env = IngestSettings::from_source(&EnvSource::from_pairs(vars)).unwrap();
+    let backend = MemoryBackend::new();
+    backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
+    let queue = EmbeddedQueue::new(backend, QUEUE);
+    let ingest = build(ingest_config(&env).await.unwrap(), queue, redis.conn().await, None).unwrap();
+    let mut answers = Vec::new();
+    for row in 1..=3 {
+        let body = format!(
+            r#"{{"credential_id":"c","spreadsheet_id":"doc","sheet_id":0,"submission_id":"s{row}","row_id":"r{row}","values":[{row}]}}"#
+        );
+        let mut event = event(&body, &[("x-api-key", KEY)], false);
+        event["rawPath"] = "/sheets/rows".into();
+        event["requestContext"]["http"]["path"] = "/sheets/rows".into();
+        let request = lambda_http::request::from_str(&event.to_string()).unwrap();
+        let response = ingest.router().oneshot(request).await.unwrap();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+        let answer: Value = serde_json::from_slice(&bytes).unwrap();
+        answers.push(answer["status"].as_str().unwrap_or_default().to_owned());
+    }
+    assert_eq!(answers, ["enqueued", "enqueued", "deferred"]);
 }

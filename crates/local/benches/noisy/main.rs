@@ -2,9 +2,14 @@
 //! webhook a second each, on the whole local stack with the SQS-faithful
 //! FIFO queue, side by side in one run: (a) the quiet malls alone, (b) the
 //! flood with one message per webhook (the design before flow control),
-//! (c) the flood with flow control per mall.
+//! (c) the flood with flow control per mall. Then the same for sheets
+//! (`sheet_report`): (d) quiet sheets alone, (e) a burst of rows to one
+//! sheet with one message per row, (f) with flow control per sheet.
+//! `cargo bench --bench noisy -- --sheets-only` runs the sheets alone.
 
 mod scenario;
+mod sheet_report;
+mod sheet_scenario;
 
 use scenario::{Mode, Outcome, Scale};
 use sluice_redis::{ConnectSettings, Keyspace, RedisProcess, ServerOptions};
@@ -12,6 +17,13 @@ use std::time::Duration;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    if !std::env::args().any(|a| a == "--sheets-only") {
+        malls(&runtime);
+    }
+    sheet_report::run(&runtime);
+}
+
+fn malls(runtime: &tokio::runtime::Runtime) {
     // Cafe24's bucket is 40 calls draining 2 a second; ten times its rate
     // keeps a run within minutes. SQS scans 120,000 messages; flood and
     // window are scaled down together (2,500 against 2,000, as 150,000

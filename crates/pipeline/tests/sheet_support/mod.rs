@@ -77,16 +77,12 @@ impl SheetTest {
     /// Buffers row `id` of sheet `gid` as the state machine's BufferRow
     /// state does.
     pub async fn buffer(&self, gid: u64, id: &str) {
-        let row = SheetRow {
-            credential_id: USER.into(),
-            spreadsheet_id: DOC.into(),
-            sheet_gid: gid,
-            submission_id: format!("sub-{id}"),
-            row_id: id.into(),
-            header: Some(vec!["name".into(), "n".into()]),
-            values: vec![json!(format!("name {id}")), json!(1)],
-        };
-        let work = SheetWork::new(row, now_ms());
+        self.buffer_output(gid, id).await;
+    }
+
+    /// [`buffer`](Self::buffer), answering the step's output.
+    pub async fn buffer_output(&self, gid: u64, id: &str) -> sluice_pipeline::sheet_io::BufferOutput {
+        let work = work(gid, id);
         let item = ItemPlan {
             item_id: format!("msg-{id}"),
             receive_count: 1,
@@ -94,7 +90,7 @@ impl SheetTest {
             work: Some(WorkItem::SheetRow(work)),
             invalid: None,
         };
-        self.steps.buffer_row(BufferInput { item }).await.unwrap();
+        self.steps.buffer_row(BufferInput { item }).await.unwrap()
     }
 
     /// Buffers each of `ids`, in order, as rows of sheet `gid`.
@@ -143,6 +139,20 @@ impl SheetTest {
             })
             .collect()
     }
+}
+
+/// Row `id` of sheet `gid` as ingest reads it.
+pub fn work(gid: u64, id: &str) -> SheetWork {
+    let row = SheetRow {
+        credential_id: USER.into(),
+        spreadsheet_id: DOC.into(),
+        sheet_gid: gid,
+        submission_id: format!("sub-{id}"),
+        row_id: id.into(),
+        header: Some(vec!["name".into(), "n".into()]),
+        values: vec![json!(format!("name {id}")), json!(1)],
+    };
+    SheetWork::new(row, now_ms())
 }
 
 pub fn request(gid: u64) -> FlushRequest {

@@ -42,7 +42,7 @@ use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DelayWorkerConfig, DevConfig, DevStack, DrainSetup, IngestCounts, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig, stored_token};
 use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
-use sluice_redis::{BucketSpec, FlowControl, Keyspace};
+use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_sheets::SheetsConfig;
@@ -101,6 +101,11 @@ pub(crate) struct Args {
     /// mall"). With --functions processes, the mall-drain binary drains.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     flow_max_queued: u32,
+    /// Flow control per sheet: once a sheet has this many rows in the
+    /// queue, its rows are held in its overflow instead, which joins its
+    /// buffer behind them (README: "One flooding sheet").
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    sheet_max_queued: u32,
     /// Every webhook becomes a message, however deep its mall's backlog
     /// (not with --functions processes: the template turns flow control on).
     #[arg(long)]
@@ -228,7 +233,11 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_receive_count: args.max_receive_count,
         visibility_timeout: Duration::from_secs(args.visibility_timeout),
         group_scan: args.group_scan(),
-        ingest: IngestConfig { keyspace: keyspace.clone(), ..IngestConfig::new(api_keys) },
+        ingest: IngestConfig {
+            keyspace: keyspace.clone(),
+            sheet_flow: SheetFlow { max_queued: args.sheet_max_queued, ..SheetFlow::default() },
+            ..IngestConfig::new(api_keys)
+        },
         pipeline: PipelineConfig {
             bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
             max_receive_count: args.max_receive_count,

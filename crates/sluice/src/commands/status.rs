@@ -230,9 +230,11 @@ fn print_credential(c: &CredentialStatus) {
     println!("    reads  {} (project {})", usage(&c.reads[0]), usage(&c.reads[1]));
     for sheet in &c.sheets {
         let b = &sheet.backlog;
+        // The overflow and the queued count are flow control per sheet's
+        // (README: "One flooding sheet").
         println!(
-            "    sheet {}#{}: {} buffered, {} in flight, {} parked",
-            sheet.spreadsheet_id, sheet.sheet_gid, b.buffered, b.in_flight, b.parked
+            "    sheet {}#{}: {} queued, {} in the overflow, {} buffered, {} in flight, {} parked",
+            sheet.spreadsheet_id, sheet.sheet_gid, b.queued, b.overflow, b.buffered, b.in_flight, b.parked
         );
     }
 }

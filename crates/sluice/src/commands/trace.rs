@@ -2,8 +2,9 @@
 //! from received to stored (or parked), following it into the fetch it was
 //! coalesced into. Event ids are what ingest answered (`event_ids`). A
 //! sheet row is traced by its row id: its transaction log (INIT →
-//! ENQUEUED → BUFFERED → COMPLETED, or VALIDATION_FAILED / FAILED /
-//! PARKED with the reason).
+//! ENQUEUED → BUFFERED → COMPLETED; INIT → OVERFLOW → BUFFERED →
+//! COMPLETED for a row flow control held back; or VALIDATION_FAILED /
+//! FAILED / PARKED with the reason).
 //!
 //! Once the Redis trace has expired, a shop event is looked up in the
 //! event log the drain keeps in PostgreSQL (`sluice.events`): in
@@ -102,6 +103,12 @@ fn describe(entry: &TraceEntry) -> String {
         }
         return format!("into {} (flow control: its mall has a backlog)", dirty_set(detail));
     }
+    if entry.stage == "OVERFLOW" {
+        return format!("into {} (flow control: its sheet has a backlog)", overflow(detail));
+    }
+    if entry.stage == "BUFFERED" && detail["from"] == "overflow" {
+        return format!("moved from {} into its buffer", overflow(detail));
+    }
     if detail["sink"] != "postgresql" {
         return detail.to_string();
     }
@@ -117,6 +124,11 @@ fn describe(entry: &TraceEntry) -> String {
 fn dirty_set(detail: &serde_json::Value) -> String {
     let since = detail["dirty_since_ms"].as_u64().map_or_else(|| "?".to_owned(), timestamp);
     format!("mall {}'s dirty set since {since}", detail["mall_id"].as_str().unwrap_or("?"))
+}
+
+/// "sheet S's overflow", from an `OVERFLOW` entry.
+fn overflow(detail: &serde_json::Value) -> String {
+    format!("sheet {}'s overflow", detail["sheet"].as_str().unwrap_or("?"))
 }
 
 fn timestamp(at_ms: u64) -> String {
@@ -136,27 +148,65 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
         println!("  {}  {:<10} {}", timestamp(entry.at_ms), entry.stage, describe(entry));
     }
     if let Some(last) = trace.last() {
-        if last.stage == "deferred" {
-            // Flow control: the mall's drain chain fetches it within the
-            // mall's budget (README: "One flooding mall").
-            println!("  now: in {}, drained within the mall's budget", dirty_set(&last.detail));
-            return;
-        }
-        let now = match last.stage.as_str() {
-            "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
-            "written" => "in PostgreSQL (sluice.snapshots)",
-            "superseded" => "answered by a newer snapshot already in PostgreSQL",
-            "coalesced" => "answered by the pending fetch it joined",
-            "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
-            "failed" => "waiting for redelivery",
-            "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
-            "rejected" => "rejected at ingest",
-            "COMPLETED" => "in the sheet",
-            "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
-            "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
-            "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
-            _ => "see above",
-        };
-        println!("  now: {now}");
+        println!("  now: {}", now(last));
+    }
+}
+
+/// Where an event is now, from its latest entry.
+fn now(last: &TraceEntry) -> String {
+    if last.stage == "deferred" {
+        // Flow control: the mall's drain chain fetches it within the
+        // mall's budget (README: "One flooding mall").
+        return format!("in {}, drained within the mall's budget", dirty_set(&last.detail));
+    }
+    if last.stage == "OVERFLOW" {
+        // Flow control per sheet (README: "One flooding sheet").
+        return format!(
+            "in {} since {}; it joins the buffer once the sheet's queued rows are buffered",
+            overflow(&last.detail),
+            timestamp(last.at_ms)
+        );
+    }
+    let now = match last.stage.as_str() {
+        "stored" => "stored in Redis, waiting for the drain to PostgreSQL",
+        "written" => "in PostgreSQL (sluice.snapshots)",
+        "superseded" => "answered by a newer snapshot already in PostgreSQL",
+        "coalesced" => "answered by the pending fetch it joined",
+        "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
+        "failed" => "waiting for redelivery",
+        "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
+        "rejected" => "rejected at ingest",
+        "COMPLETED" => "in the sheet",
+        "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
+        "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
+        "DUPLICATE" => "buffered or held already (see its earlier entries)",
+        "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
+        _ => "see above",
+    };
+    now.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(stage: &str, detail: serde_json::Value) -> TraceEntry {
+        TraceEntry { at_ms: 1_763_000_000_000, stage: stage.into(), detail }
+    }
+
+    #[test]
+    fn a_held_row_says_which_overflow_it_is_in_and_where_it_went() {
+        let held = entry("OVERFLOW", json!({"sheet": "gr:cred:doc:0", "overflow_len": 3}));
+        assert_eq!(describe(&held), "into sheet gr:cred:doc:0's overflow (flow control: its sheet has a backlog)");
+        assert_eq!(
+            now(&held),
+            "in sheet gr:cred:doc:0's overflow since 2025-11-13 02:13:20.000Z; it joins the buffer once the sheet's \
+             queued rows are buffered"
+        );
+        let moved = entry("BUFFERED", json!({"from": "overflow", "sheet": "gr:cred:doc:0", "buffer_len": 9}));
+        assert_eq!(describe(&moved), "moved from sheet gr:cred:doc:0's overflow into its buffer");
+        assert_eq!(now(&moved), "on its way to the sheet");
+        assert_eq!(describe(&entry("BUFFERED", json!({"buffer_len": 1}))), r#"{"buffer_len":1}"#);
     }
 }
