@@ -23,6 +23,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
             "SLUICE_BUCKET_DRAIN_PER_SEC",
+            "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
     (
@@ -32,6 +33,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
             "SLUICE_BUCKET_DRAIN_PER_SEC",
+            "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
     ("StoreFunction", &["SLUICE_BUCKET_CAPACITY", "SLUICE_BUCKET_DRAIN_PER_SEC"]),
@@ -66,6 +68,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
             "SLUICE_BUCKET_DRAIN_PER_SEC",
+            "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
     ("DrainFunction", &["SLUICE_DATABASE_URL_SECRET_ARN"]),

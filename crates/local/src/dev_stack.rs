@@ -243,7 +243,9 @@ impl DevStack {
         let mut ingest_config = config.ingest;
         ingest_config.flow_control = config.pipeline.mall_drain.flow.clone();
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
-        let shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
+        let shop = ShopService::new(core.clone(), cafe24)
+            .map_err(|e| anyhow!("pipeline: {}", e.cause))?
+            .with_alert_url(config.alert_url.clone());
         let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
         let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url.clone());
         let drain_stop = shutdown.child_token();

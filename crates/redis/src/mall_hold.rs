@@ -132,7 +132,7 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
 
     /// The mall's hold, if it has one.
     pub async fn state(&self, tag: &Tag) -> Result<Option<HoldState>, Error> {
-        let ((state, reason, since), held): ((Option<String>, Option<String>, Option<u64>), u64) = redis::pipe()
+        let ((state, reason, since), held): (HoldFields, u64) = redis::pipe()
             .cmd("HMGET")
             .arg(self.key(tag, "hold"))
             .arg("state")
@@ -172,6 +172,9 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
         Ok((left, ended == 1))
     }
 }
+
+/// The hold's state, reason and since, as HMGET reads them.
+type HoldFields = (Option<String>, Option<String>, Option<u64>);
 
 fn hold_reply(reply: (i64, i64, u64)) -> Result<Hold, Error> {
     let (held, newly, count) = reply;
