@@ -8,27 +8,12 @@ use sluice_aws::{SqsEndpoint, sqs_client};
 use sluice_domain::{GroupAbout, Topic};
 use sluice_redis::GroupLedger;
 use sluice_testkit::TestRedis;
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use support::local_sqs::LocalSqs;
+use support::local_sqs::{LocalSqs, operator_command};
 
 /// Runs `sluice` on `redis`'s keys, in a directory with no `sluice dev`.
 fn sluice(redis: &TestRedis, args: &[&str]) -> Output {
-    let dir = std::env::temp_dir().join(format!("sluice-status-{}", redis.keyspace().prefix().trim_end_matches(':')));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
-    command
-        .args(args)
-        .current_dir::<PathBuf>(dir)
-        .env("SLUICE_REDIS_URL", redis.url())
-        .env("SLUICE_KEY_PREFIX", redis.keyspace().prefix())
-        .env("AWS_ACCESS_KEY_ID", "local")
-        .env("AWS_SECRET_ACCESS_KEY", "local")
-        .env("AWS_REGION", "us-east-1");
-    for name in ["SLUICE_QUEUE_URL", "SLUICE_EVENTS_DLQ_URL", "SLUICE_FLUSH_QUEUE_URL", "SLUICE_FLUSH_DLQ_URL"] {
-        command.env_remove(name);
-    }
-    command.output().unwrap()
+    operator_command(redis, "status", args).output().unwrap()
 }
 
 fn about(about: &GroupAbout) -> String {

@@ -12,31 +12,20 @@ use sluice_domain::MallDrainRequest;
 use sluice_pipeline::shop_service::ADMIN_API;
 use sluice_redis::{MallHolds, Tag, TokenStore};
 use sluice_testkit::TestRedis;
-use std::path::PathBuf;
-use std::process::{Command, Output};
-use support::local_sqs::LocalSqs;
+use std::process::Output;
+use support::local_sqs::{LocalSqs, operator_command};
 
-/// Runs `sluice` on `redis`'s keys, in a directory with no `sluice dev`.
+/// Runs `sluice` on `redis`'s keys, in a directory with no `sluice dev`
+/// holding `token.json`, a Cafe24 token response.
 fn sluice(redis: &TestRedis, args: &[&str], sqs_endpoint: Option<&str>) -> Output {
-    let dir = std::env::temp_dir().join(format!("sluice-tokens-{}", redis.keyspace().prefix().trim_end_matches(':')));
-    std::fs::create_dir_all(&dir).unwrap();
+    let mut command = operator_command(redis, "tokens", args);
     let tokens = json!({
         "access_token": "at-secret", "expires_at": "2099-01-01T00:00:00.000",
         "refresh_token": "rt-secret", "refresh_token_expires_at": "2099-01-01T00:00:00.000",
         "mall_id": "acme", "client_id": "c",
     });
+    let dir = command.get_current_dir().unwrap().to_owned();
     std::fs::write(dir.join("token.json"), tokens.to_string()).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
-    command
-        .args(args)
-        .current_dir::<PathBuf>(dir)
-        .env("SLUICE_REDIS_URL", redis.url())
-        .env("SLUICE_KEY_PREFIX", redis.keyspace().prefix())
-        .env("AWS_ACCESS_KEY_ID", "local")
-        .env("AWS_SECRET_ACCESS_KEY", "local")
-        .env("AWS_REGION", "us-east-1")
-        .env_remove("SLUICE_MALL_DRAIN_QUEUE_URL")
-        .env_remove("SLUICE_SQS_ENDPOINT");
     if let Some(endpoint) = sqs_endpoint {
         command.env("SLUICE_SQS_ENDPOINT", endpoint);
     }

@@ -1,13 +1,39 @@
-//! An SQS endpoint on 127.0.0.1 over a test's Redis (the embedded queues,
-//! served over real HTTP as `sluice dev` serves them), for commands that
-//! take a queue URL.
+//! What an operator command's test needs besides `sluice dev`: the
+//! command run on a test's Redis, and an SQS endpoint on 127.0.0.1 over
+//! that Redis (the embedded queues, served over real HTTP as `sluice dev`
+//! serves them) for commands that take a queue URL.
 
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{QueueBackend, QueueConfig, RedisBackend};
 use sluice_testkit::TestRedis;
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+
+/// `sluice ARGS` on `redis`'s keys, in a directory of its own (`name`)
+/// with no `sluice dev`, with no queue named by the environment and AWS
+/// credentials for local endpoints (checked by no one, wanted by the SDK).
+pub fn operator_command(redis: &TestRedis, name: &str, args: &[&str]) -> Command {
+    let prefix = redis.keyspace().prefix().trim_end_matches(':').to_owned();
+    let dir = std::env::temp_dir().join(format!("sluice-{name}-{prefix}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
+    command
+        .args(args)
+        .current_dir::<PathBuf>(dir)
+        .env("SLUICE_REDIS_URL", redis.url())
+        .env("SLUICE_KEY_PREFIX", redis.keyspace().prefix())
+        .env("AWS_ACCESS_KEY_ID", "local")
+        .env("AWS_SECRET_ACCESS_KEY", "local")
+        .env("AWS_REGION", "us-east-1");
+    let queues = ["SLUICE_QUEUE_URL", "SLUICE_EVENTS_DLQ_URL", "SLUICE_FLUSH_QUEUE_URL", "SLUICE_FLUSH_DLQ_URL"];
+    for name in queues.into_iter().chain(["SLUICE_MALL_DRAIN_QUEUE_URL", "SLUICE_SQS_ENDPOINT"]) {
+        command.env_remove(name);
+    }
+    command
+}
 
 pub struct LocalSqs {
     pub endpoint: String,
