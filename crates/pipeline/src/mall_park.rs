@@ -20,6 +20,12 @@
 //! - the mall's flow-control drain runs stop, without failing, while it is
 //!   parked (their dirty set waits too).
 //!
+//! Not yet: webhooks that joined a held event's pending fetch at ingest
+//! (coalesced) are answered by its release only while their coalescing
+//! mark lasts (the pending timeout, 15 minutes). A mall parked longer
+//! still gets a snapshot fetched after them, so the data is current, but
+//! those events' traces end at `coalesced`.
+//!
 //! Only the mall's own refusals park it: a refused app (`invalid_client`,
 //! the secret is wrong) concerns every mall and stays a failure, which the
 //! functions answer by re-reading their secrets.

@@ -148,6 +148,7 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
             "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
             "rejected" => "rejected at ingest",
             "COMPLETED" => "in the sheet",
+            "held" => "held, in order, with its parked mall's events; released after `sluice tokens set` (tokens show)",
             "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
             "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
             "VALIDATION_FAILED" | "FAILED" => "rejected; nothing was enqueued",
