@@ -29,6 +29,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
             "SLUICE_BUCKET_DRAIN_PER_SEC",
+            "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
     (
@@ -39,6 +40,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
             "SLUICE_BUCKET_DRAIN_PER_SEC",
+            "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
     ("StoreFunction", &["SLUICE_BUCKET_CAPACITY", "SLUICE_BUCKET_DRAIN_PER_SEC"]),
@@ -73,6 +75,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
             "SLUICE_BUCKET_DRAIN_PER_SEC",
+            "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),
     ("DrainFunction", &["SLUICE_DATABASE_URL_SECRET_ARN"]),

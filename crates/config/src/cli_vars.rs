@@ -1,5 +1,6 @@
 //! The queues and the state machine the operator commands (`sluice
-//! status`, `sluice dlq`, `sluice redrive`, `sluice credentials`) look at
+//! status`, `sluice dlq`, `sluice redrive`, `sluice credentials`, `sluice
+//! tokens`) look at
 //! when no flag names them; without either, they use the running `sluice
 //! dev`'s.
 
@@ -13,10 +14,11 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("flush_queue_url", "no", "the flush queue (SQS standard)"),
     var("flush_dlq_url", "no", "the flush dead-letter queue"),
     var(
-        "mall_drain_dlq_url",
+        "mall_drain_queue_url",
         "no",
-        "the mall drain dead-letter queue (the queue itself: `SLUICE_MALL_DRAIN_QUEUE_URL`)",
+        "the mall drain queue (`sluice tokens set` releases a parked mall's events there)",
     ),
+    var("mall_drain_dlq_url", "no", "the mall drain dead-letter queue"),
     var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS"),
     var("state_machine_arn", "no", "the pipeline state machine (`sluice redrive`)"),
     var("sfn_endpoint", "no", "a local Step Functions endpoint instead of AWS"),
@@ -30,6 +32,7 @@ pub struct OperatorQueues {
     pub events_dlq_url: Option<String>,
     pub flush_queue_url: Option<String>,
     pub flush_dlq_url: Option<String>,
+    pub mall_drain_queue_url: Option<String>,
     pub mall_drain_dlq_url: Option<String>,
     pub sqs_endpoint: Option<String>,
     pub state_machine_arn: Option<String>,

@@ -6,9 +6,10 @@
 //! the drain function the step settings and its database ([`DrainSettings`]);
 //! the mall drain function the shop settings and its queue ([`MallDrainSettings`]).
 
+use crate::alert_vars::alert_url;
 use crate::flow_vars::{FlowSettings, MallDrainQueue};
 use crate::secret_setting::{SecretSetting, either};
-use crate::sheet_vars::{GoogleClient, SheetVars, alert, google};
+use crate::sheet_vars::{GoogleClient, SheetVars, google};
 use crate::{Common, ConfigError, EnvSource, cafe24_config, in_range, pipeline_config};
 use sluice_aws::SqsEndpoint;
 use sluice_cafe24::Cafe24Config;
@@ -29,21 +30,22 @@ impl StepSettings {
     }
 }
 
-/// ensure-token (and fetch, see [`FetchSettings`]): the step settings and the Cafe24 app (store
-/// reads [`StepSettings`]: it never calls Cafe24).
+/// ensure-token (and fetch, see [`FetchSettings`]): the step settings, the
+/// Cafe24 app and alerts (store reads [`StepSettings`]: it never calls Cafe24).
 #[derive(Debug, Clone)]
 pub struct ShopSettings {
     pub step: StepSettings,
     /// Its client secret is in place when [`cafe24_secret`](Self::cafe24_secret) is a value.
     pub cafe24: Cafe24Config,
     pub cafe24_secret: SecretSetting,
+    pub alert_url: Option<SecretSetting>,
 }
 
 impl ShopSettings {
     pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
         let step = StepSettings::from_source(source)?;
         let (cafe24, cafe24_secret) = cafe24_config(source)?;
-        Ok(Self { step, cafe24, cafe24_secret })
+        Ok(Self { step, cafe24, cafe24_secret, alert_url: alert_url(source)? })
     }
 }
 
@@ -131,7 +133,8 @@ impl SheetSettings {
             return Err(ConfigError::invalid("flush_queue_url", problem));
         }
         let endpoint = v.sqs_endpoint.clone().map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
-        Ok(Self { step, google: google(&v)?, alert_url: alert(&v)?, flush_queue: FlushQueue { url, endpoint } })
+        let alert_url = alert_url(source)?;
+        Ok(Self { step, google: google(&v)?, alert_url, flush_queue: FlushQueue { url, endpoint } })
     }
 }
 

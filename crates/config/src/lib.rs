@@ -18,7 +18,8 @@
 //! - `common`: what every deployable reads (Redis, key prefix, stage).
 //! - `pipeline_vars`: the pipeline's limits and sizes ([`PipelineConfig`]).
 //! - `cafe24_vars`: the Cafe24 app (shop functions).
-//! - `sheet_vars`: the Google client, the flush queue and alerts (sheet functions).
+//! - `sheet_vars`: the Google client and the flush queue (sheet functions).
+//! - `alert_vars`: the alert webhook (the functions that can raise an alert).
 //! - `ingest_vars`: the ingest function.
 //! - `flow_vars`: flow control per mall ([`FlowSettings`]): the mall drain queue and threshold (ingest, the mall drain function).
 //! - `database_vars`: the PostgreSQL the drain writes to ([`database_url`]).
@@ -28,6 +29,7 @@
 //!
 //! [`PipelineConfig`]: sluice_pipeline::PipelineConfig
 
+mod alert_vars;
 mod cafe24_vars;
 mod cli_vars;
 mod common;
@@ -41,6 +43,7 @@ mod sheet_vars;
 mod source;
 mod variables;
 
+pub use alert_vars::alert_url;
 pub use cafe24_vars::cafe24_config;
 pub use cli_vars::OperatorQueues;
 pub use common::{Common, Serving};

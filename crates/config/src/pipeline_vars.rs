@@ -6,7 +6,7 @@ use crate::source::parsed;
 use crate::variables::{Variable, var};
 use crate::{ConfigError, EnvSource, in_range};
 use serde::{Deserialize, Serialize};
-use sluice_pipeline::{MallDrainConfig, PipelineConfig, SheetConfig};
+use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_redis::BucketSpec;
 use sluice_sheets::values::ValueInputOption;
 use std::time::Duration;
@@ -150,7 +150,7 @@ pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError
         map_max_concurrency: v.map_max_concurrency,
         trace_retention: Duration::from_secs(v.trace_retention_secs),
         sheets,
-        mall_drain: MallDrainConfig::default(),
+        ..PipelineConfig::default()
     })
 }
 

@@ -1,5 +1,5 @@
 //! The sheet functions' variables: the Google OAuth client (without it the
-//! sheet path is off), the flush queue and the alert webhook.
+//! sheet path is off) and the flush queue (alerts: `alert_vars`).
 
 use crate::secret_setting::{SecretSetting, either};
 use crate::variables::{Variable, var};
@@ -19,8 +19,6 @@ pub(crate) const VARIABLES: &[Variable] = &[
     ),
     var("sheets_api_url", "no", "the Google Sheets API"),
     var("google_token_url", "no", "the Google OAuth token endpoint"),
-    var("alert_url", "no", "Slack-compatible incoming webhook for alerts"),
-    var("alert_url_secret_arn", "no", "a Secrets Manager secret holding the alert URL instead"),
     var(
         "flush_queue_url",
         "yes",
@@ -37,8 +35,6 @@ pub(crate) struct SheetVars {
     google_client_secret_arn: Option<String>,
     sheets_api_url: String,
     google_token_url: String,
-    alert_url: Option<String>,
-    alert_url_secret_arn: Option<String>,
     pub(crate) flush_queue_url: Option<String>,
     pub(crate) sqs_endpoint: Option<String>,
 }
@@ -51,8 +47,6 @@ impl Default for SheetVars {
             google_client_secret_arn: None,
             sheets_api_url: PRODUCTION_API_BASE_URL.to_owned(),
             google_token_url: PRODUCTION_TOKEN_URL.to_owned(),
-            alert_url: None,
-            alert_url_secret_arn: None,
             flush_queue_url: None,
             sqs_endpoint: None,
         }
@@ -96,8 +90,4 @@ pub(crate) fn google(v: &SheetVars) -> Result<Option<GoogleClient>, ConfigError>
         .with_token_url(v.google_token_url.clone())
         .map_err(|e| ConfigError::invalid("google_token_url", e.to_string()))?;
     Ok(Some(GoogleClient { config, secret }))
-}
-
-pub(crate) fn alert(v: &SheetVars) -> Result<Option<SecretSetting>, ConfigError> {
-    either("alert_url", v.alert_url.clone(), "alert_url_secret_arn", v.alert_url_secret_arn.clone())
 }

@@ -23,12 +23,17 @@ pub(crate) const fn var(field: &'static str, required: &'static str, meaning: &'
 
 /// Every part's variables, with the defaults of its fields as JSON, and
 /// the title of its table in `functions/README.md`.
-pub(crate) fn parts() -> [(&'static str, &'static [Variable], Value); 8] {
+pub(crate) fn parts() -> [(&'static str, &'static [Variable], Value); 9] {
     [
         ("Every function", crate::common::VARIABLES, crate::common::defaults()),
         ("The step functions' settings", crate::pipeline_vars::VARIABLES, crate::pipeline_vars::defaults()),
         ("The shop functions", crate::cafe24_vars::VARIABLES, crate::cafe24_vars::defaults()),
         ("The sheet functions", crate::sheet_vars::VARIABLES, crate::sheet_vars::defaults()),
+        (
+            "Alerts (flush-sheet, ensure-token, fetch, mall-drain)",
+            crate::alert_vars::VARIABLES,
+            crate::alert_vars::defaults(),
+        ),
         ("The ingest function", crate::ingest_vars::VARIABLES, crate::ingest_vars::defaults()),
         (
             "Flow control per mall (ingest, fetch, the mall drain function) and per sheet (ingest)",

@@ -98,7 +98,17 @@ pub async fn shop(
     let mut config = settings.cafe24.clone();
     config.client_secret = resolve(&settings.cafe24_secret).await?;
     let cafe24 = Cafe24Client::new(config).map_err(StartError::Cafe24)?;
-    ShopService::new(core, cafe24).map_err(StartError::Steps)
+    let alert_url = alert_url(settings.alert_url.as_ref()).await?;
+    Ok(ShopService::new(core, cafe24).map_err(StartError::Steps)?.with_alert_url(alert_url))
+}
+
+/// The alert webhook's URL. A blank secret (the stack creates it holding
+/// one space) means no webhook: alerts stay log lines.
+async fn alert_url(setting: Option<&SecretSetting>) -> Result<Option<String>, StartError> {
+    match setting {
+        Some(setting) => Ok(Some(resolve(setting).await?.expose().trim().to_owned()).filter(|url| !url.is_empty())),
+        None => Ok(None),
+    }
 }
 
 /// The sheet service over `core`, asking for flushes through `trigger`,
@@ -108,12 +118,7 @@ pub async fn sheet(
     core: ServiceCore<Connection>,
     trigger: Arc<dyn FlushTrigger>,
 ) -> Result<SheetService<Connection>, StartError> {
-    // A blank secret (the stack creates it holding one space) means no
-    // webhook: alerts stay log lines.
-    let alert_url = match &settings.alert_url {
-        Some(setting) => Some(resolve(setting).await?.expose().trim().to_owned()).filter(|url| !url.is_empty()),
-        None => None,
-    };
+    let alert_url = alert_url(settings.alert_url.as_ref()).await?;
     let service = SheetService::new(core, trigger).with_alert_url(alert_url);
     let Some(google) = &settings.google else { return Ok(service) };
     let mut config = google.config.clone();

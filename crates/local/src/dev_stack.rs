@@ -249,7 +249,9 @@ impl DevStack {
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
         let drain_requests: Arc<dyn DrainRequests> =
             Arc::new(QueueDrainRequests::new(SqsDelayQueue::clone(&mall_drain_queue)));
-        let mut shop = ShopService::new(core.clone(), cafe24).map_err(|e| anyhow!("pipeline: {}", e.cause))?;
+        let mut shop = ShopService::new(core.clone(), cafe24)
+            .map_err(|e| anyhow!("pipeline: {}", e.cause))?
+            .with_alert_url(config.alert_url.clone());
         if config.flow_control {
             shop = shop.with_hand_over(drain_requests.clone());
         }

@@ -6,33 +6,14 @@
 
 mod support;
 
-use axum::Router;
-use axum::routing::post;
 use sluice_local::DrainSetup;
 use sluice_sink::DrainConfig;
 use sluice_testkit::postgres::PostgresServer;
 use sqlx::PgPool;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{PRODUCT, Setup, Stack, product};
+use support::{PRODUCT, Setup, Stack, alert_receiver, product};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// A Slack-compatible webhook on 127.0.0.1 keeping each alert's text.
-async fn alert_receiver() -> (String, Arc<Mutex<Vec<String>>>) {
-    let alerts = Arc::new(Mutex::new(Vec::new()));
-    let kept = alerts.clone();
-    let app = Router::new().route(
-        "/alerts",
-        post(move |body: axum::Json<serde_json::Value>| async move {
-            kept.lock().unwrap().push(body["text"].as_str().unwrap_or_default().to_owned());
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/alerts", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, alerts)
-}
 
 /// Polls `check` until it holds; panics after [`LIMIT`].
 async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {

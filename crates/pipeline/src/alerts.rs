@@ -1,14 +1,24 @@
 //! Alerts for what needs a person (a credential Google rejects, a sheet
-//! that is gone): Slack-compatible incoming-webhook POSTs (`{"text": …}`)
-//! to a configured URL, at most one per key per window, so a storm of
-//! failures on one sheet sends one message. Without a URL, alerts are
-//! logged only. An alert that cannot be sent is logged; it never fails
-//! the work that raised it.
+//! that is gone, a mall whose Cafe24 token is refused) and for trouble
+//! that lasts (a sheet's flushes delayed again and again, a mall's fetches
+//! failing): Slack-compatible incoming-webhook POSTs (`{"text": …}`) to a
+//! configured URL. [`Alerter::alert`] sends at most one per key per
+//! window, so a storm of failures on one sheet sends one message;
+//! [`Alerter::episode`] sends one when an episode starts and one when it
+//! ends, as `sluice_redis::episode` (or a parked mall's hold) decides, so
+//! the two always come in pairs. Without a URL, alerts are logged only. An
+//! alert that cannot be sent is logged; it never fails the work that
+//! raised it. No alert text holds a token: callers put in ids and the
+//! upstream's error, never a credential.
 
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_redis::{Gates, Keyspace, Tag};
 use std::time::Duration;
+
+/// How long an episode of failures outlives its latest failure when
+/// nothing succeeds or fails any more (see `sluice_redis::episode`).
+pub(crate) const EPISODE_TTL: Duration = Duration::from_secs(24 * 3600);
 
 #[derive(Debug, Clone)]
 pub struct Alerter<C> {
@@ -39,6 +49,18 @@ impl<C: ConnectionLike + Clone + Send + Sync> Alerter<C> {
             Ok(_) => {}
             Err(e) => tracing::warn!(error = %e, "alert gate unavailable; sending anyway"),
         }
+        self.post(text).await
+    }
+
+    /// Sends `text` about an episode's start or end (`key` names it in
+    /// the log). Not gated by the window: the episode already allows one
+    /// of each, and a gated end could be lost while its start was sent.
+    pub async fn episode(&self, key: &str, text: &str) -> bool {
+        tracing::error!(alert = key, "{text}");
+        self.post(text).await
+    }
+
+    async fn post(&self, text: &str) -> bool {
         let Some(url) = &self.url else { return true };
         match self.http.post(url).json(&json!({ "text": text })).send().await {
             Ok(response) if response.status().is_success() => true,

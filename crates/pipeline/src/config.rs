@@ -35,6 +35,13 @@ pub struct PipelineConfig {
     /// Flow control per mall: when a mall's webhooks are deferred into its
     /// dirty set, and how its drain runs take them (see `mall_drain`).
     pub mall_drain: MallDrainConfig,
+    /// Failed Cafe24 calls of one mall in a row (5xx, timeouts, refused
+    /// connections) that raise an alert; the next success raises another.
+    /// 6 is one event's whole retry budget in the state machine (the call
+    /// and the Fetch state's 5 retries, about 30 s of backoff): a blip a
+    /// retry absorbs never alerts, and an event going back to the queue
+    /// (on its way to the dead-letter queue) always has.
+    pub fetch_failures_alert_after: u32,
 }
 
 /// How a mall's flow-control backlog is drained.
@@ -125,6 +132,9 @@ pub struct SheetConfig {
     pub flush_budget: Duration,
     /// At most one alert per key (credential, sheet) in this window.
     pub alert_window: Duration,
+    /// Flushes of one sheet in a row delayed by Google's 5xx, 429 or a
+    /// timeout that raise an alert; the next append raises another.
+    pub delayed_flushes_alert_after: u32,
 }
 
 impl Default for SheetConfig {
@@ -148,6 +158,7 @@ impl Default for SheetConfig {
             flush_lease: Duration::from_secs(60),
             flush_budget: Duration::from_secs(30),
             alert_window: Duration::from_secs(15 * 60),
+            delayed_flushes_alert_after: 3,
         }
     }
 }
@@ -166,6 +177,7 @@ impl Default for PipelineConfig {
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
             sheets: SheetConfig::default(),
             mall_drain: MallDrainConfig::default(),
+            fetch_failures_alert_after: 6,
         }
     }
 }

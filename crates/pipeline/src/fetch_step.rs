@@ -18,12 +18,16 @@
 //!
 //! 404 yields a tombstone; 401 goes back for a token refresh (once); 5xx
 //! and timeouts are `Sluice.UpstreamUnavailable`, retried with backoff by
-//! the state machine.
+//! the state machine. A mall whose calls fail
+//! `fetch_failures_alert_after` times in a row (here and in its drain runs
+//! alike) raises one alert, and its next answered call another
+//! (`sluice_redis::episode`).
 //!
 //! The snapshot (body, and the events it answers) stays in Redis for the
 //! store step; the step's output carries its key, never the body (Step
 //! Functions' 256 KiB limit, see `step_io`).
 
+use crate::alerts::EPISODE_TTL;
 use crate::service_core::{now_ms, wait_seconds};
 use crate::shop_service::{ADMIN_API, ShopService};
 use crate::step_io::{FetchInput, FetchOutput, Snapshot, SnapshotRef};
@@ -33,7 +37,7 @@ use redis::aio::ConnectionLike;
 use serde_json::{Value, json};
 use sluice_cafe24::{CallUsage, FetchOutcome, Secret};
 use sluice_domain::{DrainRequests, ErrorKind, ResourceRef, ShopWork, StepError, WorkItem};
-use sluice_redis::{Admission, Bucket, Tag};
+use sluice_redis::{Admission, Bucket, EpisodeChange, EpisodeRule, Tag};
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
@@ -126,6 +130,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 fetched_at_ms: now_ms(),
             })
         };
+        let failed = outcome.step_error().filter(|e| e.kind == ErrorKind::UpstreamUnavailable);
+        match &outcome {
+            FetchOutcome::Found(_) | FetchOutcome::NotFound { .. } => self.note_fetch(mall, None).await,
+            _ if failed.is_some() => self.note_fetch(mall, Some(&result)).await,
+            _ => {}
+        }
         let outcome = match outcome {
             FetchOutcome::Found(found) => {
                 Called::Fetched(snapshot("found", found.resource, found.updated_date, found.version))
@@ -147,6 +157,33 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             ),
         };
         Ok(Call { result, outcome })
+    }
+
+    /// One of `mall`'s calls answered (`failure` None) or failed: one
+    /// alert when they have failed `fetch_failures_alert_after` times in a
+    /// row, one at the next answer. Never fails the fetch.
+    async fn note_fetch(&self, mall: &str, failure: Option<&str>) {
+        let rule = EpisodeRule { name: "fetch", threshold: self.config.fetch_failures_alert_after, ttl: EPISODE_TTL };
+        let tag = Tag::for_mall(mall);
+        let noted = match failure {
+            None => self.episodes.succeeded(&tag, &rule).await,
+            Some(_) => self.episodes.failed(&tag, &rule).await,
+        };
+        let text = match (noted, failure) {
+            (Ok(EpisodeChange::Started), Some(last)) => format!(
+                "sluice: mall `{mall}`'s Cafe24 calls failed {} times in a row (the last: {last}). Its events are \
+                 retried with backoff; those that run out of retries go back to the queue, and after \
+                 {} receives to the dead-letter queue.",
+                rule.threshold, self.config.max_receive_count
+            ),
+            (Ok(EpisodeChange::Ended), _) => format!("sluice: mall `{mall}`'s Cafe24 calls work again."),
+            (Ok(_), _) => return,
+            (Err(e), _) => {
+                tracing::warn!(mall, error = %e, "fetch failures not counted for alerts");
+                return;
+            }
+        };
+        self.alerter.episode(&format!("mall:{mall}:fetch"), &text).await;
     }
 
     /// Leaves `snapshot` in Redis for the store step under its owner's

@@ -101,7 +101,7 @@ mod tests {
         let mut called = false;
         let err = call_json(json!({"stale_token": null}), |_: TokenInput| {
             called = true;
-            async { Ok(TokenOutput { wait_seconds: 0 }) }
+            async { Ok(TokenOutput::ready()) }
         })
         .await
         .unwrap_err();

@@ -24,6 +24,8 @@
 //! - `plan_step`, `failure_step`: the core's steps, which serve both paths.
 //! - [`shop_service`]: [`ShopService`], the shop path's service.
 //! - `token_step`, `fetch_step`, `store_step`: the shop path, one step each.
+//! - `mall_park`: a mall whose Cafe24 token is refused: its events held in order, one alert, `sluice tokens set`.
+//! - [`mall_drain`]: flow control's per-mall drain run; `mall_release`: its release of a parked mall's held events.
 //! - [`step_io`]: the steps' inputs and outputs (the contract with the definition).
 //! - [`json_task`]: [`call_json`], a step called with JSON, as Lambda and the local interpreter call it.
 //! - [`sheet_service`]: [`SheetService`], the sheet path's service (it cannot be built without a flush trigger).
@@ -36,7 +38,7 @@
 //! - `sheet_settle`: a batch's end (settle, fail, park) and the check of an uncertain append.
 //! - [`google_token`]: a credential's access token and `sluice credentials set`.
 //! - [`step_metrics`]: the counts the functions report as EMF.
-//! - [`alerts`]: Slack-compatible alerts, one per key per window.
+//! - [`alerts`]: Slack-compatible alerts, one per key per window, or one at each end of an episode.
 //! - [`status_report`]: [`StatusReader`], what `sluice status` reads about a mall or a credential.
 
 pub mod alerts;
@@ -50,6 +52,8 @@ pub mod flush_trigger;
 pub mod google_token;
 pub mod json_task;
 pub mod mall_drain;
+mod mall_park;
+mod mall_release;
 mod plan_step;
 pub mod service_core;
 mod sheet_append;

@@ -20,6 +20,12 @@
 //!    when upstream failures stored nothing), unless another confirmed
 //!    chain carries the mall.
 //!
+//! Before step 1, a run releases the events held for a parked mall whose
+//! new token is set (`mall_release`, oldest first); a run for a mall that
+//! is still parked, or whose token Cafe24 refuses, stops without failing
+//! (`NextRun::Parked`): nothing goes to the dead-letter queue, the dirty
+//! set waits, and `sluice tokens set` queues the run that goes on.
+//!
 //! A run that fails returns an error and stores nothing more; its request
 //! comes back after the queue's visibility timeout (the mall drain queue's
 //! redrive policy parks it after its maxReceiveCount), and what it had
@@ -27,7 +33,9 @@
 
 use crate::config::MallDrainConfig;
 use crate::fetch_step::Called;
+use crate::mall_release::Release;
 use crate::shop_service::ShopService;
+use crate::token_step::TokenState;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use redis::aio::ConnectionLike;
@@ -62,6 +70,15 @@ pub enum NextRun {
     Later { delay_ms: u64 },
     /// Another chain carries the mall.
     Stopped,
+    /// The mall is parked (its token refused): nothing more until
+    /// `sluice tokens set` queues a run.
+    Parked,
+}
+
+/// What a run did while it held the mall's drain lock.
+enum Ran {
+    Parked,
+    Went { delay: Option<Duration>, stored: usize, tried: usize },
 }
 
 /// The shop service with what a drain run needs besides: where the next
@@ -81,7 +98,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         &self.shop
     }
 
-    fn settings(&self) -> &MallDrainConfig {
+    pub(crate) fn requests(&self) -> &dyn DrainRequests {
+        self.requests.as_ref()
+    }
+
+    pub(crate) fn settings(&self) -> &MallDrainConfig {
         &self.shop.config.mall_drain
     }
 
@@ -99,23 +120,39 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         if let Err(e) = self.shop.locks.release(&lease).await {
             tracing::warn!(mall = request.mall_id, error = %e, "mall drain lock not released; it lapses");
         }
-        let (delay, stored, tried) = ran?;
-        self.carry(&request, &tag, delay, stored, tried - stored).await
+        match ran? {
+            // The chain stays as it is: webhooks deferred meanwhile see it
+            // and start no run that would stop here again.
+            Ran::Parked => {
+                let left = self.shop.backlogs.size(&tag).await?.dirty;
+                Ok(MallDrainOutput { stored: 0, retried: 0, left, next: NextRun::Parked })
+            }
+            Ran::Went { delay, stored, tried } => self.carry(&request, &tag, delay, stored, tried - stored).await,
+        }
     }
 
-    /// Steps 1 to 3, holding the mall's drain lock: returns the next
-    /// run's delay, resources stored and resources tried.
-    async fn run_holding(
-        &self,
-        request: &MallDrainRequest,
-        tag: &Tag,
-    ) -> Result<(Option<Duration>, usize, usize), StepError> {
+    /// The held events, then steps 1 to 3, holding the mall's drain lock:
+    /// the next run's delay, resources stored and resources tried, or the
+    /// mall is parked.
+    async fn run_holding(&self, request: &MallDrainRequest, tag: &Tag) -> Result<Ran, StepError> {
         let shop = &self.shop;
         let mall = request.mall_id.as_str();
         let tag = tag.clone();
-        if shop.ensure_mall_token(mall, None, &request.token).await?.wait_seconds > 0 {
+        match self.release_held(mall, &tag).await? {
+            Release::Parked => return Ok(Ran::Parked),
+            Release::Later(delay) => return Ok(Ran::Went { delay: Some(delay), stored: 0, tried: 0 }),
+            Release::Done => {}
+        }
+        match shop.ensure_mall_token(mall, None, &request.token).await? {
+            TokenState::Ready => {}
             // Another worker is refreshing the token: come back after it.
-            return Ok((Some(self.settings().failure_backoff), 0, 0));
+            TokenState::Wait(_) => {
+                return Ok(Ran::Went { delay: Some(self.settings().failure_backoff), stored: 0, tried: 0 });
+            }
+            TokenState::Refused(reason) => {
+                shop.park_mall(mall, &reason, None).await?;
+                return Ok(Ran::Parked);
+            }
         }
         let mut pending: VecDeque<DirtyResource> = shop.backlogs.peek(&tag, self.settings().per_run).await?.into();
         let bucket = shop.bucket(mall)?;
@@ -167,9 +204,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         }
         if let Some(e) = stale_token {
             // The token was refused: refresh it now, so the next run uses
-            // the new one (a revoked grant fails here, and the run's
-            // request comes back until it is parked).
-            shop.ensure_mall_token(mall, e.cause.strip_prefix(STALE_PREFIX), &request.token).await?;
+            // the new one (a revoked grant parks the mall here).
+            let stale = e.cause.strip_prefix(STALE_PREFIX);
+            if let TokenState::Refused(reason) = shop.ensure_mall_token(mall, stale, &request.token).await? {
+                shop.park_mall(mall, &reason, None).await?;
+                return Ok(Ran::Parked);
+            }
         }
         let delay = match wait {
             // Out of budget for longer than the run may wait.
@@ -178,7 +218,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             // Everything read was tried: the next run reads on at once.
             _ => None,
         };
-        Ok((delay, stored, tried))
+        Ok(Ran::Went { delay, stored, tried })
     }
 
     /// Fetches one dirty resource and stores its snapshot. `Ok(None)`: not

@@ -9,7 +9,7 @@
 use crate::config::PipelineConfig;
 use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
-use sluice_redis::{Gates, GroupLedger, Keyspace, Locks, TokenStore, Traces};
+use sluice_redis::{Episodes, Gates, GroupLedger, Keyspace, Locks, TokenStore, Traces};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -31,6 +31,8 @@ pub struct ServiceCore<C> {
     pub(crate) traces: Traces<C>,
     /// Which groups have events waiting (`sluice status`).
     pub(crate) groups: GroupLedger<C>,
+    /// Failures in a row (a mall's fetches, a sheet's flushes), for alerts.
+    pub(crate) episodes: Episodes<C>,
     /// Counts for CloudWatch (EMF), shared by every clone.
     pub(crate) metrics: Arc<StepMetrics>,
 }
@@ -42,6 +44,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
             gates: Gates::new(conn.clone(), keyspace.clone()),
             tokens: TokenStore::new(conn.clone(), keyspace.clone()),
             groups: GroupLedger::new(conn.clone(), keyspace.clone()),
+            episodes: Episodes::new(conn.clone(), keyspace.clone()),
             traces: Traces::new(conn.clone(), keyspace.clone(), config.trace_retention),
             conn,
             keyspace,

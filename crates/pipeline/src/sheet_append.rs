@@ -177,6 +177,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             }
             Err(TokenProblem::Unavailable(e)) => {
                 tracing::warn!(sheet = request.sheet, error = %e.cause, "no Google access token now");
+                self.note_flush(request, sheet, true).await;
                 let wait = self.backoff(sheet).await;
                 if !partial {
                     self.buffers.mark_unsent(sheet).await?;

@@ -9,7 +9,13 @@
 //! A rejected credential blocks every sheet it writes (the flush checks it
 //! first); a parked sheet blocks itself (its parked rows must go first, to
 //! keep arrival order).
+//!
+//! A flush put off by Google's 5xx, 429 or a timeout is a delay, not a
+//! park: `delayed_flushes_alert_after` of them in a row raise one alert,
+//! and the next append (or verify that finds the rows) another
+//! (`sluice_redis::episode`, one episode per sheet).
 
+use crate::alerts::EPISODE_TTL;
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::sheet_append::{Failure, classify, missing_rows, read_id, trace_ids};
 use crate::sheet_io::{BufferedRow, FlushRequest};
@@ -18,7 +24,7 @@ use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::StepError;
-use sluice_redis::Tag;
+use sluice_redis::{EpisodeChange, EpisodeRule, Tag};
 use sluice_sheets::Outcome;
 use sluice_sheets::a1::{CellRange, CellRef};
 use std::collections::HashSet;
@@ -39,6 +45,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             self.sheet_state.set_tail(sheet, tail).await?;
         }
         let _ = self.sheet_state.clear_failures(sheet).await;
+        self.note_flush(request, sheet, false).await;
         let written_now = tail.is_some();
         if written_now {
             tally.appended_rows += rows.len() as u64;
@@ -67,9 +74,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 if !maybe_applied {
                     self.buffers.mark_unsent(sheet).await?;
                 }
+                self.note_flush(request, sheet, true).await;
                 Ok(Some(Next::Later(wait.max(self.backoff(sheet).await))))
             }
-            Failure::RetryUnknown(wait) => Ok(Some(Next::Later(wait.max(self.backoff(sheet).await)))),
+            Failure::RetryUnknown(wait) => {
+                self.note_flush(request, sheet, true).await;
+                Ok(Some(Next::Later(wait.max(self.backoff(sheet).await))))
+            }
             Failure::Refresh => {
                 let why = "Google keeps refusing the access token (401)".to_owned();
                 Box::pin(self.fail(request, sheet, rows, Failure::ParkCredential(why), maybe_applied)).await
@@ -104,6 +115,34 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 Ok(Some(Next::Parked(format!("sheet: {why}"))))
             }
         }
+    }
+
+    /// A flush of `sheet` delayed by Google (`delayed`) or settled: one
+    /// alert when `delayed_flushes_alert_after` delays came in a row, one
+    /// at the next settle. Never fails the flush.
+    pub(crate) async fn note_flush(&self, request: &FlushRequest, sheet: &Tag, delayed: bool) {
+        let threshold = self.config.sheets.delayed_flushes_alert_after;
+        let rule = EpisodeRule { name: "flush", threshold, ttl: EPISODE_TTL };
+        let noted = match delayed {
+            true => self.episodes.failed(sheet, &rule).await,
+            false => self.episodes.succeeded(sheet, &rule).await,
+        };
+        let (spreadsheet, gid) = (&request.spreadsheet_id, request.sheet_gid);
+        let text = match noted {
+            Ok(EpisodeChange::Started) => format!(
+                "sluice: spreadsheet `{spreadsheet}` sheet {gid}'s flushes were delayed {threshold} times in a row \
+                 by Google (5xx, 429 or timeouts). Its rows wait in order and are retried with backoff."
+            ),
+            Ok(EpisodeChange::Ended) => {
+                format!("sluice: spreadsheet `{spreadsheet}` sheet {gid} is written again: its rows are going out.")
+            }
+            Ok(EpisodeChange::None) => return,
+            Err(e) => {
+                tracing::warn!(sheet = request.sheet, error = %e, "delayed flushes not counted for alerts");
+                return;
+            }
+        };
+        self.alerter.episode(&format!("sheet:{}:delayed", request.sheet), &text).await;
     }
 
     async fn parked_traces(&self, request: &FlushRequest, rows: &[BufferedRow], reason: &str, why: &str) {

@@ -1,13 +1,14 @@
 //! [`ShopService`]: the shop path's steps (`token_step`, `fetch_step`,
 //! `store_step`) over the [`ServiceCore`], with the parts only that path
-//! uses: each mall's Admin API bucket, the snapshot streams and the Cafe24
-//! client.
+//! uses: each mall's Admin API bucket, the snapshot streams, the parked
+//! malls' held events (`mall_park`), the alerts and the Cafe24 client.
 
+use crate::alerts::Alerter;
 use crate::service_core::{ServiceCore, now_ms, over_core};
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::{DrainRequests, StepError};
-use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, SnapshotStore, Tag};
+use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, MallHolds, SnapshotStore, Tag};
 use std::sync::Arc;
 
 /// The name of a mall's Admin API bucket, lock and token under its tag.
@@ -20,6 +21,9 @@ pub struct ShopService<C> {
     pub(crate) buckets: Buckets<C>,
     pub(crate) snapshots: SnapshotStore<C>,
     pub(crate) backlogs: Backlogs<C>,
+    /// Parked malls' events, held in order until a new token.
+    pub(crate) holds: MallHolds<C>,
+    pub(crate) alerter: Alerter<C>,
     pub(crate) cafe24: Cafe24Client,
     /// With flow control: where the fetch step's hand-overs ask for a
     /// drain run (see `fetch_step`). `None`: a fetch waits for its mall's
@@ -38,7 +42,16 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
         let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.mall_drain.flow.clone())
             .map_err(StepError::from)?;
-        Ok(Self { core, buckets, snapshots, backlogs, cafe24, hand_over: None })
+        let holds = MallHolds::new(core.conn.clone(), core.keyspace.clone());
+        let alerter = Alerter::new(core.conn.clone(), core.keyspace.clone(), None, core.config.sheets.alert_window);
+        Ok(Self { core, buckets, snapshots, backlogs, holds, alerter, cafe24, hand_over: None })
+    }
+
+    /// Sends alerts (a mall parked and back, its fetches failing and
+    /// working again) to a Slack-compatible incoming-webhook URL.
+    pub fn with_alert_url(mut self, url: Option<String>) -> Self {
+        self.alerter = self.alerter.with_url(url);
+        self
     }
 
     /// Flow control's other half: a fetch its mall's bucket cannot serve
@@ -53,7 +66,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         &self.snapshots
     }
 
-    /// Stores a mall's token pair (`sluice tokens set`, a sandbox's grant).
+    /// Stores a mall's token pair (a sandbox's grant, a test's seed). A
+    /// parked mall stays parked: `sluice tokens set` goes through
+    /// [`MallDrainService::set_token`](crate::MallDrainService::set_token),
+    /// which also releases its held events.
     pub async fn set_token(&self, mall_id: &str, token: &sluice_redis::StoredToken) -> Result<(), StepError> {
         self.tokens.put(&Tag::for_mall(mall_id), ADMIN_API, token, now_ms()).await.map_err(StepError::from)
     }

@@ -134,12 +134,33 @@ pub struct TokenInput {
     /// stored token is already a different one.
     #[serde(default)]
     pub stale_token: Option<String>,
+    /// The upstream refused even the refreshed token: park the mall and
+    /// hold the item (see `mall_park`).
+    #[serde(default)]
+    pub rejected: bool,
 }
 
-/// The token and fetch steps' "come back later": 0 = go on.
+/// The token step's answer: come back after `wait_seconds` (0 = go on),
+/// or `held`: the mall is parked and the item waits with its events, so
+/// it ends here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TokenOutput {
     pub wait_seconds: u64,
+    pub held: bool,
+}
+
+impl TokenOutput {
+    pub fn ready() -> Self {
+        Self { wait_seconds: 0, held: false }
+    }
+
+    pub fn wait(seconds: u64) -> Self {
+        Self { wait_seconds: seconds, held: false }
+    }
+
+    pub fn held() -> Self {
+        Self { wait_seconds: 0, held: true }
+    }
 }
 
 /// The fetch step's input.

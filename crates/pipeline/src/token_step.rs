@@ -7,6 +7,12 @@
 //! refreshed meanwhile, it uses theirs. Before writing, it extends its
 //! lease, which fails if the lease ran out, so a slow holder can never
 //! overwrite a newer token.
+//!
+//! It is also where a mall is parked (`mall_park`): an event of a held
+//! mall is held without a call, and a refresh Cafe24 refuses for the
+//! mall (`invalid_grant`), a mall with no token, or a token refused even
+//! after a refresh (`rejected`, from the state machine) park the mall and
+//! hold the event. The step then answers `held: true` and the item ends.
 
 use crate::service_core::{now_ms, wait_seconds};
 use crate::shop_service::{ADMIN_API, ShopService};
@@ -15,7 +21,8 @@ use redis::aio::ConnectionLike;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use sluice_cafe24::{RefreshError, Secret, TokenGrant};
-use sluice_domain::{ErrorKind, StepError};
+use sluice_domain::OAuthError;
+use sluice_domain::StepError;
 use sluice_redis::{Acquire, Lease, StoredToken, Tag};
 use std::time::{Duration, Instant};
 
@@ -45,10 +52,37 @@ pub fn stored_token(grant: &TokenGrant, now_ms: u64) -> StoredToken {
     }
 }
 
+/// Why a mall is parked when a freshly refreshed token is refused.
+pub(crate) const REFUSED_AFTER_REFRESH: &str = "Cafe24 refused its access token even right after a refresh";
+
+/// Whether the mall can be called.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TokenState {
+    Ready,
+    /// Another worker is refreshing, or the token endpoint asked to wait.
+    Wait(u64),
+    /// Only a person can help (a new token): park the mall, saying why.
+    Refused(String),
+}
+
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn ensure_token(&self, input: TokenInput) -> Result<TokenOutput, StepError> {
         let work = input.item.shop_work()?;
-        self.ensure_mall_token(&work.event.mall_id, input.stale_token.as_deref(), &work.event_id).await
+        let (mall, event_id) = (work.event.mall_id.as_str(), work.event_id.as_str());
+        if self.hold_if_held(mall, event_id, &input.item).await? {
+            return Ok(TokenOutput::held());
+        }
+        let refused = if input.rejected {
+            REFUSED_AFTER_REFRESH.to_owned()
+        } else {
+            match self.ensure_mall_token(mall, input.stale_token.as_deref(), event_id).await? {
+                TokenState::Ready => return Ok(TokenOutput::ready()),
+                TokenState::Wait(seconds) => return Ok(TokenOutput::wait(seconds)),
+                TokenState::Refused(reason) => reason,
+            }
+        };
+        self.park_mall(mall, &refused, Some((event_id, &input.item))).await?;
+        Ok(TokenOutput::held())
     }
 
     /// Makes sure `mall` has a usable token: `stale`, the fingerprint of
@@ -59,15 +93,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         mall: &str,
         stale: Option<&str>,
         trace_id: &str,
-    ) -> Result<TokenOutput, StepError> {
+    ) -> Result<TokenState, StepError> {
         let tag = Tag::for_mall(mall);
         let started = Instant::now();
         loop {
-            let token = self.stored_token(&tag, mall).await?;
+            let Some(token) = self.tokens.get(&tag, ADMIN_API).await? else {
+                return Ok(TokenState::Refused(format!("no Cafe24 token is stored for mall {mall}")));
+            };
             let rejected = stale == Some(fingerprint(&token.access_token).as_str());
             let margin = self.config.token_refresh_margin.as_millis() as u64;
             if !rejected && token.access_expires_ms > now_ms() + margin {
-                return Ok(TokenOutput { wait_seconds: 0 });
+                return Ok(TokenState::Ready);
             }
             match self.locks.acquire(&tag, "token-refresh", self.config.refresh_lock_lease).await? {
                 Acquire::Acquired(lease) => {
@@ -81,21 +117,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                     // Someone is refreshing: wait for them, then use theirs.
                     let nap = retry_after.min(LOCK_NAP);
                     if started.elapsed() + nap > self.config.step_wait_budget {
-                        return Ok(TokenOutput { wait_seconds: wait_seconds(retry_after) });
+                        return Ok(TokenState::Wait(wait_seconds(retry_after)));
                     }
                     tokio::time::sleep(nap).await;
                 }
             }
         }
-    }
-
-    async fn stored_token(&self, tag: &Tag, mall: &str) -> Result<StoredToken, StepError> {
-        self.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
-            StepError::new(
-                ErrorKind::CredentialRejected,
-                format!("no Cafe24 token for mall {mall}: seed it with `sluice tokens set {mall} …`"),
-            )
-        })
     }
 
     /// Refreshes `seen` unless someone already replaced it; the caller
@@ -107,19 +134,24 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         seen: &StoredToken,
         lease: &Lease,
         event_id: &str,
-    ) -> Result<TokenOutput, StepError> {
-        let current = self.stored_token(tag, mall).await?;
+    ) -> Result<TokenState, StepError> {
+        let Some(current) = self.tokens.get(tag, ADMIN_API).await? else {
+            return Ok(TokenState::Refused(format!("no Cafe24 token is stored for mall {mall}")));
+        };
         if current.access_token != seen.access_token {
-            return Ok(TokenOutput { wait_seconds: 0 });
+            return Ok(TokenState::Ready);
         }
         let grant = match self.cafe24.refresh(mall, &Secret::new(current.refresh_token.clone())).await {
             Ok(grant) => grant,
             Err(RefreshError::Throttled { retry_after }) => {
                 let wait = retry_after.unwrap_or(Duration::from_secs(1));
-                return Ok(TokenOutput { wait_seconds: wait_seconds(wait) });
+                return Ok(TokenState::Wait(wait_seconds(wait)));
             }
             Err(e) => {
                 self.trace(event_id, "token", json!({"refreshed": false, "error": e.to_string()})).await;
+                if refused_for_the_mall(&e) {
+                    return Ok(TokenState::Refused(format!("Cafe24 refused its refresh token ({e})")));
+                }
                 return Err(StepError::new(e.error_kind(), format!("refreshing mall {mall}'s token: {e}")));
             }
         };
@@ -130,6 +162,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         self.locks.extend(lease, self.config.refresh_lock_lease).await?;
         self.tokens.put(tag, ADMIN_API, &refreshed, now).await?;
         self.trace(event_id, "token", json!({"refreshed": true, "expires_at_ms": refreshed.access_expires_ms})).await;
-        Ok(TokenOutput { wait_seconds: 0 })
+        Ok(TokenState::Ready)
     }
+}
+
+/// `invalid_grant`: this mall's refresh token is revoked, expired or
+/// spent, which only a new token mends. Anything else refused (the app's
+/// own credentials, `invalid_client`) concerns every mall and is no reason
+/// to park one.
+fn refused_for_the_mall(e: &RefreshError) -> bool {
+    matches!(e, RefreshError::Rejected { error: Some(OAuthError { error, .. }), .. } if error == "invalid_grant")
 }

@@ -200,6 +200,40 @@ async fn a_refused_access_token_at_the_header_check_is_refreshed_not_parked() {
 }
 
 #[tokio::test]
+async fn flushes_delayed_three_times_in_a_row_alert_once_and_the_next_append_once_more() {
+    tokio::time::timeout(LIMIT, async {
+        let (t, rows) = start_buffered("flush_delayed_alerts", 0..3).await;
+        // 503, 429, 500: three flushes in a row delayed by Google.
+        let delayed = |status| SheetsFault::Status { op: SheetsOp::ValuesAppend, status, times: 1 };
+        for (n, status) in [503, 429, 500].into_iter().enumerate() {
+            t.sandbox.inject(delayed(status));
+            let out = t.flush(0).await;
+            assert_eq!((out.appended_rows, out.next), (0, FlushNext::Later), "{out:?}");
+            let expected = usize::from(n == 2);
+            assert_eq!(t.alerts.lock().unwrap().len(), expected, "after {} delayed flushes", n + 1);
+        }
+        // A fourth delay is the same episode.
+        t.sandbox.inject(delayed(503));
+        t.flush(0).await;
+        assert_eq!(t.alerts.lock().unwrap().len(), 1, "one alert per episode");
+        t.flush_until_idle(0, 4).await;
+        assert_sheet(&t, 0, &rows);
+        let alerts = t.alerts.lock().unwrap().clone();
+        assert_eq!(alerts.len(), 2, "{alerts:?}");
+        assert!(alerts[0].contains("delayed 3 times in a row") && alerts[0].contains(DOC), "{alerts:?}");
+        assert!(alerts[1].contains("written again"), "{alerts:?}");
+        assert!(alerts.iter().all(|a| !a.contains(&t.refresh_token)), "an alert never holds a token");
+        // A later delay alone starts nothing.
+        t.buffer(0, "r100").await;
+        t.sandbox.inject(delayed(503));
+        t.flush_until_idle(0, 4).await;
+        assert_eq!(t.alerts.lock().unwrap().len(), 2);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
 async fn a_revoked_credential_parks_alerts_once_and_redrives_when_set() {
     tokio::time::timeout(LIMIT, async {
         let t = start("flush_credential_redrive").await;

@@ -1,16 +1,19 @@
 //! The steps one at a time, against real Redis and the sandbox Cafe24.
 
+mod sheet_support;
+
 use serde_json::json;
 use sluice_domain::{ErrorKind, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput};
 use sluice_pipeline::{PipelineConfig, ServiceCore, ShopService};
 use sluice_redis::Connection;
-use sluice_redis::{BucketSpec, Coalescing, Gates, MarkTimes, Tag};
+use sluice_redis::{BucketSpec, Coalescing, Gates, MallHolds, MarkTimes, Tag};
 use sluice_sandbox::cafe24::BucketConfig;
-use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
 use sluice_testkit::TestRedis;
 use sluice_testkit::pipeline::{item_plan, sandbox_token};
 use sluice_testkit::sandbox::cafe24_client;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 async fn steps(redis: &TestRedis, sandbox: &Cafe24Sandbox, config: PipelineConfig) -> ShopService<Connection> {
@@ -202,14 +205,60 @@ fn big_product(bytes: usize) -> serde_json::Map<String, serde_json::Value> {
     fields
 }
 
+/// Steps whose alerts go to a receiver on 127.0.0.1, and what it received.
+async fn alerting_steps(
+    redis: &TestRedis,
+    sandbox: &Cafe24Sandbox,
+) -> (ShopService<Connection>, Arc<Mutex<Vec<String>>>) {
+    let alerts = Arc::new(Mutex::new(Vec::new()));
+    let url = sheet_support::alert_receiver(alerts.clone()).await;
+    let steps = steps(redis, sandbox, PipelineConfig::default()).await.with_alert_url(Some(url));
+    (steps, alerts)
+}
+
 #[tokio::test]
-async fn a_mall_without_a_token_is_a_credential_problem_not_a_retry() {
+async fn a_mall_without_a_token_is_parked_and_its_events_held_not_failed() {
     let redis = TestRedis::new("no_token");
     let sandbox = sandbox(&["new-mall"], BucketConfig::default()).await;
-    let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
-    let err =
-        steps.ensure_token(TokenInput { item: item("new-mall", "1", "n1"), stale_token: None }).await.unwrap_err();
-    assert_eq!(err.kind, ErrorKind::CredentialRejected);
-    assert!(err.cause.contains("sluice tokens set new-mall"), "{err}");
+    let (steps, alerts) = alerting_steps(&redis, &sandbox).await;
+    for delivery in ["n1", "n2"] {
+        let input = TokenInput { item: item("new-mall", "1", delivery), stale_token: None, rejected: false };
+        let output = steps.ensure_token(input).await.unwrap();
+        assert!(output.held && output.wait_seconds == 0, "{output:?}");
+    }
+    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("new-mall")).await;
+    let held = held.unwrap().unwrap();
+    assert!(held.parked && held.held == 2, "{held:?}");
+    assert!(held.reason.contains("no Cafe24 token"), "{held:?}");
+    let alerts = alerts.lock().unwrap().clone();
+    assert_eq!(alerts.len(), 1, "one alert for the episode: {alerts:?}");
+    assert!(alerts[0].contains("sluice tokens set new-mall"), "{alerts:?}");
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn a_malls_fetches_failing_in_a_row_alert_once_and_once_more_when_they_work() {
+    let redis = TestRedis::new("fetch_failures_alert");
+    let sandbox = sandbox(&["flaky"], BucketConfig::default()).await;
+    let (steps, alerts) = alerting_steps(&redis, &sandbox).await;
+    steps.set_token("flaky", &sandbox_token(&sandbox, "flaky")).await.unwrap();
+    let created = sandbox.create("flaky", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
+    let threshold = PipelineConfig::default().fetch_failures_alert_after as usize;
+    sandbox.set_faults(FaultConfig { server_error_rate: 1.0, ..FaultConfig::default() }).unwrap();
+    for attempt in 1..=threshold + 2 {
+        let err = steps.fetch(FetchInput { item: item("flaky", &created.id, &format!("f{attempt}")) }).await;
+        assert_eq!(err.unwrap_err().kind, ErrorKind::UpstreamUnavailable);
+        let expected = usize::from(attempt >= threshold);
+        assert_eq!(alerts.lock().unwrap().len(), expected, "after {attempt} failures in a row");
+    }
+    sandbox.set_faults(FaultConfig::default()).unwrap();
+    for delivery in ["ok1", "ok2"] {
+        let fetched = steps.fetch(FetchInput { item: item("flaky", &created.id, delivery) }).await.unwrap();
+        assert_eq!(fetched.outcome, "fetched");
+    }
+    let alerts = alerts.lock().unwrap().clone();
+    assert_eq!(alerts.len(), 2, "one alert when it started, one when it ended: {alerts:?}");
+    assert!(alerts[0].contains(&format!("failed {threshold} times in a row")), "{alerts:?}");
+    assert!(alerts[1].contains("work again"), "{alerts:?}");
     sandbox.stop().await;
 }

@@ -5,16 +5,18 @@
 --
 -- KEYS[1]   HASH: the dirty set
 -- KEYS[2]   STRING: the drain chain, '<token>' or 'lease:<token>'
+-- KEYS[3]   ZSET: the mall's held events (mall_hold.lua): a run releases
+--           them before the dirty set, so they keep the chain going too
 -- ARGV[1]   the run's token
 -- ARGV[2]   the lease in ms (until the next request is known to be queued)
 --
--- Returns 0: the set is empty, the chain ends (deleted if it was this
+-- Returns 0: the set and the held events are empty, the chain ends (deleted if it was this
 -- run's); 1: this run carries the chain (it holds the lease: queue the next
 -- request, then confirm); 2: another confirmed chain carries it, stop.
 
 local chain = redis.call('GET', KEYS[2])
 local mine = chain == ARGV[1] or chain == 'lease:' .. ARGV[1]
-if redis.call('HLEN', KEYS[1]) == 0 then
+if redis.call('HLEN', KEYS[1]) == 0 and redis.call('ZCARD', KEYS[3]) == 0 then
   if mine then
     redis.call('DEL', KEYS[2])
   end

@@ -268,6 +268,21 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         Ok(code == 1)
     }
 
+    /// Takes the chain for `token`, whoever held it: a drain run must
+    /// come now (a parked mall's new token, see `mall_hold`), and a run
+    /// of the chain it displaces stops at its end. Queue the request,
+    /// then [`confirm_chain`](Self::confirm_chain).
+    pub async fn take_chain(&self, tag: &Tag, token: &str, lease: Duration) -> Result<(), Error> {
+        redis::cmd("SET")
+            .arg(self.key(tag, "chain", "drain"))
+            .arg(format!("lease:{token}"))
+            .arg("PX")
+            .arg(ttl_ms(lease)?)
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
     /// Gives up `token`'s lease on the chain after its request could not
     /// be queued, so the next webhook starts one at once.
     pub async fn release_chain(&self, tag: &Tag, token: &str) -> Result<(), Error> {
@@ -322,6 +337,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         let code: i64 = scripts::DRAIN_NEXT
             .key(self.key(tag, "dirty", ""))
             .key(self.key(tag, "chain", "drain"))
+            .key(self.key(tag, crate::mall_hold::HELD, ""))
             .arg(token)
             .arg(ttl_ms(lease)?)
             .invoke_async(&mut self.conn.clone())

@@ -23,6 +23,12 @@
 //! {prefix}{mall:m}:dirty:       HASH    a mall's deferred resources    owner: the mall's drain runs; TTL: 14 days
 //! {prefix}{mall:m}:dirtyq:      ZSET    their order, oldest first      owner: the mall's drain runs; TTL: 14 days
 //! {prefix}{mall:m}:chain:drain  STRING  the next drain run's token     TTL: lease, then 1 h
+//! {prefix}{mall:m}:hold:        HASH    a parked mall's state          owner: `sluice tokens set`, then the release (see mall_hold)
+//! {prefix}{mall:m}:held:        ZSET    its held events, in order      owner: the release (drain runs)
+//! {prefix}{mall:m}:heldbody:    HASH    their items (JSON)             owner: the release
+//! {prefix}{mall:m}:heldseq:     STRING  the last arrival sequence      owner: deleted with the hold
+//! {prefix}{<tag>}:streak:<name>  STRING  failures in a row              TTL: 1 day after the latest failure (see episode)
+//! {prefix}{<tag>}:episode:<name> STRING  an open episode of failures    TTL: 1 day after the latest failure
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  snapshots, outcomes, shard n   owner: the drain worker trims what every group acked; MAXLEN ~1M
@@ -57,6 +63,8 @@
 //! - [`lock`]: the fenced lock.
 //! - [`gate`]: the TTL gate and the pending mark.
 //! - [`backlog`]: flow control per mall: the dirty set and its drain chain.
+//! - [`mall_hold`]: a parked mall's events, held in order until its new token.
+//! - [`episode`]: failures in a row, for one alert when they start and one when they end.
 //! - [`coalescing`]: a resource's pending fetch, leased until enqueued, that later webhooks join.
 //! - [`delivery`]: ingest's memory of each delivery: accepted, or which attempt holds it.
 //! - [`deny_cache`]: the in-process "blocked until" cache.
@@ -83,12 +91,14 @@ pub mod connection;
 pub mod credential_state;
 pub mod delivery;
 pub mod deny_cache;
+pub mod episode;
 mod error;
 pub mod gate;
 pub mod group_ledger;
 pub mod keyspace;
 pub mod limiter;
 pub mod lock;
+pub mod mall_hold;
 pub mod private_certificates;
 pub mod private_redis;
 mod scripts;
@@ -110,12 +120,14 @@ pub use connection::Connection;
 pub use credential_state::CredentialState;
 pub use delivery::{Attempt, Begun, Deliveries, DeliveryTimes};
 pub use deny_cache::DenyCache;
+pub use episode::{EpisodeChange, EpisodeRule, Episodes};
 pub use error::{Error, StaleReason};
 pub use gate::{Entry, Gates};
 pub use group_ledger::{GroupLedger, LaggingGroup, SeenGroup};
 pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};
 pub use lock::{Acquire, Lease, Locks};
+pub use mall_hold::{HeldEvent, Hold, HoldState, MallHolds};
 pub use private_certificates::PrivateCertificates;
 pub use private_redis::{CLUSTER_MASTERS, DeploymentKind, PRIVATE_USER, PrivateRedis};
 pub use server::{AclUser, AppendFsync, RedisProcess, ServerError, ServerOptions, ServerTls};

@@ -54,3 +54,7 @@ script!(DIRTY_PEEK, "dirty_peek.lua");
 script!(DIRTY_DONE, "dirty_done.lua");
 script!(DRAIN_NEXT, "drain_next.lua");
 script!(DIRTY_HAND_OVER, "dirty_record.lua" + "dirty_hand_over.lua");
+script!(MALL_HOLD, "mall_hold.lua");
+script!(MALL_RELEASE, "mall_release.lua");
+script!(HELD_DONE, "held_done.lua");
+script!(EPISODE_NOTE, "episode_note.lua");

@@ -2,33 +2,18 @@
 //! queue's, over real HTTP): queue depths, the groups waiting longest by
 //! name, and the malls and credentials found from the groups active lately.
 
+mod support;
+
 use sluice_aws::{SqsEndpoint, sqs_client};
 use sluice_domain::{GroupAbout, Topic};
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::GroupLedger;
 use sluice_testkit::TestRedis;
-use std::path::PathBuf;
 use std::process::{Command, Output};
-use std::time::Duration;
+use support::local_sqs::{LocalSqs, operator_command};
 
 /// Runs `sluice` on `redis`'s keys, in a directory with no `sluice dev`.
 fn sluice(redis: &TestRedis, args: &[&str]) -> Output {
-    let dir = std::env::temp_dir().join(format!("sluice-status-{}", redis.keyspace().prefix().trim_end_matches(':')));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
-    command
-        .args(args)
-        .current_dir::<PathBuf>(dir)
-        .env("SLUICE_REDIS_URL", redis.url())
-        .env("SLUICE_KEY_PREFIX", redis.keyspace().prefix())
-        .env("AWS_ACCESS_KEY_ID", "local")
-        .env("AWS_SECRET_ACCESS_KEY", "local")
-        .env("AWS_REGION", "us-east-1");
-    for name in ["SLUICE_QUEUE_URL", "SLUICE_EVENTS_DLQ_URL", "SLUICE_FLUSH_QUEUE_URL", "SLUICE_FLUSH_DLQ_URL"] {
-        command.env_remove(name);
-    }
-    command.output().unwrap()
+    operator_command(redis, "status", args).output().unwrap()
 }
 
 fn about(about: &GroupAbout) -> String {
@@ -49,16 +34,8 @@ async fn status_names_the_lagging_groups_and_their_malls_and_credentials() {
     ledger.done("gr:ops@example.com:doc:3", "r1").await.unwrap();
 
     // An events queue with three messages waiting.
-    let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
-    backend.create_queue("ev.fifo", &QueueConfig::default()).await.unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    let api = SqsApi::new(backend, endpoint.clone());
-    let queue_url = api.queue_url("ev.fifo");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(sqs_api::serve(listener, api, async move {
-        let _ = stopped.await;
-    }));
+    let sqs = LocalSqs::start(&redis, "ev.fifo").await;
+    let (endpoint, queue_url) = (sqs.endpoint.clone(), sqs.queue_url.clone());
     let client = sqs_client(&SqsEndpoint::Local(endpoint.clone())).await;
     for i in 0..3 {
         let send = client.send_message().queue_url(&queue_url).message_body("{}").message_group_id("g");
@@ -107,8 +84,7 @@ async fn status_names_the_lagging_groups_and_their_malls_and_credentials() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("set SLUICE_REDIS_URL"), "{none:?}");
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
+    sqs.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,9 +12,11 @@
 //! dead-letter queue, and the mall's next deferred webhook starts a new
 //! chain once the old one's lease lapses. A body that is not a drain
 //! request is a failure too (it ends in that queue, to be looked at).
-//! A refused Cafe24 credential fails the invocation as
-//! `Sluice.CredentialRejected` instead, so `serve_step` re-reads the
-//! secrets and tries once more.
+//! A mall whose own grant Cafe24 refuses (`invalid_grant`) is parked, not
+//! failed: the run ends (`next: Parked`) and `sluice tokens set` queues the
+//! one that releases it (`sluice_pipeline::mall_park`). The app's own
+//! credentials refused fail the invocation as `Sluice.CredentialRejected`
+//! instead, so `serve_step` re-reads the secrets and tries once more.
 
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;

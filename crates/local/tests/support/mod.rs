@@ -255,6 +255,22 @@ pub struct Stored {
     pub body: String,
 }
 
+/// A Slack-compatible webhook on 127.0.0.1 keeping each alert's text.
+pub async fn alert_receiver() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    let alerts = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = alerts.clone();
+    let app = axum::Router::new().route(
+        "/alerts",
+        axum::routing::post(move |body: axum::Json<serde_json::Value>| async move {
+            kept.lock().unwrap().push(body["text"].as_str().unwrap_or_default().to_owned());
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/alerts", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, alerts)
+}
+
 /// The event id ingest gave the webhook the sandbox sent for `change`.
 pub fn delivered_event_id(change: &ChangeReport) -> String {
     let delivery = change.webhook.as_ref().expect("the sandbox sent a webhook");

@@ -169,7 +169,7 @@ pub fn request(gid: u64) -> FlushRequest {
 }
 
 /// A Slack-compatible incoming webhook on 127.0.0.1 keeping each `text`.
-async fn alert_receiver(texts: Arc<Mutex<Vec<String>>>) -> String {
+pub async fn alert_receiver(texts: Arc<Mutex<Vec<String>>>) -> String {
     let app = Router::new().route(
         "/alerts",
         post(move |body: axum::Json<Value>| {

@@ -114,7 +114,7 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         events_dlq_url: args.events_dlq_url.clone().or(env.events_dlq_url),
         flush_queue_url: args.flush_queue_url.clone().or(env.flush_queue_url),
         flush_dlq_url: args.flush_dlq_url.clone().or(env.flush_dlq_url),
-        mall_drain_queue_url: args.mall_drain_queue_url.clone().or(mall_drain_queue_url()?),
+        mall_drain_queue_url: args.mall_drain_queue_url.clone().or(env.mall_drain_queue_url),
         mall_drain_dlq_url: args.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
         sqs_endpoint: args.sqs_endpoint.clone().or(env.sqs_endpoint),
         malls: Vec::new(),
@@ -163,14 +163,6 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         println!("  {name:<20} {:>9}  {:>9}  {:>7}{alarm}", q.visible, q.in_flight, q.delayed);
     }
     Ok(())
-}
-
-/// The mall drain queue as the functions read it (flow control's
-/// variables), refused here as they would refuse it.
-fn mall_drain_queue_url() -> anyhow::Result<Option<String>> {
-    let flow = sluice_config::FlowSettings::from_source(&EnvSource::from_process())
-        .map_err(|e| crate::usage("sluice status", e))?;
-    Ok(flow.queue.map(|q| q.url))
 }
 
 fn print_lagging(lagging: &[LaggingGroup], waiting: u64) {

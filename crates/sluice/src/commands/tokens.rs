@@ -1,18 +1,27 @@
 //! `sluice tokens set MALL --token-json FILE` seeds a mall's Cafe24 OAuth
 //! tokens, exactly as Cafe24's token endpoint returned them (the JSON of
 //! the authorisation-code exchange); `-` reads it from standard input, so
-//! no token shows in `ps` or the shell history. `sluice tokens show MALL`
-//! prints when they expire, never the tokens.
+//! no token shows in `ps` or the shell history. A parked mall (Cafe24
+//! refused its refresh token) is released by it: its held events resume,
+//! in order, through a drain run asked for on the mall drain queue
+//! (`--mall-drain-queue-url`, `SLUICE_MALL_DRAIN_QUEUE_URL`, or the
+//! running `sluice dev`'s) — `MallDrainService::set_token`, the code path
+//! the tests drive. `sluice tokens show MALL` prints when they expire and
+//! whether the mall is parked, never the tokens.
 
+use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use crate::usage;
 use anyhow::Context;
-use sluice_cafe24::{TokenGrant, TokenResponse, check_mall_id};
+use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
+use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret, TokenGrant, TokenResponse, check_mall_id};
+use sluice_domain::QueueDrainRequests;
 use sluice_pipeline::shop_service::ADMIN_API;
-use sluice_pipeline::stored_token;
-use sluice_redis::{Tag, TokenStore};
+use sluice_pipeline::{MallDrainService, PipelineConfig, ServiceCore, ShopService, stored_token};
+use sluice_redis::{MallHolds, Tag, TokenStore};
 use std::io::Read;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug, clap::Subcommand)]
@@ -24,6 +33,11 @@ pub(crate) enum TokensCommand {
         /// File holding the token response JSON; `-` reads standard input.
         #[arg(long, value_name = "FILE")]
         token_json: String,
+        /// The mall drain queue (SQS standard queue URL) a parked mall's
+        /// release is asked for on; defaults to the `sluice dev` running in
+        /// this directory. Needed only when the mall is parked.
+        #[arg(long)]
+        mall_drain_queue_url: Option<String>,
     },
     /// Show when a mall's tokens expire.
     Show { mall: String },
@@ -31,14 +45,16 @@ pub(crate) enum TokensCommand {
 
 pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<ExitCode> {
     match command {
-        TokensCommand::Set { mall, token_json } => set(&mall, &token_json).await,
+        TokensCommand::Set { mall, token_json, mall_drain_queue_url } => {
+            set(&mall, &token_json, mall_drain_queue_url).await
+        }
         TokensCommand::Show { mall } => show(&mall).await,
     }
 }
 
 const WHO: &str = "sluice tokens";
 
-async fn set(mall: &str, source: &str) -> anyhow::Result<ExitCode> {
+async fn set(mall: &str, source: &str, queue_flag: Option<String>) -> anyhow::Result<ExitCode> {
     check_mall_id(mall).map_err(|e| usage(WHO, e))?;
     let text = read_source(source).map_err(|e| usage(WHO, e))?;
     let response: TokenResponse =
@@ -49,22 +65,76 @@ async fn set(mall: &str, source: &str) -> anyhow::Result<ExitCode> {
     }
     let grant = TokenGrant::from_response(response).map_err(|e| usage(WHO, e))?;
     let redis = StateRedis::locate("sluice")?;
-    let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
+    let conn = redis.connection().await?;
     let now = now_ms();
     let token = stored_token(&grant, now);
-    store.put(&Tag::for_mall(mall), ADMIN_API, &token, now).await.map_err(|e| usage(WHO, e))?;
+    let tag = Tag::for_mall(mall);
+    let held = MallHolds::new(conn.clone(), redis.keyspace.clone()).state(&tag).await?;
+    // A mall that is not parked needs no queue: the token is all there is
+    // to set. A parked one must have its release asked for, so without a
+    // queue nothing is stored (its events would stay held, unasked for).
+    let queue = match (mall_drain_queue(queue_flag), &held) {
+        (Ok(queue), _) => Some(queue),
+        (Err(e), Some(_)) => return Err(e),
+        (Err(_), None) => None,
+    };
+    let released = match queue {
+        Some((endpoint, url)) => {
+            let requests = QueueDrainRequests::new(SqsDelayQueue::new(sqs_client(&endpoint).await, url));
+            let core = ServiceCore::new(conn, redis.keyspace.clone(), PipelineConfig::default());
+            // Storing and releasing never call Cafe24: its client holds no credentials.
+            let unused = Cafe24Client::new(Cafe24Config::new("", Secret::new(String::new())))?;
+            let shop = ShopService::new(core, unused).map_err(crate::cause)?;
+            MallDrainService::new(shop, Arc::new(requests)).set_token(mall, &token).await.map_err(crate::cause)?
+        }
+        None => {
+            let store = TokenStore::new(conn, redis.keyspace.clone());
+            store.put(&tag, ADMIN_API, &token, now).await.map_err(|e| usage(WHO, e))?;
+            false
+        }
+    };
     println!(
         "Stored mall {mall}'s tokens: access token expires {}, refresh token {}.",
         when(token.access_expires_ms),
         when(token.refresh_expires_ms)
     );
+    if let (true, Some(held)) = (released, held) {
+        println!("Mall {mall} was parked ({}); its {} held events resume now, in order.", held.reason, held.held);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The mall drain queue's endpoint and URL: the flag, the environment, or
+/// the running `sluice dev`'s.
+fn mall_drain_queue(flag: Option<String>) -> anyhow::Result<(SqsEndpoint, String)> {
+    let env = crate::operator_queues(WHO)?;
+    if let Some(url) = flag.filter(|u| !u.is_empty()).or(env.mall_drain_queue_url) {
+        return Ok((env.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local), url));
+    }
+    let missing = "the mall is parked and its release needs the mall drain queue: pass --mall-drain-queue-url \
+                   (SLUICE_MALL_DRAIN_QUEUE_URL), or run `sluice dev` in this directory";
+    let state = DevState::read(&DevState::path()).ok_or_else(|| usage(WHO, missing))?;
+    match (state.url("SQS endpoint"), state.url("Mall drain queue")) {
+        (Some(endpoint), Some(queue)) => Ok((SqsEndpoint::Local(endpoint), queue)),
+        _ => Err(usage(WHO, missing)),
+    }
 }
 
 async fn show(mall: &str) -> anyhow::Result<ExitCode> {
     let redis = StateRedis::locate("sluice")?;
-    let store = TokenStore::new(redis.connection().await?, redis.keyspace.clone());
-    match store.get(&Tag::for_mall(mall), ADMIN_API).await? {
+    let conn = redis.connection().await?;
+    let store = TokenStore::new(conn.clone(), redis.keyspace.clone());
+    let tag = Tag::for_mall(mall);
+    if let Some(held) = MallHolds::new(conn, redis.keyspace.clone()).state(&tag).await? {
+        let what = if held.parked { "PARKED" } else { "being released" };
+        println!(
+            "mall {mall}: {what} ({}) since {}; {} events held, in order",
+            held.reason,
+            when(held.since_ms),
+            held.held
+        );
+    }
+    match store.get(&tag, ADMIN_API).await? {
         Some(token) => {
             println!(
                 "mall {mall}: access token expires {}, refresh token {}",

@@ -177,6 +177,7 @@ fn now(last: &TraceEntry) -> String {
         "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
         "rejected" => "rejected at ingest",
         "COMPLETED" => "in the sheet",
+        "held" => "held, in order, with its parked mall's events; released after `sluice tokens set` (tokens show)",
         "PARKED" => "held for a person (see the reason above); redriven when the credential is updated",
         "INIT" | "ENQUEUED" | "BUFFERED" => "on its way to the sheet",
         "DUPLICATE" => "buffered or held already (see its earlier entries)",

@@ -1,0 +1,132 @@
+//! The release of a parked mall's held events (see `mall_park` and
+//! `sluice_redis::mall_hold`), by the mall's drain run once `sluice tokens
+//! set` stored a new token: oldest first, one at a time, each through the
+//! very token, fetch and store code an event from the queue goes through,
+//! and each leaving the held set only after its snapshot is stored (the
+//! store is idempotent per event, so a run that dies sends it again and
+//! stores it once). Events arriving meanwhile are held behind them; the
+//! last one out ends the hold, and the mall's events go straight through
+//! again.
+//!
+//! A budget wait longer than the inline maximum, or an upstream failure,
+//! ends the run with the next request delayed (held events keep the chain
+//! going, `lua/drain_next.lua`); a token refused again parks the mall
+//! again, with the event still first. An event whose fetch fails for good
+//! (a refusal no retry mends) parks the mall too, naming why: it is never
+//! skipped, which would break the order, nor dropped.
+
+use crate::mall_drain::MallDrainService;
+use crate::step_io::{FetchInput, ItemPlan, StoreInput};
+use crate::token_step::{REFUSED_AFTER_REFRESH, TokenState};
+use redis::aio::ConnectionLike;
+use sluice_domain::{ErrorKind, StepError};
+use sluice_redis::Tag;
+use std::time::{Duration, Instant};
+
+/// How a release ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Release {
+    /// Nothing is held (any more): drain the dirty set.
+    Done,
+    /// The mall is (again) parked.
+    Parked,
+    /// Held events are left: the next run comes after this.
+    Later(Duration),
+}
+
+/// One held event's fate.
+enum One {
+    Stored,
+    Parked,
+    Later(Duration),
+}
+
+impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
+    pub(crate) async fn release_held(&self, mall: &str, tag: &Tag) -> Result<Release, StepError> {
+        let shop = self.shop();
+        match shop.holds.state(tag).await? {
+            None => return Ok(Release::Done),
+            Some(state) if state.parked => return Ok(Release::Parked),
+            Some(_) => {}
+        }
+        let started = Instant::now();
+        loop {
+            let Some(event) = shop.holds.oldest(tag).await? else {
+                // Released with nothing (left) held: the hold ends here.
+                return self.end_release(mall, tag, None).await;
+            };
+            if started.elapsed() >= self.settings().run_budget {
+                return Ok(Release::Later(Duration::ZERO));
+            }
+            let item: ItemPlan = serde_json::from_str(&event.item).map_err(|e| {
+                StepError::new(ErrorKind::Internal, format!("held event {} is unreadable: {e}", event.event_id))
+            })?;
+            match self.release_one(mall, &item).await? {
+                One::Stored => {
+                    if let Release::Done = self.end_release(mall, tag, Some(&event.event_id)).await? {
+                        return Ok(Release::Done);
+                    }
+                }
+                One::Parked => return Ok(Release::Parked),
+                One::Later(delay) => return Ok(Release::Later(delay)),
+            }
+        }
+    }
+
+    /// `released` left the held set; when it was the last, the hold ends
+    /// and the one recovery alert goes out.
+    async fn end_release(&self, mall: &str, tag: &Tag, released: Option<&str>) -> Result<Release, StepError> {
+        let shop = self.shop();
+        let (left, ended) = shop.holds.done(tag, released).await?;
+        if ended {
+            shop.alert_unparked(mall).await;
+            return Ok(Release::Done);
+        }
+        if left == 0 {
+            // Parked again while releasing (another worker saw a refusal).
+            return Ok(Release::Parked);
+        }
+        Ok(Release::Later(Duration::ZERO))
+    }
+
+    /// Token, fetch and store for one held event, as the state machine
+    /// runs them: a refused token is refreshed once.
+    async fn release_one(&self, mall: &str, item: &ItemPlan) -> Result<One, StepError> {
+        let shop = self.shop();
+        let event_id = item.shop_work()?.event_id.clone();
+        let mut stale: Option<String> = None;
+        loop {
+            match shop.ensure_mall_token(mall, stale.as_deref(), &event_id).await? {
+                TokenState::Ready => {}
+                TokenState::Wait(seconds) => return Ok(One::Later(Duration::from_secs(seconds))),
+                TokenState::Refused(reason) => return self.park_again(mall, &reason).await,
+            }
+            let fetched = match shop.fetch(FetchInput { item: item.clone() }).await {
+                Ok(fetched) => fetched,
+                Err(e) if e.kind.is_retryable() => {
+                    tracing::warn!(mall, event_id, cause = %e.cause, "a held event's fetch failed; a later run retries");
+                    return Ok(One::Later(self.settings().failure_backoff));
+                }
+                Err(e) => return self.park_again(mall, &format!("a held event's fetch was refused: {e}")).await,
+            };
+            match (fetched.outcome.as_str(), fetched.snapshot) {
+                ("wait", _) => return Ok(One::Later(Duration::from_secs(fetched.wait_seconds))),
+                ("unauthorized", _) if stale.is_none() => stale = fetched.token,
+                ("unauthorized", _) => return self.park_again(mall, REFUSED_AFTER_REFRESH).await,
+                (_, Some(snapshot)) => {
+                    shop.store(StoreInput { item: item.clone(), snapshot }).await?;
+                    return Ok(One::Stored);
+                }
+                (outcome, None) => {
+                    let cause = format!("the fetch answered {outcome:?} without a snapshot");
+                    return Err(StepError::new(ErrorKind::Internal, cause));
+                }
+            }
+        }
+    }
+
+    async fn park_again(&self, mall: &str, reason: &str) -> Result<One, StepError> {
+        self.shop().park_mall(mall, reason, None).await?;
+        Ok(One::Parked)
+    }
+}
