@@ -83,6 +83,12 @@ impl Harness {
 
     /// Stores a token pair the sandbox issued for `mall`; returns its
     /// access token.
+    /// A new token pair for `mall` from the sandbox, not stored (a person
+    /// about to run `sluice tokens set`).
+    pub fn fresh_token(&self, mall: &str) -> sluice_redis::StoredToken {
+        sandbox_token(&self.sandbox, mall)
+    }
+
     pub async fn seed_token(&self, mall: &str) -> String {
         let token = sandbox_token(&self.sandbox, mall);
         self.shop.set_token(mall, &token).await.unwrap();

@@ -52,8 +52,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         let started = Instant::now();
         loop {
             let Some(event) = shop.holds.oldest(tag).await? else {
-                // Released with nothing (left) held: the hold ends here.
-                return self.end_release(mall, tag, None).await;
+                // Released with nothing (left) held: the hold ends here,
+                // unless an event was held meanwhile (then it goes next).
+                match self.end_release(mall, tag, None).await? {
+                    Some(end) => return Ok(end),
+                    None => continue,
+                }
             };
             if started.elapsed() >= self.settings().run_budget {
                 return Ok(Release::Later(Duration::ZERO));
@@ -63,8 +67,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             })?;
             match self.release_one(mall, &item).await? {
                 One::Stored => {
-                    if let Release::Done = self.end_release(mall, tag, Some(&event.event_id)).await? {
-                        return Ok(Release::Done);
+                    if let Some(end) = self.end_release(mall, tag, Some(&event.event_id)).await? {
+                        return Ok(end);
                     }
                 }
                 One::Parked => return Ok(Release::Parked),
@@ -73,20 +77,18 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         }
     }
 
-    /// `released` left the held set; when it was the last, the hold ends
-    /// and the one recovery alert goes out.
-    async fn end_release(&self, mall: &str, tag: &Tag, released: Option<&str>) -> Result<Release, StepError> {
+    /// `released` (if any) leaves the held set. When it was the last, the
+    /// hold ends and the one recovery alert goes out (`Done`); with none
+    /// left and the hold not ended, the mall was parked again meanwhile
+    /// (`Parked`); `None` while events are left.
+    async fn end_release(&self, mall: &str, tag: &Tag, released: Option<&str>) -> Result<Option<Release>, StepError> {
         let shop = self.shop();
         let (left, ended) = shop.holds.done(tag, released).await?;
         if ended {
             shop.alert_unparked(mall).await;
-            return Ok(Release::Done);
+            return Ok(Some(Release::Done));
         }
-        if left == 0 {
-            // Parked again while releasing (another worker saw a refusal).
-            return Ok(Release::Parked);
-        }
-        Ok(Release::Later(Duration::ZERO))
+        Ok((left == 0).then_some(Release::Parked))
     }
 
     /// Token, fetch and store for one held event, as the state machine

@@ -10,8 +10,7 @@
 //!
 //! It is also where a mall is parked (`mall_park`): an event of a held
 //! mall is held without a call, and a refresh Cafe24 refuses for the
-//! mall (`invalid_grant`), a mall with no token, or a token refused even
-//! after a refresh (`rejected`, from the state machine) park the mall and
+//! mall (`invalid_grant`) or a token refused even after a refresh (`rejected`, from the state machine) park the mall and
 //! hold the event. The step then answers `held: true` and the item ends.
 
 use crate::service_core::{now_ms, wait_seconds};
@@ -22,7 +21,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use sluice_cafe24::{RefreshError, Secret, TokenGrant};
 use sluice_domain::OAuthError;
-use sluice_domain::StepError;
+use sluice_domain::{ErrorKind, StepError};
 use sluice_redis::{Acquire, Lease, StoredToken, Tag};
 use std::time::{Duration, Instant};
 
@@ -97,9 +96,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let tag = Tag::for_mall(mall);
         let started = Instant::now();
         loop {
-            let Some(token) = self.tokens.get(&tag, ADMIN_API).await? else {
-                return Ok(TokenState::Refused(format!("no Cafe24 token is stored for mall {mall}")));
-            };
+            let token = self.stored_token(&tag, mall).await?;
             let rejected = stale == Some(fingerprint(&token.access_token).as_str());
             let margin = self.config.token_refresh_margin.as_millis() as u64;
             if !rejected && token.access_expires_ms > now_ms() + margin {
@@ -125,6 +122,19 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         }
     }
 
+    /// A mall that never had a token is not parked: it was never set up
+    /// (or its id is mistyped), and holding its events would keep them in
+    /// Redis for ever; they fail, and the dead-letter queue keeps them 14
+    /// days.
+    async fn stored_token(&self, tag: &Tag, mall: &str) -> Result<StoredToken, StepError> {
+        self.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
+            StepError::new(
+                ErrorKind::CredentialRejected,
+                format!("no Cafe24 token for mall {mall}: seed it with `sluice tokens set {mall} …`"),
+            )
+        })
+    }
+
     /// Refreshes `seen` unless someone already replaced it; the caller
     /// holds `lease` on the mall's refresh lock.
     async fn refresh_holding(
@@ -135,9 +145,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         lease: &Lease,
         event_id: &str,
     ) -> Result<TokenState, StepError> {
-        let Some(current) = self.tokens.get(tag, ADMIN_API).await? else {
-            return Ok(TokenState::Refused(format!("no Cafe24 token is stored for mall {mall}")));
-        };
+        let current = self.stored_token(tag, mall).await?;
         if current.access_token != seen.access_token {
             return Ok(TokenState::Ready);
         }

@@ -217,22 +217,43 @@ async fn alerting_steps(
 }
 
 #[tokio::test]
-async fn a_mall_without_a_token_is_parked_and_its_events_held_not_failed() {
+async fn a_mall_without_a_token_is_a_credential_problem_not_a_retry() {
     let redis = TestRedis::new("no_token");
     let sandbox = sandbox(&["new-mall"], BucketConfig::default()).await;
+    let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
+    let input = TokenInput { item: item("new-mall", "1", "n1"), stale_token: None, rejected: false };
+    let err = steps.ensure_token(input).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::CredentialRejected);
+    assert!(err.cause.contains("sluice tokens set new-mall"), "{err}");
+    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("new-mall")).await;
+    assert_eq!(held.unwrap(), None, "a mall never set up is not parked: its events would wait in Redis for ever");
+    sandbox.stop().await;
+}
+
+#[tokio::test]
+async fn a_revoked_refresh_token_parks_the_mall_and_holds_its_events_with_one_alert() {
+    let redis = TestRedis::new("revoked_token");
+    let sandbox = sandbox(&["gone"], BucketConfig::default()).await;
     let (steps, alerts) = alerting_steps(&redis, &sandbox).await;
-    for delivery in ["n1", "n2"] {
-        let input = TokenInput { item: item("new-mall", "1", delivery), stale_token: None, rejected: false };
+    let mut expired = sandbox_token(&sandbox, "gone");
+    expired.access_expires_ms = sluice_testkit::now_ms() - 1;
+    steps.set_token("gone", &expired).await.unwrap();
+    sandbox.expire_refresh_token("gone").unwrap();
+    let before = sandbox.calls().len();
+    for delivery in ["g1", "g2", "g3"] {
+        let input = TokenInput { item: item("gone", "1", delivery), stale_token: None, rejected: false };
         let output = steps.ensure_token(input).await.unwrap();
         assert!(output.held && output.wait_seconds == 0, "{output:?}");
     }
-    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("new-mall")).await;
+    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("gone")).await;
     let held = held.unwrap().unwrap();
-    assert!(held.parked && held.held == 2, "{held:?}");
-    assert!(held.reason.contains("no Cafe24 token"), "{held:?}");
+    assert!(held.parked && held.held == 3, "{held:?}");
+    assert!(held.reason.contains("invalid_grant"), "{held:?}");
+    let calls = sandbox.calls_after(0).split_off(before);
+    assert_eq!(calls.len(), 1, "one refresh refused, then no call for the held events: {calls:?}");
     let alerts = alerts.lock().unwrap().clone();
     assert_eq!(alerts.len(), 1, "one alert for the episode: {alerts:?}");
-    assert!(alerts[0].contains("sluice tokens set new-mall"), "{alerts:?}");
+    assert!(alerts[0].contains("sluice tokens set gone") && !alerts[0].contains(&expired.refresh_token), "{alerts:?}");
     sandbox.stop().await;
 }
 

@@ -1,5 +1,5 @@
 //! A parked mall: Cafe24 refused its refresh token (`invalid_grant`: revoked,
-//! expired, or spent), or it has none, so no call can succeed until a person
+//! expired, or spent), so no call can succeed until a person
 //! stores a new one with `sluice tokens set`. Its events wait here, in
 //! arrival order, instead of failing one by one into the dead-letter queue.
 //!

@@ -46,10 +46,11 @@ async fn an_input_that_is_not_an_item_is_an_invalid_request() {
 }
 
 #[tokio::test]
-async fn a_mall_without_a_token_is_parked_and_the_item_held() {
+async fn a_mall_without_a_token_is_reported_as_a_credential_problem() {
     let h = Harness::start("fn_token_missing", &["new-mall"]).await;
     let answer = handler(&h.shop, event(json!({"item": item("new-mall", "1", "t3")}))).await;
-    assert_eq!(answer.unwrap(), json!({"wait_seconds": 0, "held": true}));
+    let report = diagnostic(answer, "Sluice.CredentialRejected");
+    assert!(report.error_message.contains("sluice tokens set new-mall"), "{report:?}");
     h.stop().await;
 }
 

@@ -9,7 +9,8 @@ use lambda_runtime::LambdaEvent;
 use sluice_domain::{DrainRequests, MallDrainRequest};
 use sluice_fn_mall_drain::handler;
 use sluice_pipeline::MallDrainService;
-use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MarkTimes, Tag};
+use sluice_pipeline::NextRun;
+use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,5 +57,48 @@ async fn a_deferred_product_is_fetched_and_stored_its_chain_ends_and_a_bad_body_
     assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 0, "the stored product left the dirty set");
     assert!(h.stages("ev-2").await.contains(&"fetch".to_owned()), "{:?}", h.stages("ev-2").await);
     assert!(recorded.0.lock().unwrap().is_empty(), "the set is empty: the chain ends, no next request");
+    h.stop().await;
+}
+
+#[tokio::test]
+async fn a_revoked_mall_parks_its_run_without_failing_and_a_new_token_releases_it() {
+    let h = Harness::start("fn_mall_drain_parked", &["acme"]).await;
+    h.seed_token("acme").await;
+    let (product, _) = h.product("acme").await;
+    let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
+    let backlogs = Backlogs::new(h.redis.conn().await, h.redis.keyspace(), flow).unwrap();
+    let tag = Tag::for_mall("acme");
+    let times = MarkTimes { lease: Duration::from_secs(10), pending: Duration::from_secs(900) };
+    backlogs.admit(&tag, "product:0", "ev-0", true, times).await.unwrap();
+    let deferred = backlogs.admit(&tag, &format!("product:{product}"), "ev-1", true, times).await.unwrap();
+    assert!(matches!(deferred, Admit::Deferred { chain: Chain::Took, .. }), "{deferred:?}");
+    assert!(backlogs.confirm_chain(&tag, "ev-1").await.unwrap());
+    // Cafe24 revokes the mall's grant.
+    h.sandbox.expire_access_tokens("acme").unwrap();
+    h.sandbox.expire_refresh_token("acme").unwrap();
+
+    let recorded = Arc::new(Recorded::default());
+    let drain = MallDrainService::new(h.shop.clone(), recorded.clone());
+    let request = MallDrainRequest::new("acme", "ev-1").to_body();
+    let response = handler(&drain, sqs_event(&[("m1", &request)])).await.unwrap();
+    assert!(response.batch_item_failures.is_empty(), "a parked mall's run does not fail (no DLQ)");
+    let holds = MallHolds::new(h.redis.conn().await, h.redis.keyspace());
+    assert!(holds.state(&tag).await.unwrap().is_some_and(|s| s.parked), "the refused refresh parked the mall");
+    assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 1, "the deferred product waits");
+    assert!(recorded.0.lock().unwrap().is_empty(), "no next run while parked");
+    // Another run while parked stops before any call.
+    let calls = h.sandbox.calls().len();
+    let output = drain.drain_mall(MallDrainRequest::new("acme", "ev-1")).await.unwrap();
+    assert_eq!((output.next, output.left), (NextRun::Parked, 1));
+    assert_eq!(h.sandbox.calls().len(), calls, "a parked mall is not called");
+
+    // `sluice tokens set`: the release is queued; its run stores the product.
+    assert!(drain.set_token("acme", &h.fresh_token("acme")).await.unwrap());
+    let queued = recorded.0.lock().unwrap().clone();
+    assert_eq!(queued.len(), 1, "{queued:?}");
+    let output = drain.drain_mall(queued[0].0.clone()).await.unwrap();
+    assert_eq!((output.stored, output.next), (1, NextRun::Idle), "{output:?}");
+    assert_eq!(holds.state(&tag).await.unwrap(), None, "the hold ended");
+    assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 0);
     h.stop().await;
 }
