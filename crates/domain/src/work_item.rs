@@ -80,6 +80,12 @@ impl BufferedRow {
         }
         serde_json::from_str::<Id>(json).ok().map(|id| id.row_id)
     }
+
+    /// The transaction logs (`row_trace_id`) of rows as a buffer holds
+    /// them: where a move from a sheet's overflow is recorded.
+    pub fn trace_ids_of(rows: &[String]) -> Vec<String> {
+        rows.iter().filter_map(|row| Self::row_id_of(row)).map(|id| row_trace_id(&id)).collect()
+    }
 }
 
 impl From<&SheetWork> for BufferedRow {

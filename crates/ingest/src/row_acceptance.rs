@@ -58,11 +58,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                 return Ok(receipt(&work, Status::Deferred));
             }
             RowAdmit::Send { moved } if !moved.is_empty() => {
-                let ids: Vec<String> = moved
-                    .iter()
-                    .filter_map(|r| BufferedRow::row_id_of(r))
-                    .map(|id| sluice_domain::row_trace_id(&id))
-                    .collect();
+                let ids = BufferedRow::trace_ids_of(&moved);
                 let detail = json!({"from": "overflow", "sheet": group.as_str()});
                 if let Err(e) = self.traces.record_all(&ids, stages::BUFFERED, &detail).await {
                     self.counters.trace_failed();

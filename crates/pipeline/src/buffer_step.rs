@@ -47,7 +47,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             // Best effort, as every trace: a crash here leaves these rows'
             // traces at OVERFLOW while they are buffered (and then appended).
             let detail = json!({"from": "overflow", "sheet": group.as_str(), "buffer_len": buffer_len});
-            if let Err(e) = self.traces.record_all(&overflow_trace_ids(&step.moved), "BUFFERED", &detail).await {
+            if let Err(e) = self.traces.record_all(&BufferedRow::trace_ids_of(&step.moved), "BUFFERED", &detail).await {
                 tracing::warn!(sheet = group.as_str(), error = %e, "traces of the rows moved from the overflow not recorded");
             }
         }
@@ -63,9 +63,4 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         }
         Ok(BufferOutput { buffered, buffer_len, moved_from_overflow: step.moved.len() as u64 })
     }
-}
-
-/// The trace ids of rows as a buffer holds them.
-fn overflow_trace_ids(rows: &[String]) -> Vec<String> {
-    rows.iter().filter_map(|row| BufferedRow::row_id_of(row)).map(|id| sluice_domain::row_trace_id(&id)).collect()
 }
