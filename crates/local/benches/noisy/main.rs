@@ -5,7 +5,8 @@
 //! (c) the flood with flow control per mall. Then the same for sheets
 //! (`sheet_report`): (d) quiet sheets alone, (e) a burst of rows to one
 //! sheet with one message per row, (f) with flow control per sheet.
-//! `cargo bench --bench noisy -- --sheets-only` runs the sheets alone.
+//! `cargo bench --bench noisy -- --sheets-only` runs the sheets alone,
+//! `-- --malls-only` the malls alone.
 
 mod scenario;
 mod sheet_report;
@@ -17,10 +18,13 @@ use std::time::Duration;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    if !std::env::args().any(|a| a == "--sheets-only") {
+    let only = |what: &str| std::env::args().any(|a| a == what);
+    if !only("--sheets-only") {
         malls(&runtime);
     }
-    sheet_report::run(&runtime);
+    if !only("--malls-only") {
+        sheet_report::run(&runtime);
+    }
 }
 
 fn malls(runtime: &tokio::runtime::Runtime) {
