@@ -14,8 +14,8 @@ use crate::shop_service::{ADMIN_API, mall_bucket, shop_buckets};
 use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
 use sluice_redis::{
-    BacklogSize, Backlogs, Buckets, CredentialState, SheetBacklog, SheetBuffers, SlidingWindowLimiter, StoredToken,
-    Tag, WindowUsage,
+    BacklogSize, Backlogs, Buckets, CredentialState, HoldState, MallHolds, SheetBacklog, SheetBuffers,
+    SlidingWindowLimiter, StoredToken, Tag, WindowUsage,
 };
 use std::time::Duration;
 
@@ -32,6 +32,8 @@ pub struct MallStatus {
     /// Flow control: its messages counted in the queue and its dirty
     /// resources (waiting for its drain runs).
     pub backlog: BacklogSize,
+    /// Parked (Cafe24 refused its token) or releasing, with its events held.
+    pub hold: Option<HoldState>,
 }
 
 /// When a stored token pair expires (ms since the epoch); never the tokens.
@@ -100,6 +102,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
         let token = self.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
         let backlogs = Backlogs::new(self.conn.clone(), self.keyspace.clone(), self.config.mall_drain.flow.clone())?;
         let backlog = backlogs.size(&Tag::for_mall(mall_id)).await?;
+        let hold = MallHolds::new(self.conn.clone(), self.keyspace.clone()).state(&Tag::for_mall(mall_id)).await?;
         Ok(MallStatus {
             mall_id: mall_id.to_owned(),
             bucket_units: level.units,
@@ -107,6 +110,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
             bucket_empty_in: level.backlog,
             token: token.map(TokenTimes::from),
             backlog,
+            hold,
         })
     }
 

@@ -44,6 +44,10 @@ async fn tokens_set_releases_a_parked_mall_through_the_mall_drain_queue() {
     let text = String::from_utf8_lossy(&show.stdout);
     assert!(text.contains("mall acme: PARKED (Cafe24 refused its refresh token (invalid_grant))"), "{text}");
     assert!(text.contains("1 events held, in order"), "{text}");
+    // `sluice status` names it too, beside its bucket.
+    let status = operator_command(&redis, "tokens", &["status", "--mall", "acme"]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("PARKED since") && text.contains("1 events held in order"), "{text}");
 
     let set = ["tokens", "set", "acme", "--token-json", "token.json"];
     let refused = sluice(&redis, &set, None);

@@ -199,8 +199,18 @@ fn print_mall(mall: &MallStatus) {
         0 => String::new(),
         n => format!("; {n} resources in its dirty set (drained within its bucket)"),
     };
+    let hold = match &mall.hold {
+        None => String::new(),
+        Some(h) if h.parked => format!(
+            "; PARKED since {} ({}), {} events held in order until `sluice tokens set`",
+            when(h.since_ms),
+            h.reason,
+            h.held
+        ),
+        Some(h) => format!("; releasing {} held events (a new token is set)", h.held),
+    };
     println!(
-        "  {}: bucket {:.1}/{} (empty in {}); {token}{dirty}",
+        "  {}: bucket {:.1}/{} (empty in {}); {token}{dirty}{hold}",
         mall.mall_id,
         mall.bucket_units,
         mall.bucket_capacity,
