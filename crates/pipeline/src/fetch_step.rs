@@ -62,9 +62,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                         return self.hand_over(input.item.work.as_ref(), work, requests.as_ref(), &answers).await;
                     }
                     if self.waits_inline(wait, started) {
-                        StepMetrics::add(&self.metrics.limiter_waits, 1);
-                        StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
-                        tokio::time::sleep(wait).await;
+                        self.wait_inline(wait).await;
                         continue;
                     }
                 }
@@ -113,10 +111,26 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let outcome =
             self.cafe24.fetch(mall, resource.kind, &resource.id, &Secret::new(token.access_token.clone())).await;
         StepMetrics::add(&self.metrics.cafe24_calls, 1);
-        if let Some(usage) = outcome.usage() {
-            self.fold_usage(bucket, usage).await?;
-        }
         let result = outcome.to_string();
+        let failed = outcome.step_error().filter(|e| e.kind == ErrorKind::UpstreamUnavailable);
+        // Two independent writes after every call (the bucket's view of
+        // the mall, the failures-in-a-row count): side by side, not one
+        // round trip after the other.
+        let fold = async {
+            match outcome.usage() {
+                Some(usage) => self.fold_usage(bucket, usage).await,
+                None => Ok(()),
+            }
+        };
+        let note = async {
+            match &outcome {
+                FetchOutcome::Found(_) | FetchOutcome::NotFound { .. } => self.note_fetch(mall, None).await,
+                _ if failed.is_some() => self.note_fetch(mall, Some(&result)).await,
+                _ => {}
+            }
+        };
+        let (folded, ()) = tokio::join!(fold, note);
+        folded?;
         let snapshot = |status: &str, body: Value, updated_date, version| {
             Box::new(Snapshot {
                 mall_id: mall.to_owned(),
@@ -130,12 +144,6 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 fetched_at_ms: now_ms(),
             })
         };
-        let failed = outcome.step_error().filter(|e| e.kind == ErrorKind::UpstreamUnavailable);
-        match &outcome {
-            FetchOutcome::Found(_) | FetchOutcome::NotFound { .. } => self.note_fetch(mall, None).await,
-            _ if failed.is_some() => self.note_fetch(mall, Some(&result)).await,
-            _ => {}
-        }
         let outcome = match outcome {
             FetchOutcome::Found(found) => {
                 Called::Fetched(snapshot("found", found.resource, found.updated_date, found.version))
@@ -217,12 +225,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                     if !(may_wait && self.waits_inline(wait, started)) {
                         return Ok(Some(wait));
                     }
-                    StepMetrics::add(&self.metrics.limiter_waits, 1);
-                    StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
-                    tokio::time::sleep(wait).await;
+                    self.wait_inline(wait).await;
                 }
             }
         }
+    }
+
+    /// Waits for the mall's budget here, counted.
+    async fn wait_inline(&self, wait: Duration) {
+        StepMetrics::add(&self.metrics.limiter_waits, 1);
+        StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
+        tokio::time::sleep(wait).await;
     }
 
     /// Whether a wait of `wait` is waited here rather than in a Wait state.

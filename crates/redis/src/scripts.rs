@@ -10,20 +10,11 @@ macro_rules! script {
         pub(crate) static $name: LazyLock<Script> =
             LazyLock::new(|| Script::new(include_str!(concat!("../lua/", $file))));
     };
-    // A library file first (its local functions), then the script.
+    // A shared Lua file first (it defines local functions the script
+    // calls: EVAL has no way to share code otherwise), then the script.
     ($name:ident, $library:literal + $file:literal) => {
         pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
             Script::new(concat!(include_str!(concat!("../lua/", $library)), include_str!(concat!("../lua/", $file))))
-        });
-    };
-}
-
-/// A script with a shared Lua file in front of it (the file defines local
-/// functions the script calls: EVAL has no way to share code otherwise).
-macro_rules! script_after {
-    ($name:ident, $shared:literal, $file:literal) => {
-        pub(crate) static $name: LazyLock<Script> = LazyLock::new(|| {
-            Script::new(concat!(include_str!(concat!("../lua/", $shared)), include_str!(concat!("../lua/", $file))))
         });
     };
 }
@@ -43,10 +34,10 @@ script!(GATE_TAKE, "gate_take.lua");
 script!(TRACE_APPEND, "trace_append.lua");
 script!(SNAPSHOT_APPEND, "snapshot_append.lua");
 script!(SNAPSHOT_STORE, "snapshot_store.lua");
-script_after!(SHEET_BUFFER, "overflow_into_buffer.lua", "sheet_buffer.lua");
+script!(SHEET_BUFFER, "overflow_into_buffer.lua" + "sheet_buffer.lua");
 script!(SHEET_CLAIM, "sheet_claim.lua");
 script!(SHEET_SHIFT, "sheet_shift.lua");
-script_after!(SHEET_ADMIT, "overflow_into_buffer.lua", "sheet_admit.lua");
+script!(SHEET_ADMIT, "overflow_into_buffer.lua" + "sheet_admit.lua");
 script!(GROUP_ENTER, "group_enter.lua");
 script!(GROUP_LEAVE, "group_leave.lua");
 script!(WINDOW_USAGE, "window_usage.lua");
