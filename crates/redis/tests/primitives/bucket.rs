@@ -20,7 +20,8 @@ async fn a_full_bucket_says_exactly_when_the_next_unit_fits() {
     let redis = TestRedis::new("bucket_exact");
     let buckets = buckets(&redis).await;
     // 5 units, draining 2 per second: one unit every 500 ms.
-    let bucket = buckets.bucket(&Tag::new("mall-a"), "admin", BucketSpec { capacity: 5, drain_per_sec: 2.0 }).unwrap();
+    let bucket =
+        buckets.bucket(&Tag::new("mall-a"), "admin", BucketSpec::new(5, 2.0).with_margin(Duration::ZERO)).unwrap();
     let first = buckets.acquire(&bucket, 1).await.unwrap().server_time_us().unwrap();
     for _ in 0..4 {
         assert!(buckets.acquire(&bucket, 1).await.unwrap().is_admitted(), "a fresh bucket holds 5");
@@ -47,7 +48,8 @@ async fn observe_only_ever_tightens() {
     let redis = TestRedis::new("observe");
     let buckets = buckets(&redis).await;
     // 40 units draining 2 per second: one unit is 500 ms of backlog.
-    let bucket = buckets.bucket(&Tag::new("mall-b"), "admin", BucketSpec::default()).unwrap();
+    let bucket =
+        buckets.bucket(&Tag::new("mall-b"), "admin", BucketSpec::default().with_margin(Duration::ZERO)).unwrap();
     for _ in 0..10 {
         buckets.acquire(&bucket, 1).await.unwrap();
     }
@@ -64,7 +66,8 @@ async fn observe_only_ever_tightens() {
     let after_late = buckets.observe(&bucket, 12, 40).await.unwrap();
     assert_eq!(tat(after_late), tat(after_high), "a late report loosened the bucket");
     // An upstream with a smaller bucket leaves us only its headroom.
-    let small = buckets.bucket(&Tag::new("mall-b"), "small", BucketSpec::default()).unwrap();
+    let small =
+        buckets.bucket(&Tag::new("mall-b"), "small", BucketSpec::default().with_margin(Duration::ZERO)).unwrap();
     let level = buckets.observe(&small, 5, 10).await.unwrap();
     assert_eq!(tat(level), level.server_time_us + 35 * 500_000, "5/10 upstream leaves 5 of our 40");
     assert!(buckets.acquire(&small, 5).await.unwrap().is_admitted());
@@ -75,7 +78,7 @@ async fn observe_only_ever_tightens() {
 async fn penalize_holds_every_caller_back_for_its_whole_duration() {
     const PENALTY: Duration = Duration::from_millis(300);
     let redis = TestRedis::new("penalize");
-    let spec = BucketSpec { capacity: 4, drain_per_sec: 20.0 };
+    let spec = BucketSpec::new(4, 20.0).with_margin(Duration::ZERO);
     let punisher = buckets(&redis).await;
     let bucket = punisher.bucket(&Tag::new("mall-c"), "admin", spec).unwrap();
     let imposed = punisher.penalize(&bucket, PENALTY).await.unwrap().server_time_us;
@@ -128,11 +131,35 @@ async fn impossible_buckets_are_refused_with_their_reason() {
     let buckets = buckets(&redis).await;
     let tag = Tag::new("m");
     let err = |spec| buckets.bucket(&tag, "b", spec).unwrap_err().to_string();
-    assert!(err(BucketSpec { capacity: 0, drain_per_sec: 2.0 }).contains("capacity"));
-    assert!(err(BucketSpec { capacity: 40, drain_per_sec: 0.0 }).contains("drain rate"));
-    assert!(err(BucketSpec { capacity: 40, drain_per_sec: f64::NAN }).contains("drain rate"));
+    assert!(err(BucketSpec::new(0, 2.0).with_margin(Duration::ZERO)).contains("capacity"));
+    assert!(err(BucketSpec::new(40, 0.0).with_margin(Duration::ZERO)).contains("drain rate"));
+    assert!(err(BucketSpec::new(40, f64::NAN).with_margin(Duration::ZERO)).contains("drain rate"));
     let bucket = buckets.bucket(&tag, "b", BucketSpec::default()).unwrap();
     let too_many: Error = buckets.acquire(&bucket, 41).await.unwrap_err();
     assert!(too_many.to_string().contains("41 units can never fit"), "{too_many}");
     assert!(redis.keys().await.is_empty());
+}
+
+#[tokio::test]
+async fn a_margin_keeps_room_for_calls_that_arrive_late_and_one_call_always_fits() {
+    let redis = TestRedis::new("bucket_margin");
+    let buckets = buckets(&redis).await;
+    // 5 units draining 2/s (500 ms each) with 250 ms kept back: 4.5 units
+    // of room, so a burst takes 4 and the 5th waits until half a unit has
+    // drained (250 ms after the first).
+    let spec = BucketSpec::new(5, 2.0).with_margin(Duration::from_millis(250));
+    let bucket = buckets.bucket(&Tag::new("mall-m"), "admin", spec).unwrap();
+    let first = buckets.acquire(&bucket, 1).await.unwrap().server_time_us().unwrap();
+    for _ in 0..3 {
+        assert!(buckets.acquire(&bucket, 1).await.unwrap().is_admitted(), "4 units fit under the margin");
+    }
+    let Admission::Denied { wait, server_time_us: Some(at) } = buckets.acquire(&bucket, 1).await.unwrap() else {
+        panic!("a 5th unit fit though the margin keeps half a unit back");
+    };
+    assert_eq!(at + us(wait), first + 250_000);
+    // A margin of more than all but one unit is capped: one call still fits.
+    let tiny = BucketSpec::new(2, 2.0).with_margin(Duration::from_secs(60));
+    let tiny = buckets.bucket(&Tag::new("mall-t"), "admin", tiny).unwrap();
+    assert!(buckets.acquire(&tiny, 1).await.unwrap().is_admitted(), "a capped margin still lets one call in");
+    assert!(buckets.acquire(&tiny, 2).await.unwrap_err().to_string().contains("can never fit"));
 }
