@@ -14,6 +14,7 @@ use std::time::Duration;
 pub(crate) const VARIABLES: &[Variable] = &[
     var("bucket_capacity", "no", "each mall's Admin API bucket size"),
     var("bucket_drain_per_sec", "no", "its drain, calls per second"),
+    var("bucket_margin_ms", "no", "room left unused in the bucket against network jitter, as time"),
     var("inline_wait_max_ms", "no", "budget waits up to this are waited inside the step"),
     var("step_wait_budget_ms", "no", "most time one invocation spends waiting"),
     var("token_refresh_margin_secs", "no", "refresh a token this close to expiry"),
@@ -46,6 +47,8 @@ struct PipelineVars {
     bucket_capacity: u32,
     #[serde(deserialize_with = "parsed")]
     bucket_drain_per_sec: f64,
+    #[serde(deserialize_with = "parsed")]
+    bucket_margin_ms: u64,
     #[serde(deserialize_with = "parsed")]
     inline_wait_max_ms: u64,
     #[serde(deserialize_with = "parsed")]
@@ -85,6 +88,7 @@ impl Default for PipelineVars {
         Self {
             bucket_capacity: d.bucket.capacity,
             bucket_drain_per_sec: d.bucket.drain_per_sec,
+            bucket_margin_ms: d.bucket.margin.as_millis() as u64,
             inline_wait_max_ms: d.inline_wait_max.as_millis() as u64,
             step_wait_budget_ms: d.step_wait_budget.as_millis() as u64,
             token_refresh_margin_secs: d.token_refresh_margin.as_secs(),
@@ -116,6 +120,7 @@ pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError
     if !(v.bucket_drain_per_sec.is_finite() && v.bucket_drain_per_sec > 0.0) {
         return Err(ConfigError::invalid("bucket_drain_per_sec", format!("{} is not above 0", v.bucket_drain_per_sec)));
     }
+    in_range("bucket_margin_ms", v.bucket_margin_ms, 0, Some(10_000))?;
     in_range("refresh_lock_lease_secs", v.refresh_lock_lease_secs, 1, None)?;
     in_range("max_receive_count", v.max_receive_count, 1, Some(MAX_RECEIVE_COUNT_LIMIT))?;
     in_range("snapshot_shards", v.snapshot_shards, 1, None)?;
@@ -140,7 +145,8 @@ pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError
         ..SheetConfig::default()
     };
     Ok(PipelineConfig {
-        bucket: BucketSpec { capacity: v.bucket_capacity, drain_per_sec: v.bucket_drain_per_sec },
+        bucket: BucketSpec::new(v.bucket_capacity, v.bucket_drain_per_sec)
+            .with_margin(Duration::from_millis(v.bucket_margin_ms)),
         inline_wait_max: Duration::from_millis(v.inline_wait_max_ms),
         step_wait_budget: Duration::from_millis(v.step_wait_budget_ms),
         token_refresh_margin: Duration::from_secs(v.token_refresh_margin_secs),
@@ -190,7 +196,7 @@ mod tests {
             ("SLUICE_SHEETS_VALUE_INPUT", "RAW"),
         ])
         .unwrap();
-        assert_eq!(c.bucket, BucketSpec { capacity: 10, drain_per_sec: 0.5 });
+        assert_eq!(c.bucket, BucketSpec::new(10, 0.5));
         assert_eq!((c.inline_wait_max, c.step_wait_budget), (Duration::from_millis(250), Duration::ZERO));
         assert_eq!((c.token_refresh_margin, c.refresh_lock_lease), (Duration::from_secs(120), Duration::from_secs(10)));
         assert_eq!((c.max_receive_count, c.snapshot_shards, c.map_max_concurrency), (3, 4, 40));

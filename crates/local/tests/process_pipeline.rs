@@ -74,7 +74,7 @@ async fn webhooks_and_rows_run_through_the_deployed_functions_as_processes() {
     sheets.add_client("client", "secret");
     let refresh = sheets.add_user("client", "cred");
     sheets.create_spreadsheet(DOC, &[(0, "Burst"), (1, "Ordered")]);
-    let stack = start(&redis, &cafe24, &sheets, BucketSpec { capacity: 6, drain_per_sec: 10.0 }).await;
+    let stack = start(&redis, &cafe24, &sheets, BucketSpec::new(6, 10.0)).await;
     let functions = stack.functions.clone().expect("the functions run as processes");
 
     tokio::time::timeout(LIMIT, async {

@@ -137,7 +137,7 @@ async fn throttled_calls_are_retried_never_dropped() {
     // happen, and every event still gets stored.
     let mut setup = Setup::new(&["mall-429"]);
     setup.upstream_bucket = sluice_sandbox::cafe24::BucketConfig::new(3, 20.0);
-    setup.pipeline_bucket = sluice_redis::BucketSpec { capacity: 20, drain_per_sec: 40.0 };
+    setup.pipeline_bucket = sluice_redis::BucketSpec::new(20, 40.0).with_margin(std::time::Duration::ZERO);
     let mut stack = Stack::start("e2e_429", setup).await;
     let mut changes = Vec::new();
     for i in 0..25 {

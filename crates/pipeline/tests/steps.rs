@@ -86,8 +86,7 @@ async fn fetch_waits_short_waits_itself_and_hands_long_ones_back() {
     let redis = TestRedis::new("fetch_wait");
     // One call per 4 s: the second fetch must come back later.
     let sandbox = sandbox(&["slow"], BucketConfig::new(1, 0.25)).await;
-    let config =
-        PipelineConfig { bucket: BucketSpec { capacity: 1, drain_per_sec: 0.25 }, ..PipelineConfig::default() };
+    let config = PipelineConfig { bucket: BucketSpec::new(1, 0.25), ..PipelineConfig::default() };
     let steps = steps(&redis, &sandbox, config).await;
     steps.set_token("slow", &sandbox_token(&sandbox, "slow")).await.unwrap();
     let created = sandbox.create("slow", ResourceKind::Product, serde_json::Map::new()).await.unwrap();

@@ -5,7 +5,9 @@
 --           empty bucket, and the key expires exactly when the bucket empties.
 -- ARGV[1]   interval: µs one unit takes to drain (1 / drain rate)
 -- ARGV[2]   capacity: units the bucket holds
--- ARGV[3]   n: units to take (the caller guarantees n <= capacity)
+-- ARGV[3]   n: units to take (the caller guarantees they fit under the margin)
+-- ARGV[4]   margin: µs of the bucket's room left unused, against calls that
+--           reach the upstream later than they were admitted here
 --
 -- Returns {1, now_us, 0} when taken, {0, now_us, wait_us} when not (the same
 -- shape as sliding_window.lua).
@@ -15,11 +17,12 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local interval = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
+local margin = tonumber(ARGV[4])
 
 local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
 if tat < now then tat = now end
 local new_tat = tat + n * interval
-local excess = new_tat - now - capacity * interval
+local excess = new_tat - now - capacity * interval + margin
 if excess > 0 then
   return {0, now, excess}
 end

@@ -18,21 +18,43 @@ use redis::aio::ConnectionLike;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A bucket's size and drain rate.
+/// A bucket's size and drain rate, and the margin kept against jitter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BucketSpec {
     pub capacity: u32,
     pub drain_per_sec: f64,
+    /// Room left unused, as time: a call admitted here reaches the upstream
+    /// a little later (the HTTP request, a starved CPU, a Lambda's cold
+    /// connection), and calls admitted close together can arrive closer
+    /// still. A bucket filled to the brim by our count then refuses the
+    /// later one. A margin of `m` covers any delay up to `m`: the upstream's
+    /// level never exceeds ours plus `drain × m` units. At Cafe24's 2/s the
+    /// default 250 ms keeps half a unit back (a burst of 39, not 40); the
+    /// steady rate is unchanged. Capped at `capacity - 1` units.
+    pub margin: Duration,
 }
+
+/// The default [`BucketSpec::margin`], as the Sheets quota's margin.
+pub const DEFAULT_BUCKET_MARGIN: Duration = Duration::from_millis(250);
 
 impl Default for BucketSpec {
     /// Cafe24's documented Admin API bucket: 40 calls, draining 2 per second.
     fn default() -> Self {
-        Self { capacity: 40, drain_per_sec: 2.0 }
+        Self::new(40, 2.0)
     }
 }
 
 impl BucketSpec {
+    /// `capacity` units draining `drain_per_sec`, with the default margin.
+    pub fn new(capacity: u32, drain_per_sec: f64) -> Self {
+        Self { capacity, drain_per_sec, margin: DEFAULT_BUCKET_MARGIN }
+    }
+
+    /// The same bucket with another margin (zero: fill to the brim).
+    pub fn with_margin(self, margin: Duration) -> Self {
+        Self { margin, ..self }
+    }
+
     /// µs one unit takes to drain, rounded up: the bucket drains at most as
     /// fast as the upstream's.
     fn interval_us(&self) -> Result<u64, Error> {
@@ -53,6 +75,7 @@ pub struct Bucket {
     key: String,
     interval_us: u64,
     capacity: u32,
+    margin_us: u64,
 }
 
 impl Bucket {
@@ -94,15 +117,19 @@ impl<C: ConnectionLike + Clone + Send> Buckets<C> {
 
     pub fn bucket(&self, tag: &Tag, name: &str, spec: BucketSpec) -> Result<Bucket, Error> {
         let interval_us = spec.interval_us()?;
-        Ok(Bucket { key: self.keyspace.key(tag, "bkt", name), interval_us, capacity: spec.capacity })
+        // At most all but one unit: one call always fits in an empty bucket
+        // (a bucket of one has no room for a margin at all).
+        let margin_us = micros(spec.margin).min((u64::from(spec.capacity) - 1) * interval_us);
+        Ok(Bucket { key: self.keyspace.key(tag, "bkt", name), interval_us, capacity: spec.capacity, margin_us })
     }
 
     /// Takes `n` units, or says exactly how long until they fit.
     pub async fn acquire(&self, bucket: &Bucket, n: u32) -> Result<Admission, Error> {
-        if n == 0 || n > bucket.capacity {
+        let room_us = u64::from(bucket.capacity) * bucket.interval_us - bucket.margin_us;
+        if n == 0 || u64::from(n) * bucket.interval_us > room_us {
             return Err(Error::Config(format!(
-                "{n} units can never fit: take between 1 and the capacity ({})",
-                bucket.capacity
+                "{n} units can never fit: take between 1 and the capacity ({}) less the margin ({} µs)",
+                bucket.capacity, bucket.margin_us
             )));
         }
         if let Some(wait) = self.deny.blocked_for(&bucket.key, n) {
@@ -113,6 +140,7 @@ impl<C: ConnectionLike + Clone + Send> Buckets<C> {
             .arg(bucket.interval_us)
             .arg(bucket.capacity)
             .arg(n)
+            .arg(bucket.margin_us)
             .invoke_async(&mut self.conn.clone())
             .await?;
         from_reply("gcra_acquire.lua", reply, &self.deny, &bucket.key, n)

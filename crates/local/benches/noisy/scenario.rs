@@ -141,10 +141,7 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
         group_scan: GroupScan::SqsFifo { window: scale.scan_window },
         flow_control: mode == Mode::FloodWithFlowControl,
         pipeline: PipelineConfig {
-            // One unit of headroom: a call admitted here may reach the
-            // upstream up to one unit's interval after a later one (under
-            // load, over HTTP), which a bucket filled to the brim refuses.
-            bucket: BucketSpec { capacity: capacity - 1, drain_per_sec: rate },
+            bucket: BucketSpec::new(capacity, rate),
             mall_drain: MallDrainConfig { flow, ..MallDrainConfig::default() },
             ..PipelineConfig::default()
         },

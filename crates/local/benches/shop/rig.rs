@@ -38,7 +38,7 @@ impl Rig {
         let cafe24 = cafe24_config(&sandbox);
         let config = DevConfig {
             pipeline: PipelineConfig {
-                bucket: BucketSpec { capacity: bucket.capacity, drain_per_sec: bucket.drain_per_sec },
+                bucket: BucketSpec::new(bucket.capacity, bucket.drain_per_sec),
                 ..PipelineConfig::default()
             },
             ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))

@@ -61,7 +61,7 @@ impl Setup {
         Self {
             malls: malls.iter().map(|m| m.to_string()).collect(),
             upstream_bucket: BucketConfig::new(10, 20.0),
-            pipeline_bucket: BucketSpec { capacity: 10, drain_per_sec: 20.0 },
+            pipeline_bucket: BucketSpec::new(10, 20.0),
             faults: FaultConfig::default(),
             max_receive_count: 5,
             workers: 4,

@@ -98,7 +98,7 @@ impl Worker {
         let tags: Vec<Tag> = (0..POOL).map(|i| Tag::new(&format!("mall-{i:05}"))).collect();
         let admit = [Limit::new("admit", 1_000_000, Duration::from_secs(1))];
         let deny = [Limit::new("deny", 1, Duration::from_secs(3600))];
-        let spec = BucketSpec { capacity: 1_000_000, drain_per_sec: 1000.0 };
+        let spec = BucketSpec::new(1_000_000, 1000.0);
         Self {
             admit_sets: tags.iter().map(|t| limiter.limits(t, &admit).expect("limits")).collect(),
             deny_sets: tags.iter().map(|t| limiter.limits(t, &deny).expect("limits")).collect(),

@@ -239,7 +239,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..IngestConfig::new(api_keys)
         },
         pipeline: PipelineConfig {
-            bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
+            bucket: BucketSpec::new(args.bucket_capacity, args.bucket_drain),
             max_receive_count: args.max_receive_count,
             map_max_concurrency: args.map_concurrency,
             mall_drain: MallDrainConfig {

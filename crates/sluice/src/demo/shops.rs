@@ -168,7 +168,7 @@ async fn start_stack(
     let ingest = IngestConfig { keyspace, ..IngestConfig::new(api_keys) };
     let config = DevConfig {
         pipeline: PipelineConfig {
-            bucket: BucketSpec { capacity: args.bucket_capacity, drain_per_sec: args.bucket_drain },
+            bucket: BucketSpec::new(args.bucket_capacity, args.bucket_drain),
             ..PipelineConfig::default()
         },
         functions,
