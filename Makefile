@@ -81,9 +81,11 @@ package:
 	@scripts/lambda-build.sh
 	@scripts/sam-build.sh
 
-## chaos: the long crash tests: sluice dev killed with kill -9 five times in
-## each of many seeded webhook streams (SLUICE_CHAOS_SEEDS, default 1-10;
-## SLUICE_CHAOS_CHANGES per stream, default 600); then the Redis of
+## chaos: the long crash tests, then bench/chaos.md from their rows
+## (scripts/chaos-table.sh): sluice dev killed with kill -9 five times in
+## each of several seeded webhook streams, draining into a private
+## PostgreSQL (SLUICE_CHAOS_SEEDS, default 1-3; SLUICE_CHAOS_CHANGES per
+## stream, default 600); then the Redis of
 ## SLUICE_REDIS_URL stopped (SIGKILL or SIGTERM) and restarted under load,
 ## seeds 1-6 with outages of 2-7 s, and one of 20 s (longer than the
 ## queues' consumer lease); then the HTTP abuse run against ingest and the
@@ -92,11 +94,14 @@ package:
 ## applied and its trim, with rows to three sheets (sheet_crash: over a
 ## minute, the killed flushes' lock leases). `make test` runs one of each
 ## of the first three kinds.
+CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos
 chaos: deps
+	rm -rf $(CHAOS_ROWS)
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
 	$(CARGO) test -p sluice --test sheet_crash -- --ignored --nocapture
+	@scripts/chaos-table.sh
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
 ## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with

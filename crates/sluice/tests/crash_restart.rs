@@ -14,11 +14,19 @@
 //! waiting, in flight or dead-lettered, then compares every product's
 //! newest stored snapshot (version and body) with the sandbox's.
 //!
-//! `make test` runs one short seed (`SLUICE_CHAOS_SEED` picks another).
+//! `make test` runs one short seed (`SLUICE_CHAOS_SEED` picks another),
+//! without the drain to PostgreSQL, checking the snapshot streams.
 //! The long variant is ignored there; `make chaos` runs it, for every seed
 //! of `SLUICE_CHAOS_SEEDS` (a list `1,5,9` or a range `1-20`; default
-//! `1-10`) with `SLUICE_CHAOS_CHANGES` changes each (default 600).
+//! `1-3`) with `SLUICE_CHAOS_CHANGES` changes each (default 600), with the
+//! drain into a private PostgreSQL: then every product's row in
+//! `sluice.snapshots` must equal the sandbox's, and every accepted event
+//! must be answered in `sluice.events`.
 
+#[path = "support/crash_figures.rs"]
+mod crash_figures;
+#[path = "support/sink_rows.rs"]
+mod sink_rows;
 #[path = "support/stack.rs"]
 mod stack;
 
@@ -27,11 +35,13 @@ use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
+use crash_figures::{Checked, Figures, Totals};
+use sink_rows::{drained_answers, stale_rows};
 use stack::{
-    Fields, Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put,
+    Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put,
     sluice, stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
 };
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -64,6 +74,8 @@ struct Plan {
     kills: usize,
     /// Webhooks in flight at once.
     senders: usize,
+    /// Whether sluice dev drains the snapshots into PostgreSQL.
+    sink: bool,
 }
 
 impl Plan {
@@ -76,6 +88,7 @@ impl Plan {
             pace: Duration::from_millis(50),
             kills: 5,
             senders: 6,
+            sink: false,
         }
     }
 
@@ -98,11 +111,13 @@ async fn five_seeded_kill_9_restarts_during_a_webhook_stream_lose_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: many seeds; run with --ignored"]
 async fn many_seeded_kill_9_runs_lose_nothing() {
-    let seeds = seeds(&std::env::var("SLUICE_CHAOS_SEEDS").unwrap_or_else(|_| "1-10".into()));
+    let seeds = seeds(&std::env::var("SLUICE_CHAOS_SEEDS").unwrap_or_else(|_| "1-3".into()));
     let changes = std::env::var("SLUICE_CHAOS_CHANGES").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
-    for seed in seeds {
-        run(Plan { changes, ..Plan::short(seed) }).await;
+    let mut total = Totals::default();
+    for &seed in &seeds {
+        total.add(run(Plan { changes, sink: true, ..Plan::short(seed) }).await);
     }
+    total.record(seeds.len());
 }
 
 /// `1,5,9` or `1-20`.
@@ -118,7 +133,7 @@ fn seeds(text: &str) -> Vec<u64> {
 }
 
 /// The whole run, bounded: a stall fails with what was seen, never hangs.
-async fn run(plan: Plan) {
+async fn run(plan: Plan) -> Figures {
     // The phases bound themselves; this catches what they do not, within
     // the 120 s after which nextest would end the test without a word.
     let limit = plan.pace * plan.changes as u32 + SENDER_PATIENCE + DRAIN_LIMIT + Duration::from_secs(15);
@@ -127,12 +142,13 @@ async fn run(plan: Plan) {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut run = Run { dir: dir.clone(), sandbox: None, killer: None };
-    match tokio::time::timeout(limit, run.go(plan)).await {
-        Ok(()) => {}
+    let figures = match tokio::time::timeout(limit, run.go(plan)).await {
+        Ok(figures) => figures,
         Err(_) => panic!("seed {}: the chaos run did not finish within {limit:?}", plan.seed),
-    }
+    };
     drop(run);
     println!("seed {}: run took {:.1} s", plan.seed, started.elapsed().as_secs_f64());
+    figures
 }
 
 /// What must be stopped however the run ends.
@@ -162,7 +178,7 @@ impl Drop for Run {
 }
 
 impl Run {
-    async fn go(&mut self, plan: Plan) {
+    async fn go(&mut self, plan: Plan) -> Figures {
         let mut rng = StdRng::seed_from_u64(plan.seed);
         let http = sluice_http::builder()
             .connect_timeout(Duration::from_secs(1))
@@ -185,7 +201,12 @@ impl Run {
         let ingest_port = port_outside_the_ephemeral_range();
         let workdir = self.dir.join("work");
         std::fs::create_dir_all(&workdir).unwrap();
-        let start = DevStart { workdir: workdir.clone(), ingest_port, template };
+        let database = match plan.sink {
+            true => Some(sluice_testkit::postgres::TestPostgres::new(&format!("crash_restart_{}", plan.seed)).await),
+            false => None,
+        };
+        let database_url = database.as_ref().map(|d| d.url.clone());
+        let start = DevStart { workdir: workdir.clone(), ingest_port, template, database_url };
         let dev = start.spawn().unwrap_or_else(|e| panic!("sluice dev: {e}"));
         let ingest = dev.proc.after("Ingest: ");
         for mall in &malls {
@@ -273,25 +294,35 @@ impl Run {
         let redis = dev.as_ref().unwrap().redis_url();
         let drain_deadline = Instant::now() + DRAIN_LIMIT;
         let mut clean_but_stale = 0;
-        let (status, stale) = loop {
+        let (status, checked) = loop {
             let status = status(&workdir);
-            let stale = stale_products(&http, &cafe24, &redis, &products).await;
-            if status.clean() && stale.is_empty() {
-                break (status, stale);
+            let (stale, stored, answered) = match &database {
+                None => {
+                    let entries = stored(&redis).await;
+                    (stale_products(&http, &cafe24, &redis, &products).await, entries.len(), answered_events(&entries))
+                }
+                Some(database) => {
+                    let (stored, answered) = drained_answers(&database.pool).await;
+                    (stale_rows(&http, &cafe24, &database.pool, &products).await, stored, answered)
+                }
+            };
+            let unanswered = unanswered_events(&book, &answered);
+            let answered_twice = answered.values().filter(|n| **n > 1).count();
+            let checked = Checked { stored, stale, unanswered, answered_twice };
+            if status.clean() && checked.stale.is_empty() && checked.unanswered.is_empty() {
+                break (status, checked);
             }
             // Nothing is waiting anywhere, yet a product is behind: nothing
             // will fetch it again. Seen twice, that is a loss.
             clean_but_stale = if status.clean() { clean_but_stale + 1 } else { 0 };
             if clean_but_stale >= 2 || Instant::now() > drain_deadline {
-                break (status, stale);
+                break (status, checked);
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         };
         let drain = stream_ended.elapsed();
         let counters = get(&http, &format!("{cafe24}/sandbox/counters")).await;
-        let entries = stored(&redis).await;
-        let unanswered = unanswered_events(&book, &entries);
-        let figures = Figures::new(&book, &restarts, entries.len(), &counters, &stale, &unanswered, drain);
+        let figures = Figures::new(&book, &restarts, &counters, &checked, drain);
         println!("seed {}: {figures}", plan.seed);
 
         let mut problems = Vec::new();
@@ -305,19 +336,19 @@ impl Run {
                 explain_waiting(&redis, &workdir).await
             ));
         }
-        if !stale.is_empty() {
+        if !checked.stale.is_empty() {
             problems.push(format!(
                 "{} of {} products stored differ from the sandbox (lost updates):\n{}",
-                stale.len(),
+                checked.stale.len(),
                 products.len(),
-                explain_stale(&stale, &book, &products, &workdir)
+                explain_stale(&checked.stale, &book, &products, &workdir)
             ));
         }
-        if !unanswered.is_empty() {
-            let first = &unanswered[0];
+        if !checked.unanswered.is_empty() {
+            let first = &checked.unanswered[0];
             problems.push(format!(
                 "{} accepted events are answered by no stored snapshot; the first, {first}: {}",
-                unanswered.len(),
+                checked.unanswered.len(),
                 trace_stages(&workdir, first)
             ));
         }
@@ -350,6 +381,7 @@ impl Run {
         drop(dev);
         let left = wait_for_no_process_in(&workdir, Duration::from_secs(15));
         assert!(left.is_empty(), "processes left in {} after a clean stop: {left:?}", workdir.display());
+        figures
     }
 }
 
@@ -411,6 +443,8 @@ struct DevStart {
     workdir: PathBuf,
     ingest_port: u16,
     template: String,
+    /// The drain's database; without one, `--no-drain`.
+    database_url: Option<String>,
 }
 
 impl DevStart {
@@ -429,11 +463,14 @@ impl DevStart {
                 "0",
             ])
             .args(["--cafe24-base-url", &self.template, "--cafe24-client-id", "sandbox-client"])
-            // It checks the snapshot streams: no drain trims them.
-            .arg("--no-drain")
             .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
             .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
             .env("SLUICE_CAFE24_CLIENT_SECRET", "sandbox-secret");
+        match &self.database_url {
+            Some(url) => command.args(["--database-url", url]),
+            // The snapshot streams are checked: no drain may trim them.
+            None => command.arg("--no-drain"),
+        };
         let proc = Proc::spawn(&mut command)?;
         let line = proc.after("Redis: ");
         let redis_port = line
@@ -531,8 +568,7 @@ struct Book {
 
 /// Events ingest accepted (enqueued, coalesced or a duplicate of one) that
 /// no stored snapshot answers.
-fn unanswered_events(book: &Book, entries: &[Fields]) -> Vec<String> {
-    let answered = answered_events(entries);
+fn unanswered_events(book: &Book, answered: &HashMap<String, usize>) -> Vec<String> {
     let accepted = book.deliveries.iter().filter_map(|(_, d)| d.outcome.as_ref().ok());
     let events = accepted.flat_map(|receipt| receipt["event_ids"].as_array().cloned().unwrap_or_default());
     events.filter_map(|e| e.as_str().map(str::to_owned)).filter(|e| !answered.contains_key(e)).collect()
@@ -574,111 +610,4 @@ fn explain_stale(stale: &Stale, book: &Book, products: &[(String, String)], work
         }
     }
     lines.join("\n")
-}
-
-/// What the run did, printed on one line.
-struct Figures {
-    sent: usize,
-    accepted: BTreeMap<String, usize>,
-    retried: usize,
-    slowest: Duration,
-    retry_reasons: BTreeMap<String, usize>,
-    never_accepted: usize,
-    stored: usize,
-    lost: usize,
-    unanswered: usize,
-    upstream_429: u64,
-    restarts: Vec<Restart>,
-    /// From each restart's `Ready.` to the first 202 answered after it.
-    first_accept_after_ready: Vec<Option<Duration>>,
-    drain: Duration,
-}
-
-impl Figures {
-    fn new(
-        book: &Book,
-        restarts: &[Restart],
-        stored: usize,
-        counters: &Value,
-        stale: &Stale,
-        unanswered: &[String],
-        drain: Duration,
-    ) -> Self {
-        let mut accepted = BTreeMap::new();
-        let mut retry_reasons = BTreeMap::new();
-        for (_, d) in &book.deliveries {
-            if let Ok(receipt) = &d.outcome {
-                *accepted.entry(receipt["status"].as_str().unwrap_or("?").to_owned()).or_default() += 1;
-            }
-            for why in &d.retried_for {
-                *retry_reasons.entry(why.clone()).or_default() += 1;
-            }
-        }
-        let first_accept_after_ready = restarts
-            .iter()
-            .map(|r| {
-                book.deliveries
-                    .iter()
-                    .filter(|(_, d)| d.outcome.is_ok() && d.answered_at > r.ready_at)
-                    .map(|(_, d)| d.answered_at - r.ready_at)
-                    .min()
-            })
-            .collect();
-        let upstream = |name: &str| counters[name].as_u64().unwrap_or(0);
-        Self {
-            sent: book.deliveries.len(),
-            accepted,
-            retried: book.deliveries.iter().filter(|(_, d)| d.attempts > 1).count(),
-            slowest: book.deliveries.iter().map(|(_, d)| d.took).max().unwrap_or_default(),
-            retry_reasons,
-            never_accepted: book.deliveries.iter().filter(|(_, d)| d.outcome.is_err()).count(),
-            stored,
-            lost: stale.len(),
-            unanswered: unanswered.len(),
-            upstream_429: upstream("refused_bucket") + upstream("refused_quota"),
-            restarts: restarts.to_vec(),
-            first_accept_after_ready,
-            drain,
-        }
-    }
-}
-
-fn ms(d: Option<Duration>) -> String {
-    d.map_or("never".to_owned(), |d| format!("{} ms", d.as_millis()))
-}
-
-impl std::fmt::Display for Figures {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "sent {}, accepted {:?}, retried {} (retries for {:?}; the slowest accepted after {:.1} s), never accepted \
-             {}, snapshots stored {}, products lost {}, accepted events no snapshot answers {}, Cafe24 429s {}, \
-             drained {:.1} s after the stream",
-            self.sent,
-            self.accepted,
-            self.retried,
-            self.retry_reasons,
-            self.slowest.as_secs_f64(),
-            self.never_accepted,
-            self.stored,
-            self.lost,
-            self.unanswered,
-            self.upstream_429,
-            self.drain.as_secs_f64()
-        )?;
-        for (r, first) in self.restarts.iter().zip(&self.first_accept_after_ready) {
-            write!(
-                f,
-                "\n  kill after change {}: ready again in {} ms having returned {} held messages, the first 202 {} \
-                 later; the killed run's redis-server {} at the restart, gone after {}",
-                r.after_change,
-                r.ready_after.as_millis(),
-                r.returned,
-                ms(*first),
-                if r.old_redis_up_at_restart { "still up" } else { "already gone" },
-                ms(r.old_redis_gone_after),
-            )?;
-        }
-        Ok(())
-    }
 }
