@@ -28,6 +28,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Value, json};
 use sluice_testkit::TestRedis;
+use sluice_testkit::chaos_report::ChaosRow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use support::Dev;
@@ -199,6 +200,25 @@ async fn run(seed: u64, requests: usize) {
     drop((held_ingest, held_sqs));
     dev.signal("-INT");
     assert!(dev.wait(Duration::from_secs(20)).success(), "sluice dev did not stop cleanly");
+    ChaosRow {
+        scenario: "hostile HTTP against ingest and the SQS endpoint, idle connections held".into(),
+        runs: 1,
+        sent: requests,
+        notes: format!(
+            "{} bad requests, every one a 4xx/JSON error and nothing kept; {} good ones, all accepted once (the \
+             slowest {} ms); {} idle connections to each server; RSS {} MiB before, {} after, peak {} MiB; \
+             lost/duplicated count the good requests",
+            requests - requests.div_ceil(GOOD_EVERY),
+            requests.div_ceil(GOOD_EVERY),
+            slowest_good.as_millis(),
+            idle,
+            rss_before / 1024,
+            rss_after / 1024,
+            rss_peak / 1024
+        ),
+        ..ChaosRow::default()
+    }
+    .record(&std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("chaos"), &format!("abuse_{requests}"));
 }
 
 impl Good {

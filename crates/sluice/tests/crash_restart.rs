@@ -30,16 +30,16 @@ mod sink_rows;
 #[path = "support/stack.rs"]
 mod stack;
 
+use crash_figures::{Checked, Figures, Totals};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
+use sink_rows::{drained_answers, stale_rows};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
-use crash_figures::{Checked, Figures, Totals};
-use sink_rows::{drained_answers, stale_rows};
 use stack::{
-    Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put,
-    sluice, stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
+    Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put, sluice,
+    stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -30,6 +30,7 @@ use outage::{Attempt, Figures, Redis, Sender};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
+use sluice_testkit::chaos_report::ChaosRow;
 use stack::{Proc, get, post, sluice, stale_products, status, stored, tokens_set};
 use std::path::Path;
 use std::sync::Arc;
@@ -90,10 +91,15 @@ async fn many_seeded_redis_restarts_lose_nothing() {
     let (first, last) = seeds.split_once('-').unwrap_or((&seeds, &seeds));
     // SLUICE_CHAOS_DOWN (seconds) sets every outage instead.
     let down_for = std::env::var("SLUICE_CHAOS_DOWN").ok().and_then(|s| s.parse::<u64>().ok());
+    let mut runs = Vec::new();
     for seed in first.parse::<u64>().unwrap()..=last.parse::<u64>().unwrap() {
         let down = Duration::from_secs(down_for.unwrap_or(2 + seed % 6));
-        run(Plan { down, before: Duration::from_secs(5), after: Duration::from_secs(5), ..Plan::short(seed) }).await;
+        runs.push(
+            run(Plan { down, before: Duration::from_secs(5), after: Duration::from_secs(5), ..Plan::short(seed) })
+                .await,
+        );
     }
+    record("redis_restart", "Redis stopped (SIGKILL or SIGTERM by turns) for 2-7 s and restarted under load", &runs);
 }
 
 /// An outage longer than the queues' consumer lease (15 s TTL, renewed
@@ -103,11 +109,35 @@ async fn many_seeded_redis_restarts_lose_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: a 20 s outage; run with --ignored"]
 async fn redis_away_longer_than_the_consumer_lease_does_not_stop_sluice_dev() {
-    run(Plan { down: Duration::from_secs(20), ..Plan::short(2) }).await;
+    let figures = run(Plan { down: Duration::from_secs(20), ..Plan::short(2) }).await;
+    record("redis_restart_long", "Redis away 20 s, longer than the queues' consumer lease", &[figures]);
+}
+
+/// The runs' figures added up as one row of `bench/chaos.md`.
+fn record(file: &str, scenario: &str, runs: &[Figures]) {
+    let sum = |f: fn(&Figures) -> usize| runs.iter().map(f).sum::<usize>();
+    ChaosRow {
+        scenario: scenario.into(),
+        runs: runs.len(),
+        sent: sum(|f| f.sent),
+        lost: sum(|f| f.lost.len()),
+        duplicated: sum(|f| f.duplicated.len()),
+        recovered_in: runs.iter().filter_map(|f| f.recovered_after).max(),
+        notes: format!(
+            "{} answers while Redis was away, {} of those 503 + Retry-After, {} anything else; {} events answered by \
+             two snapshots (a 503 to a request whose event had joined a fetch; the newer wins); recovered = Redis \
+             back to the first 202",
+            sum(|f| f.while_down),
+            sum(|f| f.down_503),
+            sum(|f| f.down_wrong.len()),
+            sum(|f| f.answered_twice.len()),
+        ),
+    }
+    .record(&Path::new(env!("CARGO_TARGET_TMPDIR")).join("chaos"), file);
 }
 
 /// The whole run, bounded: a stall fails with what was seen, never hangs.
-async fn run(plan: Plan) {
+async fn run(plan: Plan) -> Figures {
     let limit = plan.before + plan.down + plan.after + outage::SENDER_PATIENCE + DRAIN_LIMIT;
     let dir = std::env::temp_dir().join(format!("sluice-redis-restart-{}-{}", std::process::id(), plan.seed));
     let _ = std::fs::remove_dir_all(&dir);
@@ -115,12 +145,10 @@ async fn run(plan: Plan) {
     let outcome = tokio::time::timeout(limit, go(plan, &dir)).await;
     // Every process of the run is dropped by now (killed on drop).
     let _ = std::fs::remove_dir_all(&dir);
-    if outcome.is_err() {
-        panic!("seed {}: the run did not finish within {limit:?}", plan.seed);
-    }
+    outcome.unwrap_or_else(|_| panic!("seed {}: the run did not finish within {limit:?}", plan.seed))
 }
 
-async fn go(plan: Plan, dir: &Path) {
+async fn go(plan: Plan, dir: &Path) -> Figures {
     let mut redis = Redis::start(dir.join("redis"));
     let url = redis.url();
     let http =
@@ -242,6 +270,7 @@ async fn go(plan: Plan, dir: &Path) {
     dev.signal("-INT");
     let exit = dev.wait(Duration::from_secs(20));
     assert!(exit.is_some_and(|s| s.success()), "sluice dev did not stop cleanly on Ctrl-C: {exit:?}");
+    figures
 }
 
 /// Nothing waiting, in flight or delayed in the event queue, nothing in

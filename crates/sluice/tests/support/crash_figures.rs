@@ -43,13 +43,7 @@ pub(crate) struct Figures {
 }
 
 impl Figures {
-    pub(crate) fn new(
-        book: &Book,
-        restarts: &[Restart],
-        counters: &Value,
-        checked: &Checked,
-        drain: Duration,
-    ) -> Self {
+    pub(crate) fn new(book: &Book, restarts: &[Restart], counters: &Value, checked: &Checked, drain: Duration) -> Self {
         let mut accepted = BTreeMap::new();
         let mut retry_reasons = BTreeMap::new();
         for (_, d) in &book.deliveries {

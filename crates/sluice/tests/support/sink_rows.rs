@@ -11,7 +11,12 @@ use std::collections::HashMap;
 /// The products whose row in `sluice.snapshots` is missing or differs from
 /// the sandbox's body: (index in `products`, what the row holds, sandbox
 /// version).
-pub(crate) async fn stale_rows(http: &reqwest::Client, cafe24: &str, pool: &PgPool, products: &[(String, String)]) -> Stale {
+pub(crate) async fn stale_rows(
+    http: &reqwest::Client,
+    cafe24: &str,
+    pool: &PgPool,
+    products: &[(String, String)],
+) -> Stale {
     let rows: Vec<(String, String, Option<serde_json::Value>)> =
         sqlx::query_as("SELECT mall_id, resource_id, body FROM sluice.snapshots WHERE kind = 'product'")
             .fetch_all(pool)
