@@ -51,6 +51,7 @@ mod wire;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use error::ApiError;
@@ -171,8 +172,30 @@ pub async fn serve(
     served
 }
 
-async fn handle(State(api): State<Arc<StepFunctionsApi>>, headers: HeaderMap, body: Bytes) -> Response {
-    aws_json::respond(dispatch(&api, &headers, &body).await)
+async fn handle(
+    State(api): State<Arc<StepFunctionsApi>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let answer = match body {
+        Ok(body) => dispatch(&api, &headers, &body).await,
+        Err(rejection) => Err(unreadable(&rejection)),
+    };
+    aws_json::respond(answer)
+}
+
+/// A body that could not be read (larger than axum's 2 MB default, or its
+/// framing broken) is answered in Step Functions' error shape, as every
+/// other refusal is, rather than axum's plain text: an SDK would otherwise
+/// report an unparseable error instead of the reason.
+fn unreadable(rejection: &BytesRejection) -> ApiError {
+    match rejection {
+        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => ApiError::validation(
+            "The request body is larger than this endpoint reads (2 MB); Step Functions takes at most 256 KiB of \
+             execution input",
+        ),
+        other => ApiError::serialization(format!("The request body could not be read: {other}")),
+    }
 }
 
 async fn dispatch(api: &StepFunctionsApi, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {

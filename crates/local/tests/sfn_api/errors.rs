@@ -97,6 +97,11 @@ async fn the_protocol_refuses_what_it_cannot_read_naming_it() {
         assert!(body["message"].as_str().unwrap().contains("No X-Amz-Target"), "{body}");
         let (_, body) = sfn.raw(Some("AmazonSQS.ListQueues"), "{}").await;
         assert!(body["message"].as_str().unwrap().contains("not a Step Functions operation"), "{body}");
+        // A body too large to read is refused in the same JSON shape, not
+        // as the web framework's plain text.
+        let (status, body) = sfn.raw(target, &" ".repeat(3 * 1024 * 1024)).await;
+        assert_eq!((status, &body["__type"]), (400, &json!("ValidationException")));
+        assert!(body["message"].as_str().unwrap().contains("larger than this endpoint reads"), "{body}");
         sfn.stop().await;
     })
     .await;
