@@ -98,14 +98,15 @@ CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos
 chaos: deps
 	rm -rf $(CHAOS_ROWS)
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
-	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
+	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture --test-threads 1
 	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
 	$(CARGO) test -p sluice --test sheet_crash -- --ignored --nocapture
 	@scripts/chaos-table.sh
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
 ## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with
-## cargo-fuzz on the stable toolchain (RUSTC_BOOTSTRAP=1; scripts/fuzz.sh).
+## cargo-fuzz (installed into .cache/cargo-tools when missing) on the stable
+## toolchain (RUSTC_BOOTSTRAP=1; scripts/fuzz.sh).
 fuzz:
 	@scripts/fuzz.sh
 

@@ -23,14 +23,20 @@
 //! `sluice.snapshots` must equal the sandbox's, and every accepted event
 //! must be answered in `sluice.events`.
 
+#[path = "support/crash_deliveries.rs"]
+mod crash_deliveries;
 #[path = "support/crash_figures.rs"]
 mod crash_figures;
+#[path = "support/crash_killer.rs"]
+mod crash_killer;
 #[path = "support/sink_rows.rs"]
 mod sink_rows;
 #[path = "support/stack.rs"]
 mod stack;
 
+use crash_deliveries::{Book, Delivery, deliver, explain_stale, unanswered_events};
 use crash_figures::{Checked, Figures, Totals};
+use crash_killer::{DevStart, Killer, killer};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde_json::{Map, Value, json};
@@ -38,11 +44,10 @@ use sink_rows::{drained_answers, stale_rows};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
 use stack::{
-    Proc, Stale, answered_events, explain_waiting, get, listening, port_outside_the_ephemeral_range, post, put, sluice,
+    Proc, Stale, answered_events, explain_waiting, get, port_outside_the_ephemeral_range, post, put, sluice,
     stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
 };
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -383,231 +388,4 @@ impl Run {
         assert!(left.is_empty(), "processes left in {} after a clean stop: {left:?}", workdir.display());
         figures
     }
-}
-
-/// The thread that kills and restarts sluice dev when told, and its channel.
-struct Killer {
-    kills: mpsc::Sender<usize>,
-    thread: std::thread::JoinHandle<Result<(Dev, Vec<Restart>), String>>,
-}
-
-/// One kill and restart.
-#[derive(Debug, Clone)]
-struct Restart {
-    after_change: usize,
-    /// From the kill to the new process's `Ready.`.
-    ready_after: Duration,
-    ready_at: Instant,
-    /// Whether the killed process's redis-server was still listening when
-    /// the new process started (both then run on one directory).
-    old_redis_up_at_restart: bool,
-    /// From the kill until the killed process's redis-server stopped
-    /// listening; `None` if it still listened 10 s after the restart.
-    old_redis_gone_after: Option<Duration>,
-    /// Messages the killed process held in flight that the new one says it
-    /// returned to their queues (its `Returned N messages …` line).
-    returned: u64,
-}
-
-fn killer(mut dev: Dev, start: DevStart, kills: mpsc::Receiver<usize>) -> Result<(Dev, Vec<Restart>), String> {
-    let mut restarts = Vec::new();
-    for after_change in kills {
-        let old_redis = dev.redis_port;
-        let killed_at = Instant::now();
-        dev.proc.signal("-KILL");
-        dev.proc.wait(Duration::from_secs(10)).ok_or("sluice dev did not die of SIGKILL in 10 s")?;
-        let old_redis_up_at_restart = listening(old_redis);
-        dev = start.spawn()?;
-        let ready_at = Instant::now();
-        let ready_after = ready_at - killed_at;
-        let gone_deadline = Instant::now() + Duration::from_secs(10);
-        while dev.redis_port != old_redis && listening(old_redis) && Instant::now() < gone_deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let old_redis_gone_after = (dev.redis_port == old_redis || !listening(old_redis)).then(|| killed_at.elapsed());
-        let returned = dev.proc.seen.iter().find_map(|l| l.strip_prefix("Returned ")?.split(' ').next()?.parse().ok());
-        restarts.push(Restart {
-            after_change,
-            ready_after,
-            ready_at,
-            old_redis_up_at_restart,
-            old_redis_gone_after,
-            returned: returned.unwrap_or(0),
-        });
-    }
-    Ok((dev, restarts))
-}
-
-/// How to start sluice dev, the same way every time.
-struct DevStart {
-    workdir: PathBuf,
-    ingest_port: u16,
-    template: String,
-    /// The drain's database; without one, `--no-drain`.
-    database_url: Option<String>,
-}
-
-impl DevStart {
-    fn spawn(&self) -> Result<Dev, String> {
-        let mut command = sluice(&self.workdir);
-        command
-            .args([
-                "dev",
-                "--ingest-port",
-                &self.ingest_port.to_string(),
-                "--sqs-port",
-                "0",
-                "--sfn-port",
-                "0",
-                "--metrics-port",
-                "0",
-            ])
-            .args(["--cafe24-base-url", &self.template, "--cafe24-client-id", "sandbox-client"])
-            .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
-            .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
-            .env("SLUICE_CAFE24_CLIENT_SECRET", "sandbox-secret");
-        match &self.database_url {
-            Some(url) => command.args(["--database-url", url]),
-            // The snapshot streams are checked: no drain may trim them.
-            None => command.arg("--no-drain"),
-        };
-        let proc = Proc::spawn(&mut command)?;
-        let line = proc.after("Redis: ");
-        let redis_port = line
-            .strip_prefix("private redis-server on 127.0.0.1:")
-            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|port| port.parse().ok())
-            .ok_or_else(|| format!("sluice dev did not start a private redis-server: {line:?}"))?;
-        Ok(Dev { proc, redis_port })
-    }
-}
-
-struct Dev {
-    proc: Proc,
-    redis_port: u16,
-}
-
-impl Dev {
-    fn redis_url(&self) -> String {
-        format!("redis://127.0.0.1:{}/", self.redis_port)
-    }
-}
-
-/// One webhook as its sender saw it.
-#[derive(Debug, Clone)]
-struct Delivery {
-    /// The change it reports (its index in the stream).
-    change: usize,
-    trace_id: String,
-    attempts: u32,
-    /// Why each retry was needed: a 5xx error code or "connection".
-    retried_for: Vec<String>,
-    /// The 202 receipt, or the last answer when the sender gave up.
-    outcome: Result<Value, String>,
-    /// From the first attempt to the last answer.
-    took: Duration,
-    answered_at: Instant,
-}
-
-/// Posts a webhook until ingest answers 2xx or 4xx, sending it again with
-/// the same X-Trace-ID after a 5xx or a connection error, for up to
-/// [`SENDER_PATIENCE`].
-async fn deliver(http: &reqwest::Client, ingest: &str, body: &WebhookBody, change: usize, trace_id: &str) -> Delivery {
-    let first = Instant::now();
-    let give_up = first + SENDER_PATIENCE;
-    let mut backoff = Duration::from_millis(50);
-    let mut delivery = Delivery {
-        change,
-        trace_id: trace_id.to_owned(),
-        attempts: 0,
-        retried_for: Vec::new(),
-        outcome: Err("never sent".into()),
-        took: Duration::ZERO,
-        answered_at: first,
-    };
-    loop {
-        delivery.attempts += 1;
-        let sent =
-            http.post(ingest).header("X-API-Key", API_KEY).header("X-Trace-ID", trace_id).json(body).send().await;
-        let why = match sent {
-            Ok(response) if response.status().is_server_error() => {
-                let status = response.status();
-                let answer: Value = response.json().await.unwrap_or(Value::Null);
-                answer["error"]["code"].as_str().map_or_else(|| status.to_string(), str::to_owned)
-            }
-            Ok(response) => {
-                let status = response.status();
-                let answer: Value = response.json().await.unwrap_or(Value::Null);
-                delivery.answered_at = Instant::now();
-                delivery.took = delivery.answered_at - first;
-                delivery.outcome = match status.as_u16() {
-                    202 => Ok(answer),
-                    _ => Err(format!("{status} {answer}")),
-                };
-                return delivery;
-            }
-            Err(_) => "connection".to_owned(),
-        };
-        if Instant::now() + backoff > give_up {
-            delivery.answered_at = Instant::now();
-            delivery.took = delivery.answered_at - first;
-            delivery.outcome = Err(format!("gave up after {} attempts, the last: {why}", delivery.attempts));
-            return delivery;
-        }
-        delivery.retried_for.push(why);
-        tokio::time::sleep(backoff).await;
-        backoff = (backoff * 2).min(Duration::from_secs(1));
-    }
-}
-
-/// The deliveries, by product index.
-#[derive(Debug, Default)]
-struct Book {
-    deliveries: Vec<(usize, Delivery)>,
-}
-
-/// Events ingest accepted (enqueued, coalesced or a duplicate of one) that
-/// no stored snapshot answers.
-fn unanswered_events(book: &Book, answered: &HashMap<String, usize>) -> Vec<String> {
-    let accepted = book.deliveries.iter().filter_map(|(_, d)| d.outcome.as_ref().ok());
-    let events = accepted.flat_map(|receipt| receipt["event_ids"].as_array().cloned().unwrap_or_default());
-    events.filter_map(|e| e.as_str().map(str::to_owned)).filter(|e| !answered.contains_key(e)).collect()
-}
-
-/// For each stale product (the first few): its versions, the webhook of
-/// its last change, where the traces of that event and of the event it
-/// joined end, and what that means.
-fn explain_stale(stale: &Stale, book: &Book, products: &[(String, String)], workdir: &Path) -> String {
-    let mut lines = Vec::new();
-    for (i, stored, truth) in stale.iter().take(8) {
-        let (mall, id) = &products[*i];
-        lines.push(format!("  {mall}/product {id}: stored version {stored:?}, sandbox version {truth}"));
-        let Some((_, last)) = book.deliveries.iter().filter(|(p, _)| p == i).max_by_key(|(_, d)| d.change) else {
-            continue;
-        };
-        let receipt = match &last.outcome {
-            Err(why) => {
-                lines.push(format!("    the webhook of its last change, {}, was never accepted: {why}", last.trace_id));
-                continue;
-            }
-            Ok(receipt) => receipt,
-        };
-        let event = receipt["event_ids"][0].as_str().unwrap_or_default();
-        let stages = trace_stages(workdir, event);
-        lines.push(format!(
-            "    the webhook of its last change, {} ({} attempts): {}; {event}: {stages}",
-            last.trace_id, last.attempts, receipt["status"]
-        ));
-        let Some(into) = receipt["into"].as_str() else { continue };
-        let joined = trace_stages(workdir, into);
-        lines.push(format!("      it joined {into}: {joined}"));
-        if !joined.contains("enqueued") {
-            lines.push(
-                "      => it was coalesced into a mark whose owner never reached the queue (a request killed between \
-                 its coalescing mark and its send): issue #12 finding 1"
-                    .into(),
-            );
-        }
-    }
-    lines.join("\n")
 }

@@ -139,7 +139,12 @@ fn record(file: &str, scenario: &str, runs: &[Figures]) {
 /// The whole run, bounded: a stall fails with what was seen, never hangs.
 async fn run(plan: Plan) -> Figures {
     let limit = plan.before + plan.down + plan.after + outage::SENDER_PATIENCE + DRAIN_LIMIT;
-    let dir = std::env::temp_dir().join(format!("sluice-redis-restart-{}-{}", std::process::id(), plan.seed));
+    let dir = std::env::temp_dir().join(format!(
+        "sluice-redis-restart-{}-{}-{}",
+        std::process::id(),
+        plan.seed,
+        plan.down.as_secs()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work")).expect("temp dir");
     let outcome = tokio::time::timeout(limit, go(plan, &dir)).await;

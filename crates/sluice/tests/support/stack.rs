@@ -122,7 +122,11 @@ pub fn port_outside_the_ephemeral_range() -> u16 {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
     let low: u16 = range.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(32768);
     let span = low.saturating_sub(10_000).max(1);
-    let start = 10_000 + (std::process::id() % u32::from(span)) as u16;
+    // Two tests of one binary may ask at once, each binding its port only
+    // later: each call starts past the last one's.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(97, std::sync::atomic::Ordering::Relaxed);
+    let start = 10_000 + ((std::process::id() + call) % u32::from(span)) as u16;
     (0..span)
         .map(|i| 10_000 + (start - 10_000 + i) % span)
         .find(|port| std::net::TcpListener::bind(("127.0.0.1", *port)).is_ok())
