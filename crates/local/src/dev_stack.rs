@@ -40,7 +40,7 @@ use crate::function_processes::{
 use crate::mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeConfig, PipeStats};
-use crate::sfn_api::{self, StepFunctionsApi};
+use crate::sfn_api::{self, ExecutionTotals, StepFunctionsApi};
 pub use crate::stack_setup::take_consumer_lease;
 use crate::stack_setup::{listen, port};
 use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
@@ -162,6 +162,8 @@ pub struct DevStack {
     pub functions: Option<Arc<LocalLambda>>,
     /// The drain to PostgreSQL, when configured.
     pub drain: Option<DrainTask>,
+    /// Counts over every execution of the state machine.
+    pub executions: Arc<ExecutionTotals>,
     lease: ConsumerLease<Connection>,
     flush_dlq: SqsDelayQueue,
     /// "Drain mall M" requests: waiting, in flight or delayed, a mall's
@@ -286,6 +288,7 @@ impl DevStack {
             executor,
         );
         let pipeline_arn = sfn.state_machine_arn(PIPELINE_NAME);
+        let executions = sfn.totals();
         let sfn_stop = shutdown.child_token();
         let sfn_task = tokio::spawn(sfn_api::serve(sfn_listener, sfn, sfn_stop.clone().cancelled_owned()));
         let state_machine =
@@ -403,6 +406,7 @@ impl DevStack {
             dlq,
             functions,
             drain,
+            executions,
             flush_dlq,
             mall_drain_requests,
             shutdown: guard,

@@ -19,6 +19,7 @@
 //!
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
 //! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_redis::PrivateRedis` starts it.
+//! - [`round_trips`]: a connection that counts its round trips to Redis.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`slot_check`]: a connection that records every script call whose keys span two slots.
 //! - [`chaos_report`]: a chaos run's row of `bench/chaos.md`.
@@ -37,6 +38,7 @@ pub mod pipeline;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 pub mod processes;
+pub mod round_trips;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod slot;

@@ -5,13 +5,15 @@ use crate::rig::{Rig, fields, send_updates};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use sluice_domain::ResourceKind;
+use sluice_local::sfn_api::ExecutionCounts;
 use sluice_sandbox::cafe24::BucketConfig;
 use std::time::{Duration, Instant};
 
 const WEBHOOKS: usize = 10_000;
 const PRODUCTS: usize = 500;
 
-pub(crate) async fn run() {
+/// Also answers the state machine's counts over the run, and the fetches.
+pub(crate) async fn run() -> (ExecutionCounts, u64) {
     let malls = vec!["busy".to_owned()];
     // A bucket of 40 draining 20 per second: the fetches of one mall queue
     // up behind it, which is when coalescing pays.
@@ -23,6 +25,7 @@ pub(crate) async fn run() {
     let mut rng = StdRng::seed_from_u64(11);
     let edits: Vec<String> = (0..WEBHOOKS).map(|_| ids[rng.random_range(0..PRODUCTS)].clone()).collect();
     rig.connect_webhooks();
+    let before = rig.stack.executions.counts();
     let started = Instant::now();
     send_updates(&rig.sandbox, "busy", edits, 64).await;
     let sending = started.elapsed();
@@ -30,6 +33,7 @@ pub(crate) async fn run() {
     let drained = started.elapsed();
     let ingest = rig.stack.ingest.snapshot();
     let calls = rig.sandbox.counters().ok;
+    let counts = crate::per_webhook::difference(rig.stack.executions.counts(), before);
     println!("## 2. Coalescing: {WEBHOOKS} webhooks over {PRODUCTS} products of one mall (bucket 40 at 20/s)\n");
     println!("| | upstream calls | per webhook |");
     println!("|---|---:|---:|");
@@ -49,4 +53,5 @@ pub(crate) async fn run() {
         if calls <= 600 { "met" } else { "MISSED" }
     );
     rig.stop().await;
+    (counts, calls)
 }

@@ -24,7 +24,7 @@ const RUN: Duration = Duration::from_secs(3);
 
 pub(crate) async fn run() {
     let bare = serve(Router::new().route("/webhooks/cafe24", post(|| async { (StatusCode::ACCEPTED, "{}") }))).await;
-    let bare_rate = load(&bare).await;
+    let (_, bare_rate) = load(&bare).await;
 
     let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
     let conn = sluice_redis::connect(&ConnectSettings::new(redis.url())).await.expect("connect");
@@ -35,7 +35,7 @@ pub(crate) async fn run() {
 
     // Ingest over the embedded queue in Redis, called directly.
     let direct = ingest(EmbeddedQueue::new(backend.clone(), "direct.fifo"), conn.clone(), "direct").await;
-    let direct_rate = load(&direct).await;
+    let (_, direct_rate) = load(&direct).await;
 
     // Ingest as sluice dev runs it: through the SQS adapter and endpoint.
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("listen");
@@ -45,7 +45,7 @@ pub(crate) async fn run() {
     tokio::spawn(sqs_api::serve(listener, api, std::future::pending()));
     let queue = SqsQueue::new(sqs_client(&SqsEndpoint::Local(endpoint)).await, queue_url);
     let adapter = ingest(queue.clone(), conn, "adapter").await;
-    let adapter_rate = load(&adapter).await;
+    let (_, adapter_rate) = load(&adapter).await;
     let queued = queue.attributes().await.expect("attributes").visible;
 
     println!("## 3. Ingest: webhooks/s accepted from {CLIENTS} concurrent clients ({} s each)\n", RUN.as_secs());
@@ -78,9 +78,9 @@ async fn serve(router: Router) -> String {
     url
 }
 
-/// Webhooks per second answered 202, each for a product of its own (so
-/// none coalesces: every one goes to the queue).
-async fn load(url: &str) -> f64 {
+/// Webhooks answered 202, and per second, each for a product of its own
+/// (so none coalesces: every one goes to the queue).
+pub(crate) async fn load(url: &str) -> (u64, f64) {
     let client = sluice_http::client();
     let accepted = Arc::new(AtomicU64::new(0));
     let started = Instant::now();
@@ -110,5 +110,6 @@ async fn load(url: &str) -> f64 {
         });
     }
     while clients.join_next().await.is_some() {}
-    accepted.load(Ordering::Relaxed) as f64 / started.elapsed().as_secs_f64()
+    let accepted = accepted.load(Ordering::Relaxed);
+    (accepted, accepted as f64 / started.elapsed().as_secs_f64())
 }

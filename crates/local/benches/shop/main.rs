@@ -6,16 +6,19 @@
 //!    row) and next to no limiter at all;
 //! 2. coalescing: upstream calls for 10,000 webhooks over 500 products;
 //! 3. ingest: webhooks/s accepted from 64 concurrent clients, next to a
-//!    bare HTTP handler on the same machine.
+//!    bare HTTP handler on the same machine;
+//! 4. work per webhook: Redis round trips and CPU and SQS requests at
+//!    ingest, state transitions and Lambda invocations per fetch.
 
 mod coalescing;
 mod drain;
 mod ingest;
+mod per_webhook;
 mod rig;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
-    println!("# Shop path: drain time, coalescing, ingest\n");
+    println!("# Shop path: drain time, coalescing, ingest, work per webhook\n");
     println!(
         "Everything on this machine ({} cores): a private redis-server, the sandbox Cafe24 over HTTP, the full local \
          stack (ingest → SQS endpoint → embedded FIFO queue in Redis, choosing groups as SQS FIFO does → pipe → state \
@@ -24,7 +27,8 @@ fn main() {
     );
     runtime.block_on(async {
         drain::run().await;
-        coalescing::run().await;
+        let (coalescing, fetches) = coalescing::run().await;
         ingest::run().await;
+        per_webhook::run(coalescing, fetches).await;
     });
 }

@@ -9,6 +9,7 @@
 //! Redis: a restart of `sluice dev` forgets them, as AWS forgets an
 //! Express execution once it has ended (there only its logs keep it).
 
+use super::totals::ExecutionTotals;
 use serde_json::Value;
 use sluice_asl::{EventType, Execution, Outcome};
 use std::collections::{HashMap, VecDeque};
@@ -101,6 +102,8 @@ pub(super) struct ExecutionStore {
     capacity: usize,
     max_bytes: usize,
     inner: Mutex<Remembered>,
+    /// Every execution's counts, forgotten or not.
+    pub(super) totals: Arc<ExecutionTotals>,
 }
 
 #[derive(Debug, Default)]
@@ -128,7 +131,7 @@ impl ExecutionStore {
     /// A store that remembers the last `capacity` executions (at least
     /// one) within about `max_bytes` of memory (the newest whatever its size).
     pub(super) fn new(capacity: usize, max_bytes: usize) -> Self {
-        Self { capacity: capacity.max(1), max_bytes, inner: Mutex::default() }
+        Self { capacity: capacity.max(1), max_bytes, inner: Mutex::default(), totals: Arc::default() }
     }
 
     pub(super) fn capacity(&self) -> usize {
@@ -158,6 +161,7 @@ impl ExecutionStore {
     /// Records `record`'s end, counting its history against the budget.
     pub(super) fn end(&self, record: &ExecutionRecord, execution: Execution) -> Arc<Execution> {
         let added = execution_bytes(&execution);
+        self.totals.add(&execution, record.started.elapsed().unwrap_or_default());
         let execution = record.end(execution);
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         record.bytes.fetch_add(added, Ordering::Relaxed);

@@ -34,6 +34,7 @@
 //! - `executions`: the remembered executions; `history_events`: their
 //!   events in Step Functions' shape.
 //! - `arn`: ARNs and execution names; `page`: `maxResults`/`nextToken`.
+//! - `totals`: counts over every execution run, for what it would cost.
 //! - `wire`: the request shapes; `error`: Step Functions' error shape
 //!   and codes; `timestamp`: times as the protocol carries them.
 
@@ -46,6 +47,7 @@ mod machines;
 mod page;
 mod start;
 mod timestamp;
+mod totals;
 mod wire;
 
 use axum::Router;
@@ -65,6 +67,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 use tokio::net::TcpListener;
 use tokio_util::task::TaskTracker;
+pub use totals::{ExecutionCounts, ExecutionTotals};
 
 /// The region in ARNs: the SQS endpoint's.
 pub const REGION: &str = sluice_queue::sqs_api::REGION;
@@ -129,6 +132,11 @@ impl StepFunctionsApi {
             created: SystemTime::now(),
         });
         self
+    }
+
+    /// Counts over every execution this endpoint runs, from now on.
+    pub fn totals(&self) -> Arc<ExecutionTotals> {
+        self.executions.totals.clone()
     }
 
     /// The ARN of state machine `name`.
