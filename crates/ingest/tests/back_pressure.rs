@@ -1,0 +1,133 @@
+//! Back-pressure (issue 18 item 7): past `max_accepting` webhooks and rows
+//! being accepted at once, or past `accept_deadline` of one's Redis work,
+//! ingest answers 503 with `Retry-After` and a JSON error naming why, keeps
+//! nothing (no delivery lease, no coalescing mark, no queued message), and
+//! the sender's retry once the pressure is gone is accepted and enqueued
+//! exactly once.
+
+mod support;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sluice_testkit::{LatencyProxy, TestRedis};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use support::{BOUND, Harness, KEY, connection, event_id, product};
+
+/// One answer as a sender sees it: status, `Retry-After`, JSON body.
+struct Answer {
+    status: StatusCode,
+    retry_after: Option<String>,
+    body: Value,
+}
+
+impl Answer {
+    /// A 503 naming `code`, with `Retry-After`.
+    fn assert_refused(&self, code: &str) {
+        assert_eq!(self.status, StatusCode::SERVICE_UNAVAILABLE, "{}", self.body);
+        assert_eq!(self.body["error"]["code"], code, "{}", self.body);
+        assert_eq!(self.retry_after.as_deref(), Some("1"), "{}", self.body);
+    }
+}
+
+async fn post(h: &Harness, path: &str, body: &Value, trace: Option<&str>) -> Answer {
+    let mut request = h.http.post(format!("{}{path}", h.url)).header("x-api-key", KEY).body(body.to_string());
+    if let Some(trace) = trace {
+        request = request.header("x-trace-id", trace);
+    }
+    let response = tokio::time::timeout(BOUND, request.send()).await.expect("answered in time").unwrap();
+    let status = response.status();
+    let retry_after = response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_owned());
+    Answer { status, retry_after, body: response.json().await.unwrap() }
+}
+
+fn row(row_id: &str) -> Value {
+    json!({
+        "credential_id": "cred-1", "spreadsheet_id": "1Sheet_id", "sheet_id": 0,
+        "submission_id": format!("sub-{row_id}"), "row_id": row_id, "header": ["n"], "values": [1]
+    })
+}
+
+/// Polls `done` until it holds, for [`BOUND`] at most.
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + BOUND;
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}: not within {BOUND:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[tokio::test]
+async fn past_max_accepting_a_webhook_or_row_is_refused_untouched_and_its_retry_is_enqueued_once() {
+    let h = Harness::start_with("overloaded", |c| c.max_accepting = 1).await;
+    // The one permit: a webhook whose send the queue holds.
+    h.queue.control.hold();
+    let first = tokio::spawn({
+        let (http, url) = (h.http.clone(), h.url.clone());
+        async move {
+            let request = http.post(format!("{url}/webhooks/cafe24")).header("x-api-key", KEY);
+            let response = request.header("x-trace-id", "t-a").body(product("acme", 1).to_string()).send().await;
+            let response = response.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    });
+    wait_until("the first webhook reaches the queue", || h.queue.control.calls() == 1).await;
+
+    let keys_before = h.redis.keys().await;
+    let refused = post(&h, "/webhooks/cafe24", &product("acme", 2), Some("t-b")).await;
+    refused.assert_refused("overloaded");
+    assert!(refused.body["error"]["message"].as_str().unwrap().contains("send it again"), "{}", refused.body);
+    post(&h, "/sheets/rows", &row("row-1"), None).await.assert_refused("overloaded");
+    // Refused before touching Redis: no lease, mark, trace or log was left.
+    assert_eq!(h.redis.keys().await, keys_before);
+    assert_eq!(h.ingest.snapshot().rejected[sluice_ingest::ErrorCode::Overloaded], 2);
+
+    h.queue.control.release();
+    let (status, answer) = tokio::time::timeout(BOUND, first).await.expect("answered in time").unwrap();
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    // The pressure is gone: the retries get through, each enqueued once.
+    let retried = post(&h, "/webhooks/cafe24", &product("acme", 2), Some("t-b")).await;
+    assert_eq!((retried.status, &retried.body["status"]), (StatusCode::ACCEPTED, &json!("enqueued")));
+    let row_retried = post(&h, "/sheets/rows", &row("row-1"), None).await;
+    assert_eq!(row_retried.status, StatusCode::ACCEPTED, "{}", row_retried.body);
+    let again = post(&h, "/webhooks/cafe24", &product("acme", 2), Some("t-b")).await;
+    assert_eq!(again.body["status"], "duplicate", "{}", again.body);
+    let mut sent: Vec<String> = h.drain().await.into_iter().map(|m| m.dedup.as_str().to_owned()).collect();
+    sent.sort();
+    let mut expected = vec![event_id(&answer), event_id(&retried.body), event_id(&row_retried.body)];
+    expected.sort();
+    assert_eq!(sent, expected);
+}
+
+#[tokio::test]
+async fn past_the_deadline_on_a_slow_redis_nothing_is_kept_and_the_retry_is_enqueued_once() {
+    let redis = TestRedis::plain("deadline");
+    let upstream: SocketAddr = redis.url().trim_start_matches("redis://").trim_end_matches('/').parse().unwrap();
+    let proxy = LatencyProxy::start(upstream).await.unwrap();
+    let settings = sluice_redis::ConnectSettings { url: proxy.redis_url(), ..redis.settings() };
+    let conn = connection(settings).await;
+    let h = Harness::start_on(redis, conn, |c| c.accept_deadline = Duration::from_millis(20)).await;
+    // Each round trip now takes longer than the whole deadline.
+    proxy.set_delay(Duration::from_millis(60));
+
+    let refused = post(&h, "/webhooks/cafe24", &product("acme", 3), Some("t-c")).await;
+    refused.assert_refused("deadline_exceeded");
+    assert!(refused.body["error"]["message"].as_str().unwrap().contains("20 ms deadline"), "{}", refused.body);
+    post(&h, "/sheets/rows", &row("row-2"), None).await.assert_refused("deadline_exceeded");
+    assert_eq!(h.queue.control.calls(), 0, "nothing was sent");
+
+    // Redis is quick again. The webhook's retry finds its lease given up
+    // (not a 503 delivery_in_progress for the rest of the lease) and no
+    // mark; the row no longer counts as queued.
+    proxy.set_delay(Duration::ZERO);
+    let retried = post(&h, "/webhooks/cafe24", &product("acme", 3), Some("t-c")).await;
+    assert_eq!((retried.status, &retried.body["status"]), (StatusCode::ACCEPTED, &json!("enqueued")));
+    let row_retried = post(&h, "/sheets/rows", &row("row-2"), None).await;
+    assert_eq!((row_retried.status, &row_retried.body["status"]), (StatusCode::ACCEPTED, &json!("enqueued")));
+    let stages = h.stages(&event_id(&retried.body)).await;
+    assert_eq!(stages, ["received", "rejected", "received", "enqueued"]);
+    assert_eq!(h.stages("row:row-2").await, ["INIT", "FAILED", "INIT", "ENQUEUED"]);
+    let sent: Vec<String> = h.drain().await.into_iter().map(|m| m.dedup.as_str().to_owned()).collect();
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    assert!(sent.contains(&event_id(&retried.body)) && sent.contains(&event_id(&row_retried.body)), "{sent:?}");
+}
