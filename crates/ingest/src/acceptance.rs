@@ -373,5 +373,18 @@ pub(crate) fn past_deadline(deadline: Duration, what: &str) -> Rejection {
 
 fn store_unavailable(doing: &str, error: &sluice_redis::Error) -> Rejection {
     tracing::warn!(error = %error, "redis failed while {doing}");
-    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing}; nothing was kept"))
+    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing}; {}", what_was_kept(error)))
+}
+
+/// What a failed Redis command leaves, for the sender. A command that
+/// timed out may still have run (a slow Redis gets to it after the client
+/// gave up): the load test found rows so answered in their sheets. The
+/// retry is recognised either way (the delivery's lease, the row's marker).
+pub(crate) fn what_was_kept(error: &sluice_redis::Error) -> &'static str {
+    match error {
+        sluice_redis::Error::Redis(e) if e.is_timeout() => {
+            "Redis answered too late, so it may have been kept; send it again, it is kept once"
+        }
+        _ => "nothing was kept",
+    }
 }

@@ -32,7 +32,9 @@ pub enum ErrorCode {
     QueueRefused,
     /// 503: the queue did not take the message; nothing was kept.
     QueueUnavailable,
-    /// 503: Redis (gates, traces) could not be reached; nothing was kept.
+    /// 503: Redis (gates, traces) could not be reached; nothing was kept,
+    /// or, when Redis answered too late, maybe kept (the message says
+    /// which); the retry is kept once either way.
     StoreUnavailable,
     /// 503: the same delivery is being accepted right now by another
     /// request whose outcome is not known yet; try again shortly.

@@ -25,7 +25,7 @@
 //! are flushed on the request of this row's buffer step, or of the next
 //! row's if this one never reaches the queue.
 
-use crate::acceptance::{Acceptor, Receipt, Status, past_deadline};
+use crate::acceptance::{Acceptor, Receipt, Status, past_deadline, what_was_kept};
 use crate::rejection::{ErrorCode, Rejection};
 use crate::sheet_rows::stages;
 use redis::aio::ConnectionLike;
@@ -124,5 +124,5 @@ fn receipt(work: &SheetWork, status: Status) -> Receipt {
 
 fn store_unavailable(e: &sluice_redis::Error, doing: &str) -> Rejection {
     tracing::warn!(error = %e, "redis failed while {doing} a row");
-    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing} the row; nothing was kept"))
+    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing} the row; {}", what_was_kept(e)))
 }

@@ -131,3 +131,41 @@ async fn past_the_deadline_on_a_slow_redis_nothing_is_kept_and_the_retry_is_enqu
     assert_eq!(sent.len(), 2, "{sent:?}");
     assert!(sent.contains(&event_id(&retried.body)) && sent.contains(&event_id(&row_retried.body)), "{sent:?}");
 }
+
+/// A Redis slower than the connection's response timeout: the command
+/// gives up, but Redis still runs it when it gets to it. The 503 must not
+/// say "nothing was kept" then (the load test found rows so answered in
+/// their sheets), and the retry is kept once.
+#[tokio::test]
+async fn a_command_that_timed_out_may_have_run_the_answer_says_so_and_the_retry_is_kept_once() {
+    let redis = TestRedis::plain("timed_out");
+    let upstream: SocketAddr = redis.url().trim_start_matches("redis://").trim_end_matches('/').parse().unwrap();
+    let proxy = LatencyProxy::start(upstream).await.unwrap();
+    let settings = sluice_redis::ConnectSettings {
+        url: proxy.redis_url(),
+        response_timeout: Duration::from_millis(100),
+        reconnect_retries: 1,
+        ..redis.settings()
+    };
+    let conn = sluice_redis::connect(&settings).await.unwrap();
+    let h = Harness::start_on(redis, conn, |_| {}).await;
+    proxy.set_delay(Duration::from_millis(300));
+
+    let refused = post(&h, "/sheets/rows", &row("row-3"), None).await;
+    refused.assert_refused("store_unavailable");
+    let message = refused.body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("may have been kept") && !message.contains("nothing was kept"), "{message}");
+
+    // The command the client gave up on runs once the proxy lets it by.
+    proxy.set_delay(Duration::ZERO);
+    let direct = sluice_redis::Traces::new(h.redis.conn().await, h.keyspace(), Duration::from_secs(60));
+    let deadline = Instant::now() + BOUND;
+    while direct.read("row:row-3").await.unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the timed-out command never ran");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let retried = post(&h, "/sheets/rows", &row("row-3"), None).await;
+    assert_eq!(retried.status, StatusCode::ACCEPTED, "{}", retried.body);
+    let sent = h.drain().await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
+}
