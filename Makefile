@@ -92,8 +92,8 @@ package:
 ## applied and its trim, with rows to three sheets (sheet_crash: over a
 ## minute, the killed flushes' lock leases); then ingest held for 60 s at
 ## its measured ceiling of sheet rows while a latency proxy slows Redis by
-## 50, 100, 200 ms a round trip (load_held: 503 + Retry-After, RSS, every
-## 202'd row in its sheet once). `make test` runs one of each of the first
+## 50, 100, 200, then 300 ms a round trip (load_held: 503 + Retry-After,
+## RSS, every 202'd row in its sheet once). `make test` runs one of each of the first
 ## three kinds, and an 8 s load_held.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
