@@ -148,6 +148,9 @@ pub struct IngestSettings {
     pub pending_timeout: Duration,
     pub batch_linger: Duration,
     pub accept_lease: Duration,
+    /// Back-pressure: how long a request's Redis work before its send may
+    /// take (`IngestConfig::accept_deadline`).
+    pub accept_deadline: Duration,
     /// Flow control per mall (on when the mall drain queue is set) and
     /// per sheet (always on).
     pub flow: FlowSettings,
@@ -169,6 +172,7 @@ impl IngestSettings {
         }
         in_range("pending_timeout_secs", v.pending_timeout_secs, 1, None)?;
         in_range("accept_lease_ms", v.accept_lease_ms, 1, None)?;
+        in_range("accept_deadline_ms", v.accept_deadline_ms, 1, None)?;
         Ok(Self {
             common,
             queue_url,
@@ -177,6 +181,7 @@ impl IngestSettings {
             pending_timeout: Duration::from_secs(v.pending_timeout_secs),
             batch_linger: Duration::from_millis(v.batch_linger_ms),
             accept_lease: Duration::from_millis(v.accept_lease_ms),
+            accept_deadline: Duration::from_millis(v.accept_deadline_ms),
             flow: FlowSettings::from_source(source)?,
         })
     }
@@ -189,6 +194,7 @@ impl IngestSettings {
         config.pending_timeout = self.pending_timeout;
         config.batch.linger = self.batch_linger;
         config.accept_lease = self.accept_lease;
+        config.accept_deadline = self.accept_deadline;
         self.flow.apply(&mut config.flow_control);
         self.flow.apply_to_sheets(&mut config.sheet_flow);
         config
@@ -259,6 +265,7 @@ mod tests {
             ("SLUICE_PENDING_TIMEOUT_SECS", "60"),
             ("SLUICE_BATCH_LINGER_MS", "2"),
             ("SLUICE_ACCEPT_LEASE_MS", "600"),
+            ("SLUICE_ACCEPT_DEADLINE_MS", "250"),
             ("SLUICE_SQS_ENDPOINT", "http://127.0.0.1:9324"),
         ];
         let env = IngestSettings::from_source(&source(&vars)).unwrap();
@@ -268,12 +275,14 @@ mod tests {
         assert_eq!(config.pending_timeout, Duration::from_secs(60));
         assert_eq!(config.batch.linger, Duration::from_millis(2));
         assert_eq!(config.accept_lease, Duration::from_millis(600));
+        assert_eq!(config.effective_accept_deadline(), Duration::from_millis(250));
         assert_eq!(env.sqs_endpoint, SqsEndpoint::Local("http://127.0.0.1:9324".into()));
         for (name, value) in [
             ("SLUICE_PENDING_TIMEOUT_SECS", "0"),
             ("SLUICE_PENDING_TIMEOUT_SECS", "15m"),
             ("SLUICE_BATCH_LINGER_MS", "-1"),
             ("SLUICE_ACCEPT_LEASE_MS", "0"),
+            ("SLUICE_ACCEPT_DEADLINE_MS", "0"),
             ("SLUICE_KEY_PREFIX", "{x}"),
             ("SLUICE_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/standard"),
             ("SLUICE_API_KEYS", " , "),

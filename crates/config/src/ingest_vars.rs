@@ -1,10 +1,15 @@
 //! The ingest function's variables: the FIFO queue it sends to, the API
 //! keys it accepts, and its timings.
+//!
+//! Ingest's other bound, `max_accepting` (webhooks accepted at once), is
+//! no variable: an execution environment behind API Gateway serves one
+//! request at a time, so it could never bite; the function's concurrency
+//! is that bound in AWS, and `accept_deadline_ms` answers a slow Redis.
 
 use crate::source::parsed;
 use crate::variables::{Variable, var};
 use serde::{Deserialize, Serialize};
-use sluice_ingest::config::{DEFAULT_ACCEPT_LEASE, DEFAULT_PENDING_TIMEOUT};
+use sluice_ingest::config::{DEFAULT_ACCEPT_DEADLINE, DEFAULT_ACCEPT_LEASE, DEFAULT_PENDING_TIMEOUT};
 
 pub(crate) const VARIABLES: &[Variable] = &[
     var("queue_url", "yes", "the SQS FIFO queue's URL (it ends in `.fifo`)"),
@@ -13,6 +18,12 @@ pub(crate) const VARIABLES: &[Variable] = &[
     var("pending_timeout_secs", "no", "how long a coalescing mark waits for its fetch"),
     var("batch_linger_ms", "no", "batch linger; 0 sends each request's message at once (one request per invocation)"),
     var("accept_lease_ms", "no", "how long a killed request may hold its delivery and coalescing mark"),
+    var(
+        "accept_deadline_ms",
+        "no",
+        "back-pressure: a request whose Redis work before its send takes longer is answered 503 \
+         `deadline_exceeded`, nothing kept (at most half the lease)",
+    ),
     var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS (`sluice dev`)"),
 ];
 
@@ -28,6 +39,8 @@ pub(crate) struct IngestVars {
     pub(crate) batch_linger_ms: u64,
     #[serde(deserialize_with = "parsed")]
     pub(crate) accept_lease_ms: u64,
+    #[serde(deserialize_with = "parsed")]
+    pub(crate) accept_deadline_ms: u64,
     pub(crate) sqs_endpoint: Option<String>,
 }
 
@@ -43,6 +56,7 @@ impl Default for IngestVars {
             pending_timeout_secs: DEFAULT_PENDING_TIMEOUT.as_secs(),
             batch_linger_ms: 0,
             accept_lease_ms: DEFAULT_ACCEPT_LEASE.as_millis() as u64,
+            accept_deadline_ms: DEFAULT_ACCEPT_DEADLINE.as_millis() as u64,
             sqs_endpoint: None,
         }
     }

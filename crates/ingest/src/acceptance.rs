@@ -124,6 +124,9 @@ pub(crate) struct Acceptor<C> {
     pub(crate) batcher: Batcher,
     pub(crate) counters: std::sync::Arc<Counters>,
     pub(crate) marks: MarkTimes,
+    /// How long the Redis work before the send may take: the config's
+    /// accept deadline, at most half the lease.
+    pub(crate) deadline: Duration,
     /// Flow control per mall, when a drain queue is configured.
     pub(crate) flow: Option<FlowControlPort<C>>,
     /// The sheets' overflows and queued counts: flow control per sheet.
@@ -193,14 +196,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             }
         }
 
-        // Past half its lease, another attempt may have taken over: sending
-        // now could follow its send (see the module docs).
-        if started.elapsed() >= self.deliveries.times().lease / 2 {
-            let late = Rejection::new(
-                ErrorCode::QueueUnavailable,
-                "accepting this webhook took too long (Redis is slow); nothing was kept, send it again",
-            );
-            return Err(undo.run(late).await);
+        // Past its deadline (at most half its lease, past which another
+        // attempt may have taken over and sending now could follow its
+        // send: see the module docs) the request gives up rather than hold
+        // the sender while Redis is slow.
+        if started.elapsed() >= self.deadline {
+            return Err(undo.run(past_deadline(self.deadline, "webhook")).await);
         }
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
@@ -358,7 +359,32 @@ fn in_progress(ends_in: Duration) -> Rejection {
     )
 }
 
+/// Back-pressure: the Redis work before the send outlasted `deadline`.
+pub(crate) fn past_deadline(deadline: Duration, what: &str) -> Rejection {
+    Rejection::new(
+        ErrorCode::DeadlineExceeded,
+        format!(
+            "accepting this {what} took longer than its {} ms deadline (Redis is slow); nothing was kept, send it \
+             again",
+            deadline.as_millis()
+        ),
+    )
+}
+
 fn store_unavailable(doing: &str, error: &sluice_redis::Error) -> Rejection {
     tracing::warn!(error = %error, "redis failed while {doing}");
-    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing}; nothing was kept"))
+    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing}; {}", what_was_kept(error)))
+}
+
+/// What a failed Redis command leaves, for the sender. A command that
+/// timed out may still have run (a slow Redis gets to it after the client
+/// gave up): the load test found rows so answered in their sheets. The
+/// retry is recognised either way (the delivery's lease, the row's marker).
+pub(crate) fn what_was_kept(error: &sluice_redis::Error) -> &'static str {
+    match error {
+        sluice_redis::Error::Redis(e) if e.is_timeout() => {
+            "Redis answered too late, so it may have been kept; send it again, it is kept once"
+        }
+        _ => "nothing was kept",
+    }
 }

@@ -1,9 +1,11 @@
 //! What an [`Ingest`](crate::Ingest) is built from, with its defaults:
 //! 256 KiB bodies, a 5-minute duplicate window (SQS's own deduplication
 //! window), a 15-minute pending timeout for coalescing, traces kept 7 days,
-//! and batches of up to 10 sent after at most 2 ms; and for the HTTP server
-//! [`serve`](crate::serve) runs (`sluice dev`), request heads of at most
-//! 32 KiB, read within 10 s, on at most 1,024 open connections.
+//! and batches of up to 10 sent after at most 2 ms; back-pressure past 512
+//! webhooks and rows accepted at once, or 5 s of one's work before its send;
+//! and for the HTTP server [`serve`](crate::serve) runs (`sluice dev`),
+//! request heads of at most 32 KiB, read within 10 s, on at most 1,024 open
+//! connections.
 
 use crate::api_keys::ApiKeys;
 use crate::server::{HEAD_READ_BUFFER_BYTES, MAX_CONNECTIONS_LIMIT};
@@ -29,6 +31,22 @@ pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// gone, and one that outlives it anyway is harmless (see `acceptance`):
 /// its send repeats the retry's, which the queue drops as a duplicate.
 pub const DEFAULT_ACCEPT_LEASE: Duration = Duration::from_secs(10);
+/// How many webhooks and rows one ingest accepts at once, by default: from a
+/// valid body to its answer, the span in which a request holds Redis and
+/// queue work. Past it a request is answered 503 `overloaded` at once,
+/// before it touches Redis, instead of queueing behind the others: with
+/// Redis at its usual ~0.2 ms a round trip, 512 at once is far above any
+/// rate one process reaches, so the bound only bites when Redis or the
+/// queue is slow, which is when a queue of waiting requests would grow
+/// without end.
+pub const DEFAULT_MAX_ACCEPTING: usize = 512;
+/// The most [`IngestConfig::max_accepting`] can be (a semaphore's permits).
+pub const MAX_ACCEPTING_LIMIT: usize = 1 << 20;
+/// How long one webhook's or row's Redis work may take before its send, by
+/// default; past it the request gives up what it holds and answers 503
+/// `deadline_exceeded`. Capped at half the accept lease (see
+/// [`IngestConfig::accept_deadline`]).
+pub const DEFAULT_ACCEPT_DEADLINE: Duration = Duration::from_secs(5);
 /// How long a batch waits for company after its first entry, by default.
 pub const DEFAULT_LINGER: Duration = Duration::from_millis(2);
 /// How many batch calls may be in flight at once, by default.
@@ -59,6 +77,22 @@ pub struct IngestConfig {
     pub pending_timeout: Duration,
     /// How long one attempt at accepting a webhook holds its leases.
     pub accept_lease: Duration,
+    /// Webhooks and rows accepted at once (from a valid body to the
+    /// answer); one more is answered 503 `overloaded` with `Retry-After`
+    /// before it touches Redis. In `sluice dev` this bounds the work (and
+    /// memory) a slow Redis can pile up. Behind API Gateway each Lambda
+    /// environment serves one request at a time, so it never bites there:
+    /// the bound is the function's concurrency (reserved concurrency, or
+    /// the account's), and [`accept_deadline`](Self::accept_deadline) is
+    /// what answers a slow Redis.
+    pub max_accepting: usize,
+    /// How long a webhook's or row's Redis work may take before its send;
+    /// past it the request gives up its leases (nothing is kept) and is
+    /// answered 503 `deadline_exceeded` with `Retry-After`. The send itself,
+    /// once started, is waited for: its answer decides the 202. The
+    /// deadline in force is at most half of `accept_lease`, the point past
+    /// which another attempt may have taken over (see `acceptance`).
+    pub accept_deadline: Duration,
     /// How long an event's trace is kept after its latest entry.
     pub trace_retention: Duration,
     pub batch: BatchConfig,
@@ -92,6 +126,8 @@ impl IngestConfig {
             duplicate_window: DEFAULT_DUPLICATE_WINDOW,
             pending_timeout: DEFAULT_PENDING_TIMEOUT,
             accept_lease: DEFAULT_ACCEPT_LEASE,
+            max_accepting: DEFAULT_MAX_ACCEPTING,
+            accept_deadline: DEFAULT_ACCEPT_DEADLINE,
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
             batch: BatchConfig::default(),
             max_head_bytes: DEFAULT_MAX_HEAD_BYTES,
@@ -119,7 +155,14 @@ impl IngestConfig {
                 self.max_connections
             )));
         }
+        if !(1..=MAX_ACCEPTING_LIMIT).contains(&self.max_accepting) {
+            return Err(ConfigError::Setting(format!(
+                "max_accepting is {}; it must be 1 to {MAX_ACCEPTING_LIMIT}",
+                self.max_accepting
+            )));
+        }
         for (name, value) in [
+            ("accept_deadline", self.accept_deadline),
             ("header_read_timeout", self.header_read_timeout),
             ("duplicate_window", self.duplicate_window),
             ("pending_timeout", self.pending_timeout),
@@ -137,6 +180,12 @@ impl IngestConfig {
             )));
         }
         self.batch.check()
+    }
+
+    /// The deadline in force: [`accept_deadline`](Self::accept_deadline),
+    /// at most half of `accept_lease`.
+    pub fn effective_accept_deadline(&self) -> Duration {
+        self.accept_deadline.min(self.accept_lease / 2)
     }
 }
 
@@ -247,6 +296,8 @@ mod tests {
         assert_eq!(config.max_head_bytes, 32_768);
         assert_eq!(config.header_read_timeout, Duration::from_secs(10));
         assert_eq!(config.max_connections, 1024);
+        assert_eq!(config.max_accepting, 512);
+        assert_eq!(config.effective_accept_deadline(), Duration::from_secs(5));
         assert_eq!(config.check(), Ok(()));
         assert_eq!(config.topics.event_nos().count(), WEBHOOK_TOPICS.len());
     }
@@ -265,6 +316,21 @@ mod tests {
         config.max_connections = 1;
         config.max_head_bytes = HEAD_READ_BUFFER_BYTES + 1;
         assert!(config.check().unwrap_err().to_string().contains("max_head_bytes"));
+        config.max_head_bytes = 1;
+        config.max_accepting = 0;
+        assert!(config.check().unwrap_err().to_string().contains("max_accepting is 0"));
+        config.max_accepting = 1;
+        config.accept_deadline = Duration::ZERO;
+        assert!(config.check().unwrap_err().to_string().contains("accept_deadline"));
+    }
+
+    #[test]
+    fn the_deadline_in_force_is_at_most_half_the_lease() {
+        let mut config = IngestConfig::new(ApiKeys::from_list(&Secret::new("k")).unwrap());
+        config.accept_lease = Duration::from_millis(600);
+        assert_eq!(config.effective_accept_deadline(), Duration::from_millis(300));
+        config.accept_deadline = Duration::from_millis(50);
+        assert_eq!(config.effective_accept_deadline(), Duration::from_millis(50));
     }
 
     #[test]

@@ -119,6 +119,8 @@ pub const COUNTERS: &[Counter<Counters>] = &[
     rejected!(QueueUnavailable, queue_unavailable),
     rejected!(StoreUnavailable, store_unavailable),
     rejected!(DeliveryInProgress, delivery_in_progress),
+    rejected!(Overloaded, overloaded),
+    rejected!(DeadlineExceeded, deadline_exceeded),
     Counter::new("batch_calls", "", &[("QueueBatchCalls", Count)], |c| &c.batch_calls),
     Counter::new("batched_entries", "", &[("QueueBatchedEntries", Count)], |c| &c.batched_entries),
     // Only in `/metrics`; each failed write is also logged as a warning.
@@ -186,7 +188,7 @@ mod tests {
         assert_eq!(snapshot.rejected[ErrorCode::UnknownTopic], 1);
         // not_found, method_not_allowed, header_too_large and
         // request_timeout are not webhook outcomes.
-        assert_eq!(snapshot.rejected.total(), 10);
+        assert_eq!(snapshot.rejected.total(), 12);
     }
 
     #[test]

@@ -11,6 +11,13 @@
 //! Once a valid webhook starts touching gates, its acceptance runs on a
 //! task of its own: a sender that hangs up half-way must not leave a mark
 //! set without its message, or an enqueued message without its trace.
+//!
+//! Back-pressure: at most `max_accepting` webhooks and rows are being
+//! accepted at once (each holds a permit until its task ends, answered or
+//! not); one more is answered 503 `overloaded` with `Retry-After` before it
+//! touches Redis, so a slow Redis or queue costs a bounded number of tasks
+//! rather than a queue that grows with the arrival rate. Within a permit,
+//! `accept_deadline` bounds the Redis work before the send (`acceptance`).
 
 use crate::acceptance::{Acceptor, FlowControlPort, Receipt, Status};
 use crate::batcher::Batcher;
@@ -37,6 +44,7 @@ use sluice_redis::{Backlogs, Deliveries, DeliveryTimes, Gates, GroupLedger, Mark
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Where Cafe24 posts webhooks.
 pub const WEBHOOK_PATH: &str = "/webhooks/cafe24";
@@ -56,6 +64,9 @@ struct Shared<C> {
     serve_limits: ServeLimits,
     acceptor: Acceptor<C>,
     counters: Arc<Counters>,
+    /// One permit per webhook or row being accepted (`max_accepting`).
+    accepting: Arc<Semaphore>,
+    max_accepting: usize,
 }
 
 impl<C> Clone for Ingest<C> {
@@ -125,6 +136,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             batcher: Batcher::start(Arc::new(queue), config.batch.clone(), counters.clone()),
             counters: counters.clone(),
             marks: MarkTimes { lease: config.accept_lease, pending: config.pending_timeout },
+            deadline: config.effective_accept_deadline(),
             flow,
             sheets,
         };
@@ -139,6 +151,8 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             },
             acceptor,
             counters,
+            accepting: Arc::new(Semaphore::new(config.max_accepting)),
+            max_accepting: config.max_accepting,
         };
         Ok(Self { shared: Arc::new(shared) })
     }
@@ -191,8 +205,13 @@ where
             return rejection.into_response();
         }
     };
+    let permit = match shared.admit("webhook") {
+        Ok(permit) => permit,
+        Err(rejection) => return rejection.into_response(),
+    };
     let settling = shared.clone();
     let answer = tokio::spawn(async move {
+        let _permit = permit;
         let answer = settling.acceptor.accept(work).await;
         match &answer {
             Ok(receipt) => match receipt.status {
@@ -240,10 +259,18 @@ where
             return invalid.rejection.into_response();
         }
     };
+    let permit = match shared.admit("row") {
+        Ok(permit) => permit,
+        Err(rejection) => return rejection.into_response(),
+    };
     // Settled on its own task, like webhooks: a sender hanging up must not
     // cancel a row half way between the queue and its log.
     let settling = shared.clone();
-    let answer = tokio::spawn(async move { settling.acceptor.accept_row(work).await }).await;
+    let answer = tokio::spawn(async move {
+        let _permit = permit;
+        settling.acceptor.accept_row(work).await
+    })
+    .await;
     match answer {
         Ok(Ok(receipt)) => {
             match receipt.status {
@@ -263,6 +290,24 @@ where
             Rejection::new(ErrorCode::QueueUnavailable, "ingest failed while accepting this row; send it again")
                 .into_response()
         }
+    }
+}
+
+impl<C> Shared<C> {
+    /// A permit to accept one more webhook or row, or the 503 that refuses
+    /// it (counted) when `max_accepting` are being accepted already.
+    fn admit(&self, what: &str) -> Result<OwnedSemaphorePermit, Rejection> {
+        self.accepting.clone().try_acquire_owned().map_err(|_| {
+            self.counters.rejected(ErrorCode::Overloaded);
+            let busy = self.max_accepting;
+            Rejection::new(
+                ErrorCode::Overloaded,
+                format!(
+                    "ingest is accepting {busy} webhooks and rows already, its limit (Redis or the queue is slow); \
+                     this {what} was not looked at, send it again"
+                ),
+            )
+        })
     }
 }
 

@@ -34,6 +34,13 @@
 //!    accepted. If the queue does not take the message, the answer is 503
 //!    (or 400 when the queue calls the entry itself wrong).
 //!
+//! **Back-pressure**: steps 3 to 5 run for at most `max_accepting` webhooks
+//! and rows at once; one more is answered 503 `overloaded` before it
+//! touches Redis. A request whose Redis work before its send outlasts
+//! `accept_deadline` gives up what it holds and is answered 503
+//! `deadline_exceeded`. Either way nothing is kept, the answer carries
+//! `Retry-After`, and the sender's retry is accepted as a first delivery.
+//!
 //! A sheet row (`POST /sheets/rows`) goes through flow control per sheet
 //! instead of 3 and 4 (`row_acceptance`, `sluice_redis::sheet_flow`): a
 //! row buffered or held before is a `duplicate`; a sheet with

@@ -32,11 +32,21 @@ pub enum ErrorCode {
     QueueRefused,
     /// 503: the queue did not take the message; nothing was kept.
     QueueUnavailable,
-    /// 503: Redis (gates, traces) could not be reached; nothing was kept.
+    /// 503: Redis (gates, traces) could not be reached; nothing was kept,
+    /// or, when Redis answered too late, maybe kept (the message says
+    /// which); the retry is kept once either way.
     StoreUnavailable,
     /// 503: the same delivery is being accepted right now by another
     /// request whose outcome is not known yet; try again shortly.
     DeliveryInProgress,
+    /// 503: ingest is already accepting `max_accepting` webhooks and rows
+    /// (Redis or the queue is slow); this one was refused before it
+    /// touched anything. Back-pressure: retry after `Retry-After`.
+    Overloaded,
+    /// 503: this request's Redis work took longer than `accept_deadline`
+    /// (Redis is slow); it gave up what it held before sending, so nothing
+    /// was kept. Back-pressure: retry after `Retry-After`.
+    DeadlineExceeded,
     /// 404: no such route.
     NotFound,
     /// 405: the route exists, the method does not.
@@ -49,7 +59,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 15] = [
         Self::Unauthorized,
         Self::PayloadTooLarge,
         Self::InvalidJson,
@@ -59,6 +69,8 @@ impl ErrorCode {
         Self::QueueUnavailable,
         Self::StoreUnavailable,
         Self::DeliveryInProgress,
+        Self::Overloaded,
+        Self::DeadlineExceeded,
         Self::NotFound,
         Self::MethodNotAllowed,
         Self::HeaderTooLarge,
@@ -76,6 +88,8 @@ impl ErrorCode {
             Self::QueueUnavailable => "queue_unavailable",
             Self::StoreUnavailable => "store_unavailable",
             Self::DeliveryInProgress => "delivery_in_progress",
+            Self::Overloaded => "overloaded",
+            Self::DeadlineExceeded => "deadline_exceeded",
             Self::NotFound => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::HeaderTooLarge => "header_too_large",
@@ -89,9 +103,11 @@ impl ErrorCode {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::InvalidJson | Self::InvalidField | Self::QueueRefused => StatusCode::BAD_REQUEST,
             Self::UnknownTopic => StatusCode::UNPROCESSABLE_ENTITY,
-            Self::QueueUnavailable | Self::StoreUnavailable | Self::DeliveryInProgress => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            Self::QueueUnavailable
+            | Self::StoreUnavailable
+            | Self::DeliveryInProgress
+            | Self::Overloaded
+            | Self::DeadlineExceeded => StatusCode::SERVICE_UNAVAILABLE,
             Self::NotFound => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::HeaderTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,

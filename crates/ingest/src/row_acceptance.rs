@@ -25,7 +25,7 @@
 //! are flushed on the request of this row's buffer step, or of the next
 //! row's if this one never reaches the queue.
 
-use crate::acceptance::{Acceptor, Receipt, Status};
+use crate::acceptance::{Acceptor, Receipt, Status, past_deadline, what_was_kept};
 use crate::rejection::{ErrorCode, Rejection};
 use crate::sheet_rows::stages;
 use redis::aio::ConnectionLike;
@@ -36,6 +36,7 @@ use sluice_redis::{RowAdmit, Tag};
 
 impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     pub(crate) async fn accept_row(&self, work: SheetWork) -> Result<Receipt, Rejection> {
+        let started = std::time::Instant::now();
         let log = work.trace_id();
         let group = work.row.group_key();
         let init = json!({
@@ -67,6 +68,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             }
             RowAdmit::Send { .. } => {}
         }
+        // Back-pressure: a slow Redis answers the sender rather than hold
+        // it; the row is let go as when the queue refuses it (below).
+        if started.elapsed() >= self.deadline {
+            let rejection = past_deadline(self.deadline, "row");
+            self.let_go(&sheet, row_id, &log, &rejection.message).await;
+            return Err(rejection);
+        }
         match self.batcher.send(work.to_message()).await {
             SendOutcome::Accepted(accepted) => {
                 let logged = json!({"message_id": accepted.message_id.as_str()});
@@ -78,15 +86,21 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                 Ok(receipt(&work, Status::Enqueued))
             }
             SendOutcome::Failed(failure) => {
-                if let Err(e) = self.sheets.left(&sheet, row_id).await {
-                    tracing::warn!(row_id, error = %e, "flow-control count not taken back; it lapses");
-                }
                 let code = if failure.sender_fault { ErrorCode::QueueRefused } else { ErrorCode::QueueUnavailable };
                 let reason = format!("the queue did not take the row ({}: {})", failure.code, failure.message);
-                self.log(&log, stages::FAILED, &json!({"reason": reason, "retry": "by the sender"})).await;
+                self.let_go(&sheet, row_id, &log, &reason).await;
                 Err(Rejection::new(code, format!("{reason}; nothing was kept")))
             }
         }
+    }
+
+    /// A row let through that will not reach the queue: it no longer
+    /// counts toward its sheet's queued rows, and its log says why.
+    async fn let_go(&self, sheet: &Tag, row_id: &str, log: &str, reason: &str) {
+        if let Err(e) = self.sheets.left(sheet, row_id).await {
+            tracing::warn!(row_id, error = %e, "flow-control count not taken back; it lapses");
+        }
+        self.log(log, stages::FAILED, &json!({"reason": reason, "retry": "by the sender"})).await;
     }
 
     /// Logs a row that failed validation under its row id.
@@ -110,5 +124,5 @@ fn receipt(work: &SheetWork, status: Status) -> Receipt {
 
 fn store_unavailable(e: &sluice_redis::Error, doing: &str) -> Rejection {
     tracing::warn!(error = %e, "redis failed while {doing} a row");
-    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing} the row; nothing was kept"))
+    Rejection::new(ErrorCode::StoreUnavailable, format!("redis failed while {doing} the row; {}", what_was_kept(e)))
 }

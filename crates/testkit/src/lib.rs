@@ -25,6 +25,7 @@
 //! - [`chaos_report`]: a chaos run's row of `bench/chaos.md`.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
+//! - [`latency_proxy`]: a TCP proxy that slows every round trip to a Redis by a delay a test changes.
 //! - [`processes`]: a process's children and whether one is gone (`/proc`).
 //! - `sandbox` (feature `sandbox`): clients wired to the sandbox upstreams.
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
@@ -33,6 +34,7 @@
 pub mod chaos_report;
 pub mod crash_point;
 pub mod crash_scenario;
+pub mod latency_proxy;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
 #[cfg(feature = "postgres")]
@@ -50,6 +52,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use latency_proxy::LatencyProxy;
 pub use slot::key_slot;
 pub use test_server::{CLUSTER_MASTERS, ServerKind, TEST_USER, TestCertificates, TestServer, unrelated_ca};
 

@@ -106,6 +106,18 @@ pub(crate) struct Args {
     /// buffer behind them (README: "One flooding sheet").
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     sheet_max_queued: u32,
+    /// Back-pressure: webhooks and rows ingest accepts at once; one more is
+    /// answered 503 `overloaded` with Retry-After before it touches Redis
+    /// (README: "Back-pressure").
+    #[arg(long, default_value_t = sluice_ingest::config::DEFAULT_MAX_ACCEPTING as u32,
+          value_parser = clap::value_parser!(u32).range(1..=sluice_ingest::config::MAX_ACCEPTING_LIMIT as i64))]
+    max_accepting: u32,
+    /// Back-pressure: milliseconds a webhook's or row's Redis work may take
+    /// before its send; past it the answer is 503 `deadline_exceeded` with
+    /// Retry-After, nothing kept (at most half the 10 s accept lease).
+    #[arg(long, default_value_t = sluice_ingest::config::DEFAULT_ACCEPT_DEADLINE.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    accept_deadline_ms: u64,
     /// Every webhook becomes a message, however deep its mall's backlog
     /// (not with --functions processes: the template turns flow control on).
     #[arg(long)]
@@ -236,6 +248,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         ingest: IngestConfig {
             keyspace: keyspace.clone(),
             sheet_flow: SheetFlow { max_queued: args.sheet_max_queued, ..SheetFlow::default() },
+            max_accepting: args.max_accepting as usize,
+            accept_deadline: Duration::from_millis(args.accept_deadline_ms),
             ..IngestConfig::new(api_keys)
         },
         pipeline: PipelineConfig {

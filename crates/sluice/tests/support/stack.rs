@@ -115,6 +115,22 @@ pub fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
     assert!(out.status.success(), "sluice tokens set {mall}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// `sluice credentials set cred-1` with the sandbox's refresh token (the
+/// access token given is unknown to it: sluice refreshes on the 401).
+pub fn credentials_set(workdir: &Path, refresh: &str) {
+    let mut child = sluice(workdir)
+        .args(["credentials", "set", "cred-1", "--token-json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sluice credentials set");
+    let token = serde_json::json!({"access_token": "unknown", "expires_in": 3599, "token_type": "Bearer", "refresh_token": refresh});
+    child.stdin.take().unwrap().write_all(token.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "credentials set: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A free port below the kernel's ephemeral range: while sluice dev is
 /// down, no outgoing connection (ours or a parallel test's) or port-0
 /// listener can be given it.
