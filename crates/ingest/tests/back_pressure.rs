@@ -172,14 +172,19 @@ async fn a_command_that_timed_out_may_have_run_the_answer_says_so_and_the_retry_
     let message = refused.body["error"]["message"].as_str().unwrap();
     assert!(message.contains("may have been kept") && !message.contains("nothing was kept"), "{message}");
 
-    // The command the client gave up on runs once the proxy lets it by.
+    // The command the client gave up on usually runs once the proxy lets
+    // it by; whether it does depends on whether the proxy had forwarded it
+    // before the client dropped the connection, which a loaded machine
+    // decides. Either way the retry must be kept exactly once.
     proxy.set_delay(Duration::ZERO);
     let direct = sluice_redis::Traces::new(h.redis.conn().await, h.keyspace(), Duration::from_secs(60));
-    let deadline = Instant::now() + BOUND;
-    while direct.read("row:row-3").await.unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "the timed-out command never ran");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut ran = false;
+    while !ran && Instant::now() < deadline {
+        ran = !direct.read("row:row-3").await.unwrap().is_empty();
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    println!("the timed-out command {} in Redis", if ran { "ran" } else { "did not run" });
     let retried = until_not_refused(&h, "/sheets/rows", &row("row-3"), None).await;
     assert_eq!(retried.status, StatusCode::ACCEPTED, "{}", retried.body);
     let sent = h.drain().await;
