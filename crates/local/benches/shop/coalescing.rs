@@ -1,19 +1,19 @@
 //! Coalescing: how many upstream calls 10,000 webhooks over 500 products
 //! cost, next to one call per webhook.
 
+use crate::per_webhook::{RunCounts, difference};
 use crate::rig::{Rig, fields, send_updates};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use sluice_domain::ResourceKind;
-use sluice_local::sfn_api::ExecutionCounts;
 use sluice_sandbox::cafe24::BucketConfig;
 use std::time::{Duration, Instant};
 
 const WEBHOOKS: usize = 10_000;
 const PRODUCTS: usize = 500;
 
-/// Also answers the state machine's counts over the run, and the fetches.
-pub(crate) async fn run() -> (ExecutionCounts, u64) {
+/// Also answers what the run made each part do, for section 4.
+pub(crate) async fn run() -> RunCounts {
     let malls = vec!["busy".to_owned()];
     // A bucket of 40 draining 20 per second: the fetches of one mall queue
     // up behind it, which is when coalescing pays.
@@ -26,6 +26,7 @@ pub(crate) async fn run() -> (ExecutionCounts, u64) {
     let edits: Vec<String> = (0..WEBHOOKS).map(|_| ids[rng.random_range(0..PRODUCTS)].clone()).collect();
     rig.connect_webhooks();
     let before = rig.stack.executions.counts();
+    let commands_before = rig.redis_commands().await;
     let started = Instant::now();
     send_updates(&rig.sandbox, "busy", edits, 64).await;
     let sending = started.elapsed();
@@ -33,7 +34,13 @@ pub(crate) async fn run() -> (ExecutionCounts, u64) {
     let drained = started.elapsed();
     let ingest = rig.stack.ingest.snapshot();
     let calls = rig.sandbox.counters().ok;
-    let counts = crate::per_webhook::difference(rig.stack.executions.counts(), before);
+    let counts = RunCounts {
+        webhooks: WEBHOOKS as u64,
+        enqueued: ingest.enqueued,
+        fetches: calls,
+        executions: difference(rig.stack.executions.counts(), before),
+        redis_commands: rig.redis_commands().await - commands_before,
+    };
     println!("## 2. Coalescing: {WEBHOOKS} webhooks over {PRODUCTS} products of one mall (bucket 40 at 20/s)\n");
     println!("| | upstream calls | per webhook |");
     println!("|---|---:|---:|");
@@ -53,5 +60,5 @@ pub(crate) async fn run() -> (ExecutionCounts, u64) {
         if calls <= 600 { "met" } else { "MISSED" }
     );
     rig.stop().await;
-    (counts, calls)
+    counts
 }

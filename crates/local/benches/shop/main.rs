@@ -11,9 +11,11 @@
 //!    ingest, state transitions and Lambda invocations per fetch.
 
 mod coalescing;
+mod cost;
 mod drain;
 mod ingest;
 mod per_webhook;
+mod pricing;
 mod rig;
 
 fn main() {
@@ -27,8 +29,9 @@ fn main() {
     );
     runtime.block_on(async {
         drain::run().await;
-        let (coalescing, fetches) = coalescing::run().await;
+        let coalescing = coalescing::run().await;
         ingest::run().await;
-        per_webhook::run(coalescing, fetches).await;
+        let (ingest, plain) = per_webhook::run(coalescing).await;
+        cost::write(&ingest, plain, coalescing);
     });
 }

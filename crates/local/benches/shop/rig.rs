@@ -50,6 +50,18 @@ impl Rig {
         Self { stack, sandbox: Arc::new(sandbox), _redis: redis }
     }
 
+    /// Commands the rig's redis-server has processed so far (INFO stats):
+    /// every part of the stack's, the queue standing in for SQS included.
+    pub(crate) async fn redis_commands(&self) -> u64 {
+        let client = redis::Client::open(self._redis.url()).expect("url");
+        let mut conn = client.get_multiplexed_async_connection().await.expect("connect");
+        let info: String = redis::cmd("INFO").arg("stats").query_async(&mut conn).await.expect("INFO stats");
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_commands_processed:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     pub(crate) fn ingest_url(&self) -> String {
         self.stack.urls.iter().find(|(w, _)| *w == "Ingest").map(|(_, u)| u.clone()).expect("ingest url")
     }

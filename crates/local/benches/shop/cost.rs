@@ -1,0 +1,181 @@
+//! `bench/cost.md`: what a month of webhooks costs in AWS, from the counts
+//! this run measured (section 4) and the prices in `pricing.rs`, next to
+//! the seed system's shape on the same webhooks: one execution and one
+//! Cafe24 call per webhook, no coalescing, no batching.
+//!
+//! What was not measured is assumed, named in the table's notes and kept
+//! here as constants, so a reader can see what moves the result.
+
+use crate::per_webhook::{IngestCosts, RunCounts};
+use crate::pricing::{self, Price};
+use std::fmt::Write;
+
+/// Ingest's billed time per webhook in Lambda: its Redis round trips
+/// (under 1 ms each to ElastiCache in one region) and one SQS send (about
+/// 10 ms). Assumed: `sluice dev` runs it in-process.
+const INGEST_MS: f64 = 15.0;
+/// A step Lambda's billed time: a fetch waits on Cafe24 over the
+/// internet, the other steps on a round trip or two to ElastiCache.
+const FETCH_MS: f64 = 150.0;
+const OTHER_STEP_MS: f64 = 10.0;
+/// The template's memory for every function (infra/template.yaml Globals).
+const FUNCTION_GB: f64 = 0.25;
+/// An Express execution's memory: one 64 MB chunk (a batch of 10 small items).
+const EXPRESS_GB: f64 = 0.0625;
+/// Log bytes per Lambda invocation: START, END and REPORT lines and one EMF
+/// metrics line.
+const LOG_BYTES_PER_INVOCATION: f64 = 700.0;
+/// Bytes of one Cafe24 answer through the NAT gateway.
+const CAFE24_ANSWER_BYTES: f64 = 4096.0;
+/// Empty long polls the pipes make on an idle queue: 8 pipes
+/// (infra/template.yaml), one 20 s poll each at a time, a 30-day month.
+const IDLE_RECEIVES_PER_MONTH: f64 = 8.0 * 30.0 * 86_400.0 / 20.0;
+/// Cache memory at steady state per webhook a day: one idempotency key of
+/// 120 bytes kept 24 h (bench/drain.md, section 4).
+const CACHE_BYTES_PER_DAILY_WEBHOOK: f64 = 120.0;
+
+/// One shape's counts per webhook.
+struct PerWebhook {
+    name: &'static str,
+    sqs_sends: f64,
+    fetches: f64,
+    executions: f64,
+    tasks: f64,
+    express_billed_ms: f64,
+    redis_ops: f64,
+}
+
+impl PerWebhook {
+    fn sluice(name: &'static str, run: RunCounts, ingest_trips: f64) -> Self {
+        let w = run.webhooks.max(1) as f64;
+        let e = run.executions;
+        let mean_ms = e.duration_ms as f64 / e.executions.max(1) as f64;
+        Self {
+            name,
+            sqs_sends: run.enqueued as f64 / w,
+            fetches: run.fetches as f64 / w,
+            executions: e.executions as f64 / w,
+            tasks: e.task_invocations as f64 / w,
+            express_billed_ms: (mean_ms / 100.0).ceil() * 100.0,
+            redis_ops: ingest_trips + run.redis_commands as f64 / w,
+        }
+    }
+
+    /// The seed system's shape on the same webhooks: everything once per
+    /// webhook, an execution's tasks and Redis work as ours per fetch.
+    fn seed(plain: &PerWebhook) -> Self {
+        let per_fetch = |n: f64| n / plain.fetches.max(f64::EPSILON);
+        Self {
+            name: "seed shape: an execution and a Cafe24 call per webhook",
+            sqs_sends: 1.0,
+            fetches: 1.0,
+            executions: 1.0,
+            tasks: per_fetch(plain.tasks),
+            express_billed_ms: plain.express_billed_ms,
+            redis_ops: per_fetch(plain.redis_ops),
+        }
+    }
+
+    /// (line item, USD) for `n` webhooks a month.
+    fn lines(&self, n: f64) -> Vec<(&'static str, f64)> {
+        let cost = |p: &Price, units: f64| p.usd * units;
+        let executions = n * self.executions;
+        let step_seconds = n * (self.fetches * FETCH_MS + (self.tasks - self.fetches).max(0.0) * OTHER_STEP_MS) / 1e3;
+        let invocations = n * (1.0 + self.tasks);
+        let cache_gb = (n / 30.0 * CACHE_BYTES_PER_DAILY_WEBHOOK / 1e9).max(0.1);
+        vec![
+            ("API Gateway HTTP API", cost(&pricing::HTTP_API_REQUEST, n)),
+            (
+                "ingest Lambda",
+                cost(&pricing::LAMBDA_REQUEST, n)
+                    + cost(&pricing::LAMBDA_ARM_GB_SECOND, n * INGEST_MS / 1e3 * FUNCTION_GB),
+            ),
+            (
+                // Sends, then a receive and a delete per batch the pipe takes.
+                "SQS FIFO requests",
+                cost(&pricing::SQS_FIFO_REQUEST, n * self.sqs_sends + 2.0 * executions + IDLE_RECEIVES_PER_MONTH),
+            ),
+            ("EventBridge Pipes", cost(&pricing::PIPES_REQUEST, executions)),
+            (
+                "Step Functions Express",
+                cost(&pricing::EXPRESS_REQUEST, executions)
+                    + cost(&pricing::EXPRESS_GB_SECOND, executions * self.express_billed_ms / 1e3 * EXPRESS_GB),
+            ),
+            (
+                "step Lambdas",
+                cost(&pricing::LAMBDA_REQUEST, n * self.tasks)
+                    + cost(&pricing::LAMBDA_ARM_GB_SECOND, step_seconds * FUNCTION_GB),
+            ),
+            (
+                "ElastiCache Serverless (Valkey)",
+                cost(&pricing::VALKEY_SERVERLESS_ECPU, n * self.redis_ops)
+                    + cost(&pricing::VALKEY_SERVERLESS_GB_HOUR, cache_gb * 730.0),
+            ),
+            ("CloudWatch Logs", cost(&pricing::LOGS_INGESTED_GB, invocations * LOG_BYTES_PER_INVOCATION / 1e9)),
+            (
+                "NAT gateway (Cafe24 over the internet)",
+                cost(&pricing::NAT_HOUR, 730.0) + cost(&pricing::NAT_GB, n * self.fetches * CAFE24_ANSWER_BYTES / 1e9),
+            ),
+        ]
+    }
+}
+
+/// Writes `bench/cost.md` and says so on stdout.
+pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCounts) {
+    let trips = ingest.redis_trips as f64 / ingest.accepted.max(1) as f64;
+    let ours = PerWebhook::sluice("sluice, every webhook a change of its own", plain, trips);
+    let hot = PerWebhook::sluice("sluice, section 2's workload (20 webhooks per product)", coalescing, trips);
+    let seed = PerWebhook::seed(&ours);
+    let mut out = String::new();
+    let _ = writeln!(out, "# What a month of webhooks costs in AWS (shop path)\n");
+    let _ = writeln!(
+        out,
+        "Written by `make bench` (crates/local/benches/shop/cost.rs) from the counts of the same run as bench/shop.md \
+         section 4 and the prices of crates/local/benches/shop/pricing.rs (us-east-1, on demand, first tier, no free \
+         tier, read 2026-11-25). Assumed, not measured: Lambda time per invocation (ingest {INGEST_MS} ms, fetch \
+         {FETCH_MS} ms, other steps {OTHER_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
+         per invocation, one NAT gateway, ECPUs = Redis commands (1 KB or less each; the commands counted include the \
+         stand-in queue's, so an upper bound).\n"
+    );
+    let _ = writeln!(out, "## Counted per webhook\n");
+    let _ = writeln!(
+        out,
+        "| shape | SQS sends | Cafe24 calls | executions | Lambda steps | Express ms billed | Redis ops |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
+    for s in [&ours, &hot, &seed] {
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.0} | {:.1} |",
+            s.name, s.sqs_sends, s.fetches, s.executions, s.tasks, s.express_billed_ms, s.redis_ops
+        );
+    }
+    for n in [1e6, 1e8] {
+        let _ = writeln!(out, "\n## {} webhooks a month, USD\n", if n < 1e7 { "1 million" } else { "100 million" });
+        let columns: Vec<Vec<(&str, f64)>> = [&ours, &hot, &seed].iter().map(|s| s.lines(n)).collect();
+        let _ = writeln!(out, "| line item | {} | {} | {} |", ours.name, hot.name, seed.name);
+        let _ = writeln!(out, "|---|---:|---:|---:|");
+        for (i, (item, _)) in columns[0].iter().enumerate() {
+            let _ =
+                writeln!(out, "| {item} | {:.2} | {:.2} | {:.2} |", columns[0][i].1, columns[1][i].1, columns[2][i].1);
+        }
+        let totals: Vec<f64> = columns.iter().map(|c| c.iter().map(|(_, usd)| usd).sum()).collect();
+        let _ = writeln!(out, "| **total** | **{:.2}** | **{:.2}** | **{:.2}** |", totals[0], totals[1], totals[2]);
+        let mut largest = columns[0].clone();
+        largest.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let names: Vec<String> = largest.iter().take(3).map(|(item, usd)| format!("{item} ({usd:.2})")).collect();
+        let _ = writeln!(out, "\nLargest for sluice (own changes): {}.", names.join(", "));
+    }
+    let _ = writeln!(out, "\n## Prices used\n");
+    let _ = writeln!(out, "| item | USD | unit | source |");
+    let _ = writeln!(out, "|---|---:|---|---|");
+    for (what, p) in pricing::ALL {
+        let _ = writeln!(out, "| {what} | {:.10} | {} | {} |", p.usd, p.unit, p.source);
+    }
+    let _ = writeln!(out, "\nNot here yet: the sheet path per million rows (its counts are not measured by this run).");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cost.md");
+    match std::fs::write(&path, out) {
+        Ok(()) => println!("Wrote bench/cost.md (the AWS cost of a month of webhooks, from these counts).\n"),
+        Err(e) => println!("Could not write {}: {e}\n", path.display()),
+    }
+}
