@@ -90,13 +90,18 @@ package:
 ## SQS endpoint, 20,000 seeded bad and good requests (SLUICE_ABUSE_REQUESTS,
 ## SLUICE_ABUSE_SEED); then sluice dev killed between an append Google
 ## applied and its trim, with rows to three sheets (sheet_crash: over a
-## minute, the killed flushes' lock leases). `make test` runs one of each
-## of the first three kinds.
+## minute, the killed flushes' lock leases); then upstream faults against
+## the sandbox Cafe24 and Sheets (5xx, dropped and held connections, a 429
+## storm, token expiry and revocation mended by sluice tokens set /
+## sluice credentials set), seeds SLUICE_CHAOS_SEEDS (default 1-5).
+## `make test` runs one of each of the first three kinds and one short
+## upstream-faults run.
 chaos: deps
 	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture
 	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
 	$(CARGO) test -p sluice --test sheet_crash -- --ignored --nocapture
+	$(CARGO) test -p sluice --test upstream_faults -- --ignored --nocapture
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
 ## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with

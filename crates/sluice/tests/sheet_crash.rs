@@ -20,10 +20,8 @@
 mod stack;
 
 use serde_json::{Value, json};
-use stack::{Proc, get, port_outside_the_ephemeral_range, post, sluice, wait_for_no_process_in};
-use std::io::Write;
+use stack::{Proc, credentials_set, get, port_outside_the_ephemeral_range, post, sluice, wait_for_no_process_in};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const SPREADSHEET: &str = "crashdoc";
@@ -74,7 +72,7 @@ async fn run(dir: &Path) {
     };
 
     let dev = start.spawn();
-    credentials_set(&start.workdir, &refresh);
+    credentials_set(&start.workdir, "cred-1", &refresh);
     let ingest = format!("http://127.0.0.1:{}", start.ingest_port);
     send(&http, &ingest, 0..BEFORE).await;
     // Every row of the first part landed; the next append is the one
@@ -130,23 +128,6 @@ impl DevStart {
             .env("SLUICE_GOOGLE_CLIENT_SECRET", "sandbox-secret");
         Proc::spawn(&mut command).unwrap_or_else(|e| panic!("sluice dev: {e}"))
     }
-}
-
-/// `sluice credentials set cred-1` with the sandbox's refresh token (the
-/// access token given is unknown to it: sluice refreshes on the 401).
-fn credentials_set(workdir: &Path, refresh: &str) {
-    let mut child = sluice(workdir)
-        .args(["credentials", "set", "cred-1", "--token-json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sluice credentials set");
-    let token =
-        json!({"access_token": "unknown", "expires_in": 3599, "token_type": "Bearer", "refresh_token": refresh});
-    child.stdin.take().unwrap().write_all(token.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "credentials set: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// Rows `range` of every sheet, one sender per sheet in the rows' order;

@@ -70,13 +70,7 @@ mod tests {
 
     #[test]
     fn a_row_escapes_pipes_and_newlines_and_writes_a_dash_without_a_recovery_time() {
-        let row = ChaosRow {
-            scenario: "a | b".into(),
-            runs: 2,
-            sent: 10,
-            notes: "x\ny".into(),
-            ..ChaosRow::default()
-        };
+        let row = ChaosRow { scenario: "a | b".into(), runs: 2, sent: 10, notes: "x\ny".into(), ..ChaosRow::default() };
         assert_eq!(row.markdown(), "| a \\| b | 2 | 10 | 0 | 0 | - | x y |");
         let timed = ChaosRow { recovered_in: Some(Duration::from_millis(1500)), ..row };
         assert!(timed.markdown().contains("| 1.5 s |"), "{}", timed.markdown());

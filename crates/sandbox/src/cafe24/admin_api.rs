@@ -3,7 +3,8 @@
 //!
 //! An Admin API call goes through, in order (each step can end it):
 //! the mall exists (else 404) → the Bearer token is valid for the mall
-//! (else 401, not counted in the bucket) → the usage quota is not spent
+//! (else 401, not counted in the bucket) → no 429 storm injected for the
+//! mall (else 429 with `Retry-After`, not counted) → the usage quota is not spent
 //! (else 429 with `Remain` headers; counted in the quota, not the bucket) →
 //! the bucket takes it (else 429, not counted) → faults (500, a held 504,
 //! a dropped connection, latency) → `Content-Type` is JSON when given (else
@@ -153,6 +154,15 @@ fn admin_call(
     (rec.bucket_before, rec.bucket_after) = (level, level);
     if !bearer_is_valid(headers, mall, now) {
         return Answer::error(StatusCode::UNAUTHORIZED, "Authority to access is not valid.");
+    }
+    if let Some((until, retry_after)) = mall.storm {
+        if now < until {
+            rec.refused = Some(Refusal::Storm);
+            let mut answer = Answer::error(StatusCode::TOO_MANY_REQUESTS, "The API call limit (bucket) was exceeded.");
+            answer.headers.push(("retry-after", retry_after.to_string()));
+            return answer;
+        }
+        mall.storm = None;
     }
     if mall.quota.reading(now).blocked() {
         mall.quota.charge_refused(now);

@@ -145,6 +145,21 @@ impl Cafe24Sandbox {
         Ok(())
     }
 
+    /// Every token of the mall stops working now, as when the shop removes
+    /// the app: calls get 401 and the next refresh `invalid_grant`.
+    pub fn revoke_tokens(&self, mall_id: &str) -> Result<(), SandboxError> {
+        self.shared.lock().mall_mut(mall_id)?.tokens.revoke();
+        Ok(())
+    }
+
+    /// A 429 storm: for `length` from now every authorised Admin API call
+    /// of the mall is answered 429 with `Retry-After: retry_after_secs`,
+    /// whatever its bucket says (Cafe24 having a bad minute).
+    pub fn storm(&self, mall_id: &str, length: Duration, retry_after_secs: u64) -> Result<(), SandboxError> {
+        self.shared.lock().mall_mut(mall_id)?.storm = Some((Instant::now() + length, retry_after_secs));
+        Ok(())
+    }
+
     /// Successful refreshes of this mall's token so far.
     pub fn refresh_count(&self, mall_id: &str) -> Result<u64, SandboxError> {
         Ok(self.shared.lock().mall(mall_id)?.tokens.refreshes())
