@@ -1,0 +1,91 @@
+//! A parked mall's release against a Cafe24 that fails now and then (the
+//! upstream chaos test's 20% 5xx): a held event whose fetch fails is
+//! fetched again within the drain run, so one 5xx does not put every event
+//! behind it off by the failure backoff (5 s a failure, 30 s for a release
+//! of 15 events in that test).
+
+use sluice_domain::{DrainRequests, MallDrainRequest, ResourceKind};
+use sluice_pipeline::step_io::TokenInput;
+use sluice_pipeline::{MallDrainService, NextRun, PipelineConfig, ServiceCore, ShopService};
+use sluice_redis::{MallHolds, Tag};
+use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, Fault, FaultConfig, fault::FaultInjector};
+use sluice_testkit::TestRedis;
+use sluice_testkit::pipeline::{item_plan, sandbox_token};
+use sluice_testkit::sandbox::cafe24_client;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const MALL: &str = "flaky";
+const HELD: usize = 3;
+
+/// The drain requests the service queued.
+#[derive(Debug, Default)]
+struct Recorded(Mutex<Vec<MallDrainRequest>>);
+
+impl DrainRequests for Recorded {
+    fn request(&self, request: &MallDrainRequest, _: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+        self.0.lock().unwrap().push(request.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// A seed whose plan fails the first call with a 5xx and answers the
+/// `HELD` after it: one failure, at the first held event.
+fn one_failure_first(rate: f64) -> u64 {
+    (1..10_000)
+        .find(|&seed| {
+            let mut plan = FaultInjector::new(FaultConfig { server_error_rate: rate, seed, ..FaultConfig::default() })
+                .expect("a valid plan");
+            let faults: Vec<_> = (0..=HELD).map(|_| plan.decide().fault).collect();
+            faults[0] == Some(Fault::ServerError) && faults[1..].iter().all(Option::is_none)
+        })
+        .expect("such a seed")
+}
+
+#[tokio::test]
+async fn a_release_fetches_a_failed_held_event_again_in_the_run_instead_of_putting_the_rest_off() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let redis = TestRedis::new("release_retries");
+        let config = Cafe24SandboxConfig::with_malls([MALL]);
+        let sandbox = Cafe24Sandbox::start(config).await.unwrap();
+        let core = ServiceCore::new(redis.conn().await, redis.keyspace(), PipelineConfig::default());
+        let shop = ShopService::new(core, cafe24_client(&sandbox)).unwrap();
+
+        // The mall's grant is revoked: its events are held.
+        let mut expired = sandbox_token(&sandbox, MALL);
+        expired.access_expires_ms = sluice_testkit::now_ms() - 1;
+        shop.set_token(MALL, &expired).await.unwrap();
+        sandbox.expire_refresh_token(MALL).unwrap();
+        for n in 0..HELD {
+            let id = sandbox.create(MALL, ResourceKind::Product, serde_json::Map::new()).await.unwrap().id;
+            let item = item_plan(MALL, &id, &format!("held-{n}"), 1);
+            let output = shop.ensure_token(TokenInput { item, stale_token: None, rejected: false }).await.unwrap();
+            assert!(output.held, "{output:?}");
+        }
+
+        // `sluice tokens set`, then Cafe24 fails the first fetch.
+        let recorded = Arc::new(Recorded::default());
+        let drain = MallDrainService::new(shop.clone(), recorded.clone());
+        assert!(drain.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap(), "the mall was parked");
+        let request = recorded.0.lock().unwrap().pop().expect("a release run queued");
+        let rate = 0.5;
+        sandbox
+            .set_faults(FaultConfig {
+                server_error_rate: rate,
+                seed: one_failure_first(rate),
+                ..FaultConfig::default()
+            })
+            .unwrap();
+        let output = drain.drain_mall(request).await.unwrap();
+
+        let counters = sandbox.counters();
+        assert_eq!((counters.server_errors, counters.ok), (1, HELD as u64), "one failure, then each held event once");
+        let holds = MallHolds::new(redis.conn().await, redis.keyspace());
+        assert_eq!(holds.state(&Tag::for_mall(MALL)).await.unwrap(), None, "one run released every held event");
+        assert_eq!(output.next, NextRun::Idle, "{output:?}");
+        assert!(recorded.0.lock().unwrap().is_empty(), "no later run was needed");
+        sandbox.stop().await;
+    })
+    .await
+    .unwrap();
+}
