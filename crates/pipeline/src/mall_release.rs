@@ -130,6 +130,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             };
             match (fetched.outcome.as_str(), fetched.snapshot) {
                 ("wait", _) => return Ok(One::Later(Duration::from_secs(fetched.wait_seconds))),
+                // A 403: the fetch parked the mall again, the event kept first.
+                ("held", _) => return Ok(One::Parked),
                 ("unauthorized", _) if stale.is_none() => stale = fetched.token,
                 ("unauthorized", _) => return self.park_again(mall, REFUSED_AFTER_REFRESH).await,
                 (_, Some(snapshot)) => {

@@ -3,7 +3,8 @@
 //!
 //! An Admin API call goes through, in order (each step can end it):
 //! the mall exists (else 404) → the Bearer token is valid for the mall
-//! (else 401, not counted in the bucket) → no 429 storm injected for the
+//! (else 401, not counted in the bucket) → the mall has not withdrawn the
+//! app's access (else 403 until tokens are issued again) → no 429 storm injected for the
 //! mall (else 429 with `Retry-After`, not counted) → the usage quota is not spent
 //! (else 429 with `Remain` headers; counted in the quota, not the bucket) →
 //! the bucket takes it (else 429, not counted) → faults (500, a held 504,
@@ -154,6 +155,12 @@ fn admin_call(
     (rec.bucket_before, rec.bucket_after) = (level, level);
     if !bearer_is_valid(headers, mall, now) {
         return Answer::error(StatusCode::UNAUTHORIZED, "Authority to access is not valid.");
+    }
+    if mall.forbidden {
+        return Answer::error(
+            StatusCode::FORBIDDEN,
+            "Insufficient scope: the app's access to this mall was withdrawn.",
+        );
     }
     if let Some((until, retry_after)) = mall.storm {
         if now < until {

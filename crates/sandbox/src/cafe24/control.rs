@@ -9,6 +9,7 @@
 //! POST   /sandbox/malls/{mall}/tokens                    issue tokens (Cafe24's token response)
 //! POST   /sandbox/malls/{mall}/tokens/expire             expire the mall's access tokens now
 //! POST   /sandbox/malls/{mall}/tokens/revoke             revoke its access and refresh tokens (app removed)
+//! POST   /sandbox/malls/{mall}/forbid                    every call 403 until tokens are issued again
 //! POST   /sandbox/malls/{mall}/storm                     429 storm: {millis, retry_after_secs?} every call 429
 //! POST   /sandbox/malls/{mall}/resources/{kind}          create (body: fields) → change report, webhook sent
 //! GET    /sandbox/malls/{mall}/resources/{kind}/{id}     the resource as held
@@ -50,6 +51,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/sandbox/malls/{mall}/tokens/expire", post(expire_tokens))
         .route("/sandbox/malls/{mall}/tokens/revoke", post(revoke_tokens))
         .route("/sandbox/malls/{mall}/storm", post(storm))
+        .route("/sandbox/malls/{mall}/forbid", post(forbid))
         .route("/sandbox/malls/{mall}/resources/{kind}", post(create))
         .route("/sandbox/malls/{mall}/resources/{kind}/{id}", get(read).put(update).delete(delete))
         .route("/sandbox/calls", get(calls))
@@ -144,6 +146,8 @@ async fn issue_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String
     let mut guard = shared.lock();
     let inner = &mut *guard;
     let m = inner.malls.get_mut(&mall).ok_or_else(|| SandboxError::UnknownMall(mall.clone()))?;
+    // A new grant, as a shop consenting again: a withdrawn access ends.
+    m.forbidden = false;
     ok(StatusCode::OK, m.tokens.issue(&mall, &shared.tokens, &mut inner.token_rng, Instant::now()))
 }
 
@@ -155,6 +159,11 @@ async fn expire_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<Strin
 async fn revoke_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
     shared.lock().mall_mut(&mall)?.tokens.revoke();
     ok(StatusCode::OK, json!({"mall_id": mall, "tokens": "revoked"}))
+}
+
+async fn forbid(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
+    shared.lock().mall_mut(&mall)?.forbidden = true;
+    ok(StatusCode::OK, json!({"mall_id": mall, "admin_api": "forbidden until tokens are issued again"}))
 }
 
 #[derive(Debug, Deserialize)]

@@ -123,11 +123,13 @@ impl Cafe24Sandbox {
     }
 
     /// Issues an access and a refresh token for a mall, as installing the
-    /// app would; the mall's previous refresh token stops working.
+    /// app would; the mall's previous refresh token stops working, and a
+    /// withdrawn access ([`Self::forbid`]) ends.
     pub fn issue_tokens(&self, mall_id: &str) -> Result<TokenResponse, SandboxError> {
         let mut guard = self.shared.lock();
         let inner = &mut *guard;
         let mall = inner.malls.get_mut(mall_id).ok_or_else(|| SandboxError::UnknownMall(mall_id.to_owned()))?;
+        mall.forbidden = false;
         Ok(mall.tokens.issue(mall_id, &self.shared.tokens, &mut inner.token_rng, Instant::now()))
     }
 
@@ -149,6 +151,13 @@ impl Cafe24Sandbox {
     /// the app: calls get 401 and the next refresh `invalid_grant`.
     pub fn revoke_tokens(&self, mall_id: &str) -> Result<(), SandboxError> {
         self.shared.lock().mall_mut(mall_id)?.tokens.revoke();
+        Ok(())
+    }
+
+    /// Every Admin API call of the mall is answered 403 (the shop withdrew
+    /// a scope or suspended the app) until tokens are issued again.
+    pub fn forbid(&self, mall_id: &str) -> Result<(), SandboxError> {
+        self.shared.lock().mall_mut(mall_id)?.forbidden = true;
         Ok(())
     }
 

@@ -29,6 +29,9 @@ pub(crate) struct Mall {
     /// A 429 storm: until then every authorised Admin API call of the mall
     /// is answered 429 with this `Retry-After` (seconds).
     pub(crate) storm: Option<(Instant, u64)>,
+    /// Every Admin API call answered 403 (a scope withdrawn, the app
+    /// suspended) until tokens are issued again, as a shop re-consenting.
+    pub(crate) forbidden: bool,
 }
 
 impl Mall {
@@ -39,6 +42,7 @@ impl Mall {
             tokens: TokenBook::default(),
             store: ResourceStore::default(),
             storm: None,
+            forbidden: false,
         }
     }
 }
