@@ -30,14 +30,13 @@ use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
-use sluice_redis::{Keyspace, MallHolds, Tag};
 use sluice_testkit::alert_listener::AlertListener;
 use sluice_testkit::chaos_report::ChaosRow;
 use stack::{answered_events, credentials_set, get, post, put, stale_products, status, stored, tokens_set};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use upstreams::{CLIENT_ID, RowTally, Upstreams, poll, post_until_answered, sheet_rows, tally_rows};
+use upstreams::{RowTally, Upstreams, alert_problems, poll, post_until_answered, sheet_rows, tally_rows};
 
 const SPREADSHEET: &str = "ufdoc";
 const SHEETS: [u64; 3] = [0, 1, 2];
@@ -136,10 +135,10 @@ struct Book {
     /// Per sheet, the row ids accepted, in the order sent.
     rows: Vec<Vec<String>>,
     rows_refused: Vec<String>,
-    /// From `sluice tokens set` to the parked mall's held events all
+    /// From `sluice tokens set` to each parked mall's held events all
     /// stored; from `sluice credentials set` to every row accepted before
     /// it written.
-    mall_recovered: Option<Duration>,
+    malls_recovered: Vec<(&'static str, Duration)>,
     credential_recovered: Option<Duration>,
 }
 
@@ -158,7 +157,7 @@ async fn go(plan: Plan, dir: &Path) -> Outcome {
     let started = Instant::now();
     let mut rng = StdRng::seed_from_u64(plan.seed);
     let http = sluice_http::builder().timeout(Duration::from_secs(5)).build().unwrap();
-    let malls: Vec<String> = (1..=3).map(|m| format!("uf{m}")).collect();
+    let malls: Vec<String> = (1..=4).map(|m| format!("uf{m}")).collect();
     let up = Upstreams::start(dir, &malls, (10, 5), SPREADSHEET, &SHEETS, &[CREDENTIAL]);
     let alerts = AlertListener::start().expect("alert listener");
     let workdir: PathBuf = dir.join("work");
@@ -166,22 +165,13 @@ async fn go(plan: Plan, dir: &Path) -> Outcome {
     // timeout: 60 s, above this run's longest execution (5 fetch retries
     // of at most 20 s each would pass it only with every one at its cap).
     let dev = up.dev(&workdir, &["--no-drain", "--alert-url", alerts.url(), "--visibility-timeout", "60"]);
-    let redis = dev.after("Redis: private redis-server on ");
-    let redis = format!("redis://{}/", redis.split(|c: char| c.is_whitespace() || c == ',').next().unwrap_or_default());
+    let redis = upstreams::private_redis_url(&dev);
     let (ingest, rows_url) = (dev.after("Ingest: "), dev.after("Sheet rows: "));
-    for mall in &malls {
-        let tokens = post(&http, &format!("{}/sandbox/malls/{mall}/tokens", up.cafe24), json!({})).await;
-        tokens_set(&workdir, mall, &tokens);
+    for mall in malls.iter().filter(|m| *m != "uf4") {
+        tokens_set(&workdir, mall, &post(&http, &up.cafe24_control(&format!("{mall}/tokens")), json!({})).await);
     }
     credentials_set(&workdir, CREDENTIAL, &up.refresh_tokens[CREDENTIAL]);
-    let mut products = Vec::new();
-    for mall in &malls {
-        for p in 0..plan.products_per_mall {
-            let url = format!("{}/sandbox/malls/{mall}/resources/products", up.cafe24);
-            let made = post(&http, &url, json!({"product_name": format!("{mall} {p}"), "price": "10.00"})).await;
-            products.push((mall.clone(), made["id"].as_str().expect("product id").to_owned()));
-        }
-    }
+    let products = up.create_products(&http, &malls, plan.products_per_mall).await;
 
     // The faults, seeded, from here on.
     let mode = if plan.holds { json!({"hold": 12_000}) } else { json!("drop") };
@@ -203,7 +193,7 @@ async fn go(plan: Plan, dir: &Path) -> Outcome {
         let (mall, id) = &products[product];
         let price = format!("{}.00", rng.random_range(100..100_000));
         let fields = json!({"price": price, "product_name": format!("{mall} {id} #{i}")});
-        put(&http, &format!("{}/sandbox/malls/{mall}/resources/products/{id}", run.up.cafe24), fields.clone()).await;
+        put(&http, &run.up.cafe24_control(&format!("{mall}/resources/products/{id}")), fields.clone()).await;
         let fields = fields.as_object().cloned().unwrap_or_default();
         let topic = topic_for(ResourceKind::Product, Change::Updated);
         let body = serde_json::to_value(WebhookBody::new(topic, mall, id, &fields)).unwrap();
@@ -244,9 +234,13 @@ async fn send_rows(run: Arc<Run>, url: String, s: usize, gid: u64) {
 /// The episodes, each at its twentieth of the stream.
 async fn provoke(run: &Arc<Run>, i: usize, tasks: &mut tokio::task::JoinSet<()>) {
     let (http, up, at) = (&run.http, &run.up, |twentieths: usize| run.plan.changes * twentieths / 20);
-    let cafe24 = |path: &str| format!("{}/sandbox/malls/{path}", up.cafe24);
+    let cafe24 = |path: &str| up.cafe24_control(path);
     let sheets = |path: &str| format!("{}/{path}", up.sheets_control);
-    if i == at(2) {
+    if i == 0 {
+        // uf4 has no token yet (its webhooks come before its `sluice
+        // tokens set`, as when a shop installs the app).
+        tasks.spawn(release_mall(run.clone(), "uf4"));
+    } else if i == at(2) {
         // Expired access tokens: refreshed, nothing else to see.
         post(http, &cafe24("uf1/tokens/expire"), json!({})).await;
         post(http, &sheets(&format!("users/{CREDENTIAL}/expire")), json!({})).await;
@@ -265,55 +259,37 @@ async fn provoke(run: &Arc<Run>, i: usize, tasks: &mut tokio::task::JoinSet<()>)
     } else if i == at(10) {
         post(http, &sheets(&format!("users/{CREDENTIAL}/revoke")), json!({})).await;
         tasks.spawn(release_credential(run.clone()));
+    } else if i == at(12) {
+        // The shop withdraws the app's access: 403 until a new grant.
+        post(http, &cafe24("uf1/forbid"), json!({})).await;
+        tasks.spawn(release_mall(run.clone(), "uf1"));
     }
 }
 
-/// Once `mall` is parked (its alert), a new token through `sluice tokens
-/// set`; times the release of its held events.
+/// Once `mall` is parked, a new grant; notes how long its release took.
 async fn release_mall(run: Arc<Run>, mall: &'static str) {
-    let parked = format!("mall `{mall}` is parked");
-    let (seen, ()) = poll(EPISODE_LIMIT, || async { (run.alerts.count(&parked) > 0, ()) }).await;
-    assert!(seen, "no parked alert for {mall} within {EPISODE_LIMIT:?}: {:?}", run.alerts.texts());
-    let tokens = post(&run.http, &format!("{}/sandbox/malls/{mall}/tokens", run.up.cafe24), json!({})).await;
-    let workdir = run.workdir.clone();
-    let set_at = Instant::now();
-    tokio::task::spawn_blocking(move || tokens_set(&workdir, mall, &tokens)).await.unwrap();
-    let conn = redis::Client::open(run.redis.as_str()).unwrap().get_multiplexed_async_connection().await.unwrap();
-    let holds = MallHolds::new(conn, Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap());
-    let tag = Tag::for_mall(mall);
-    let (released, ()) = poll(DRAIN_LIMIT, || async { (holds.state(&tag).await.unwrap().is_none(), ()) }).await;
-    assert!(released, "{mall}'s held events not released within {DRAIN_LIMIT:?} of sluice tokens set");
-    run.book.lock().unwrap().mall_recovered = Some(set_at.elapsed());
+    let took =
+        run.up.regrant_mall_once_parked(&run.http, &run.alerts, &run.workdir, &run.redis, mall, EPISODE_LIMIT).await;
+    run.book.lock().unwrap().malls_recovered.push((mall, took));
 }
 
-/// Once the credential is rejected (its alert), a new grant through
-/// `sluice credentials set`; times until every row accepted before it is
-/// written.
+/// Once the credential is rejected, a new grant; notes how long until the
+/// rows accepted before it were written.
 async fn release_credential(run: Arc<Run>) {
-    let rejected = format!("credential `{CREDENTIAL}` was rejected");
-    let (seen, ()) = poll(EPISODE_LIMIT, || async { (run.alerts.count(&rejected) > 0, ()) }).await;
-    assert!(seen, "no rejected-credential alert within {EPISODE_LIMIT:?}: {:?}", run.alerts.texts());
-    let grant = post(
-        &run.http,
-        &format!("{}/users", run.up.sheets_control),
-        json!({"client_id": CLIENT_ID, "user": CREDENTIAL}),
-    )
-    .await;
-    let refresh = grant["refresh_token"].as_str().expect("refresh token").to_owned();
-    let (workdir, before) = (run.workdir.clone(), run.book.lock().unwrap().rows.clone());
-    let set_at = Instant::now();
-    tokio::task::spawn_blocking(move || credentials_set(&workdir, CREDENTIAL, &refresh)).await.unwrap();
-    let (written, ()) = poll(DRAIN_LIMIT, || async {
-        let mut all = true;
-        for (gid, sent) in SHEETS.iter().zip(&before) {
-            let held = sheet_rows(&run.http, &run.up.sheets_control, SPREADSHEET, *gid).await;
-            all &= tally_rows(&held, sent).lost == 0;
-        }
-        (all, ())
-    })
-    .await;
-    assert!(written, "rows held for {CREDENTIAL} not written within {DRAIN_LIMIT:?} of sluice credentials set");
-    run.book.lock().unwrap().credential_recovered = Some(set_at.elapsed());
+    let before: Vec<(u64, Vec<String>)> = SHEETS.into_iter().zip(run.book.lock().unwrap().rows.clone()).collect();
+    let took = run
+        .up
+        .regrant_google_once_rejected(
+            &run.http,
+            &run.alerts,
+            &run.workdir,
+            CREDENTIAL,
+            SPREADSHEET,
+            &before,
+            EPISODE_LIMIT,
+        )
+        .await;
+    run.book.lock().unwrap().credential_recovered = Some(took);
 }
 
 /// Waits, bounded, until everything is stored and written and nothing
@@ -364,8 +340,8 @@ async fn check(
     let figures = format!(
         "webhooks sent {}, events accepted {}, snapshots stored {}; rows sent {}, accepted {rows_accepted}, written \
          {rows_written}; lost {lost}, duplicated {duplicated}; upstream 429s: Cafe24 {cafe24_429}, Sheets \
-         {sheets_429}; Cafe24 faults: {} 5xx, {} dropped, {} held; recovered: the parked mall {} after sluice tokens \
-         set, the credential's rows {} after sluice credentials set; all settled {:.1} s after the stream; {} alerts; \
+         {sheets_429}; Cafe24 faults: {} 5xx, {} dropped, {} held, {} 403; recovered after sluice tokens set: {}; \
+         the credential's rows {} after sluice credentials set; all settled {:.1} s after the stream; {} alerts; \
          run {:.1} s",
         book.webhooks.len(),
         accepted.len(),
@@ -374,7 +350,12 @@ async fn check(
         count("server_errors"),
         count("dropped_connections"),
         count("timeouts"),
-        secs(book.mall_recovered),
+        count("client_errors"),
+        book.malls_recovered
+            .iter()
+            .map(|(m, d)| format!("{m} {:.1} s", d.as_secs_f64()))
+            .collect::<Vec<_>>()
+            .join(", "),
         secs(book.credential_recovered),
         settled_in.as_secs_f64(),
         alerts.len(),
@@ -390,7 +371,7 @@ async fn check(
         sent: book.webhooks.len() + rows_accepted + book.rows_refused.len(),
         lost,
         duplicated,
-        recovered_in: book.mall_recovered.max(book.credential_recovered),
+        recovered_in: book.malls_recovered.iter().map(|(_, d)| Some(*d)).max().flatten().max(book.credential_recovered),
         notes: format!("429s: Cafe24 {cafe24_429}, Sheets {sheets_429}; {} alerts", alerts.len()),
     };
 
@@ -423,24 +404,15 @@ async fn check(
     Outcome { row, figures, problems }
 }
 
-/// One start and one end per episode: the parked mall once each way, the
-/// rejected credential once, and every other episode (a mall's calls
-/// failing, a sheet's flushes delayed, which the seed decides) ended as
-/// often as it started.
+/// One start and one end per episode: each parked mall (revoked, never
+/// set up, 403) once each way, the rejected credential once, and every
+/// other episode (a mall's calls failing, a sheet's flushes delayed, which
+/// the seed decides) ended as often as it started.
 fn episode_problems(alerts: &AlertListener, malls: &[String]) -> Vec<String> {
-    let mut problems = Vec::new();
-    let texts = alerts.texts();
-    let mut expect = |what: &str, needle: &str, wanted: usize| {
-        let n = alerts.count(needle);
-        if n != wanted {
-            problems.push(format!("{what}: {n} alerts containing {needle:?}, wanted {wanted}: {texts:?}"));
-        }
-    };
-    expect("the parked mall", "mall `uf2` is parked", 1);
-    expect("the released mall", "mall `uf2` is back", 1);
-    expect("the revoked credential", &format!("credential `{CREDENTIAL}` was rejected"), 1);
-    for mall in malls.iter().filter(|m| *m != "uf2") {
-        expect("a mall never parked", &format!("mall `{mall}` is parked"), 0);
+    let mut expected = vec![(format!("credential `{CREDENTIAL}` was rejected"), 1)];
+    for mall in malls {
+        let parked = usize::from(mall != "uf3");
+        expected.extend([(format!("mall `{mall}` is parked"), parked), (format!("mall `{mall}` is back"), parked)]);
     }
     let mut pairs: Vec<(String, String)> = malls
         .iter()
@@ -449,11 +421,5 @@ fn episode_problems(alerts: &AlertListener, malls: &[String]) -> Vec<String> {
     pairs.extend(SHEETS.iter().map(|gid| {
         (format!("sheet {gid}'s flushes were delayed"), format!("`{SPREADSHEET}` sheet {gid} is written again"))
     }));
-    for (start, end) in pairs {
-        let (starts, ends) = (alerts.count(&start), alerts.count(&end));
-        if starts != ends {
-            problems.push(format!("{starts} alerts {start:?} but {ends} {end:?}"));
-        }
-    }
-    problems
+    alert_problems(alerts, &expected, &pairs)
 }

@@ -6,8 +6,11 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use crate::stack::{Proc, sluice};
+use crate::stack::{Proc, credentials_set, post, sluice, tokens_set};
 use serde_json::Value;
+use serde_json::json;
+use sluice_redis::{Keyspace, MallHolds, Tag};
+use sluice_testkit::alert_listener::AlertListener;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -90,6 +93,98 @@ impl Upstreams {
             .env("SLUICE_GOOGLE_CLIENT_SECRET", CLIENT_SECRET);
         Proc::spawn(&mut command).unwrap_or_else(|e| panic!("sluice dev: {e}"))
     }
+}
+
+impl Upstreams {
+    /// A URL of the Cafe24 sandbox's per-mall control plane: `path` after
+    /// `/sandbox/malls/`.
+    pub fn cafe24_control(&self, path: &str) -> String {
+        format!("{}/sandbox/malls/{path}", self.cafe24)
+    }
+
+    /// `per_mall` products in each of `malls`: (mall, product id), in order.
+    pub async fn create_products(
+        &self,
+        http: &reqwest::Client,
+        malls: &[String],
+        per_mall: usize,
+    ) -> Vec<(String, String)> {
+        let mut products = Vec::new();
+        for mall in malls {
+            for p in 0..per_mall {
+                let fields = json!({"product_name": format!("{mall} {p}"), "price": "10.00"});
+                let made = post(http, &self.cafe24_control(&format!("{mall}/resources/products")), fields).await;
+                products.push((mall.clone(), made["id"].as_str().expect("product id").to_owned()));
+            }
+        }
+        products
+    }
+
+    /// Once `mall` is parked (its alert, within `limit`), a new grant
+    /// from the sandbox through `sluice tokens set`; how long from there
+    /// until every event held for it was released.
+    pub async fn regrant_mall_once_parked(
+        &self,
+        http: &reqwest::Client,
+        alerts: &AlertListener,
+        workdir: &Path,
+        redis: &str,
+        mall: &'static str,
+        limit: Duration,
+    ) -> Duration {
+        let parked = format!("mall `{mall}` is parked");
+        let (seen, ()) = poll(limit, || async { (alerts.count(&parked) > 0, ()) }).await;
+        assert!(seen, "no parked alert for {mall} within {limit:?}: {:?}", alerts.texts());
+        let tokens = post(http, &self.cafe24_control(&format!("{mall}/tokens")), json!({})).await;
+        let (workdir, set_at) = (workdir.to_owned(), Instant::now());
+        tokio::task::spawn_blocking(move || tokens_set(&workdir, mall, &tokens)).await.unwrap();
+        let conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.unwrap();
+        let holds = MallHolds::new(conn, Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap());
+        let tag = Tag::for_mall(mall);
+        let (released, ()) = poll(limit * 3, || async { (holds.state(&tag).await.unwrap().is_none(), ()) }).await;
+        assert!(released, "{mall}'s held events not released within {:?} of sluice tokens set", limit * 3);
+        set_at.elapsed()
+    }
+
+    /// Once `credential` is rejected (its alert, within `limit`), a new
+    /// grant from the sandbox through `sluice credentials set`; how long
+    /// from there until every row in `before` (sheet, row ids) was written.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn regrant_google_once_rejected(
+        &self,
+        http: &reqwest::Client,
+        alerts: &AlertListener,
+        workdir: &Path,
+        credential: &'static str,
+        spreadsheet: &str,
+        before: &[(u64, Vec<String>)],
+        limit: Duration,
+    ) -> Duration {
+        let rejected = format!("credential `{credential}` was rejected");
+        let (seen, ()) = poll(limit, || async { (alerts.count(&rejected) > 0, ()) }).await;
+        assert!(seen, "no rejected-credential alert within {limit:?}: {:?}", alerts.texts());
+        let users = format!("{}/users", self.sheets_control);
+        let grant = post(http, &users, json!({"client_id": CLIENT_ID, "user": credential})).await;
+        let refresh = grant["refresh_token"].as_str().expect("refresh token").to_owned();
+        let (workdir, set_at) = (workdir.to_owned(), Instant::now());
+        tokio::task::spawn_blocking(move || credentials_set(&workdir, credential, &refresh)).await.unwrap();
+        let (written, ()) = poll(limit * 3, || async {
+            let mut all = true;
+            for (gid, sent) in before {
+                all &= tally_rows(&sheet_rows(http, &self.sheets_control, spreadsheet, *gid).await, sent).lost == 0;
+            }
+            (all, ())
+        })
+        .await;
+        assert!(written, "rows held for {credential} not written within {:?} of sluice credentials set", limit * 3);
+        set_at.elapsed()
+    }
+}
+
+/// `redis://…/` of the private redis-server a `sluice dev` started.
+pub fn private_redis_url(dev: &Proc) -> String {
+    let line = dev.after("Redis: private redis-server on ");
+    format!("redis://{}/", line.split(|c: char| c.is_whitespace() || c == ',').next().unwrap_or_default())
 }
 
 /// Posts `body` to ingest until it answers 2xx or 4xx (the answer, or
@@ -176,4 +271,25 @@ pub async fn poll<T, F: std::future::Future<Output = (bool, T)>>(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// What is wrong with the alerts: each of `expected` (a text, how many
+/// alerts contain it) must come exactly so often, and each pair (an
+/// episode's start, its end) must have ended as often as it started.
+pub fn alert_problems(alerts: &AlertListener, expected: &[(String, usize)], pairs: &[(String, String)]) -> Vec<String> {
+    let texts = alerts.texts();
+    let mut problems = Vec::new();
+    for (needle, wanted) in expected {
+        let n = alerts.count(needle);
+        if n != *wanted {
+            problems.push(format!("{n} alerts containing {needle:?}, wanted {wanted}: {texts:?}"));
+        }
+    }
+    for (start, end) in pairs {
+        let (starts, ends) = (alerts.count(start), alerts.count(end));
+        if starts != ends {
+            problems.push(format!("{starts} alerts {start:?} but {ends} {end:?}"));
+        }
+    }
+    problems
 }
