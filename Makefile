@@ -93,7 +93,8 @@ package:
 ## minute, the killed flushes' lock leases); then upstream faults against
 ## the sandbox Cafe24 and Sheets (5xx, dropped and held connections, a 429
 ## storm, token expiry and revocation mended by sluice tokens set /
-## sluice credentials set), seeds SLUICE_CHAOS_SEEDS (default 1-5).
+## sluice credentials set), seeds SLUICE_CHAOS_SEEDS (default 1-3, about a
+## minute each: one append held past sluice's 30 s timeout).
 ## `make test` runs one of each of the first three kinds and one short
 ## upstream-faults run.
 chaos: deps
