@@ -12,7 +12,7 @@
 use sluice_domain::{DrainRequests, MallDrainRequest, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, TokenInput};
 use sluice_pipeline::{MallDrainService, NextRun, PipelineConfig, ServiceCore, ShopService};
-use sluice_redis::{MallHolds, Tag};
+use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, Fault, FaultConfig, fault::FaultInjector};
 use sluice_testkit::TestRedis;
 use sluice_testkit::pipeline::{item_plan, sandbox_token};
@@ -159,6 +159,39 @@ async fn a_403_from_cafe24_parks_the_mall_with_the_event_held_until_a_new_grant(
         assert_eq!(sandbox.calls().len(), calls);
         release(&redis, &sandbox, &shop).await;
         assert_eq!(sandbox.counters().ok, 2, "both events fetched once the shop granted access again");
+        sandbox.stop().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_403_in_a_flow_control_drain_run_parks_the_mall_instead_of_calling_again_and_again() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let (redis, sandbox, shop, id) = setup("forbidden_drain").await;
+        shop.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap();
+        // One message counted in the queue is the threshold: the second
+        // webhook goes to the mall's dirty set, as ingest's claim does.
+        let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
+        let backlogs = Backlogs::new(redis.conn().await, redis.keyspace(), flow).unwrap();
+        let (tag, times) =
+            (Tag::for_mall(MALL), MarkTimes { lease: Duration::from_secs(10), pending: Duration::from_secs(900) });
+        backlogs.admit(&tag, "product:0", "ev-0", true, times).await.unwrap();
+        let deferred = backlogs.admit(&tag, &format!("product:{id}"), "ev-1", true, times).await.unwrap();
+        assert!(matches!(deferred, Admit::Deferred { chain: Chain::Took, .. }), "{deferred:?}");
+        assert!(backlogs.confirm_chain(&tag, "ev-1").await.unwrap());
+        sandbox.forbid(MALL).unwrap();
+
+        let recorded = Arc::new(Recorded::default());
+        let drain = MallDrainService::new(shop.clone(), recorded.clone());
+        drain.drain_mall(MallDrainRequest::new(MALL, "ev-1")).await.unwrap();
+        let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&tag).await.unwrap();
+        assert!(held.as_ref().is_some_and(|h| h.parked && h.reason.contains("403")), "{held:?}");
+        let calls = sandbox.calls().len();
+        let output = drain.drain_mall(MallDrainRequest::new(MALL, "ev-1")).await.unwrap();
+        assert_eq!(output.next, NextRun::Parked, "{output:?}");
+        assert_eq!(sandbox.calls().len(), calls, "a parked mall's run makes no call");
+        assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 1, "the product waits for a new grant");
         sandbox.stop().await;
     })
     .await

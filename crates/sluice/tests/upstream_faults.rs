@@ -4,9 +4,11 @@
 //! webhook stream and sheet rows flow:
 //!
 //! - Cafe24: 20% 5xx and 5% dropped connections throughout (the long run
-//!   also holds answers past the client's timeout), one mall's access
-//!   tokens expired, one mall's tokens revoked (parked until `sluice
-//!   tokens set`), one mall in a 429 storm with `Retry-After`.
+//!   also holds answers past the client's timeout); uf1's access tokens
+//!   expired, later its calls answered 403 (the app's access withdrawn);
+//!   uf2's tokens revoked; uf4 with no token at first; each of those three
+//!   parked until `sluice tokens set`; uf3 in a 429 storm with
+//!   `Retry-After`.
 //! - Sheets: 20% 5xx, an append applied but answered 500 ("applied, the
 //!   answer lost"; the long run holds one past sluice's timeout), 429s,
 //!   the user's access tokens expired, then its grant revoked until
