@@ -1,12 +1,12 @@
-//! The control-plane faults the upstream chaos test switches on over HTTP:
-//! a Cafe24 mall's 429 storm and its revoked tokens, and the Sheets
-//! sandbox's probabilistic plan.
+//! The faults the upstream chaos test switches on over HTTP: a Cafe24
+//! mall's 429 storm, its revoked tokens, connections closed before any
+//! answer, and the Sheets sandbox's probabilistic plan.
 
 use serde_json::{Map, Value, json};
 use sluice_cafe24::{FetchOutcome, RefreshError, Secret};
 use sluice_domain::ResourceKind;
 use sluice_sandbox::cafe24::SandboxConfig;
-use sluice_sandbox::{Cafe24Sandbox, SheetsSandbox, SheetsSandboxConfig};
+use sluice_sandbox::{Cafe24Sandbox, FaultConfig, SheetsSandbox, SheetsSandboxConfig, TimeoutMode};
 use sluice_testkit::sandbox::cafe24_client;
 use std::time::{Duration, Instant};
 
@@ -82,4 +82,43 @@ async fn the_sheets_plan_is_set_over_http_and_read_back() {
     })
     .await
     .unwrap();
+}
+
+#[tokio::test]
+async fn a_closed_connection_ends_before_any_answer_and_the_next_call_is_answered() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let sandbox = Cafe24Sandbox::start(SandboxConfig::with_malls(["acme"])).await.unwrap();
+        let id = sandbox.create("acme", ResourceKind::Product, Map::new()).await.unwrap().id;
+        let token = sandbox.issue_tokens("acme").unwrap().access_token;
+        let close = FaultConfig { timeout_rate: 1.0, timeout_mode: TimeoutMode::Close, ..FaultConfig::default() };
+        put_faults(&sandbox, &close).await;
+        let mut socket = tokio::net::TcpStream::connect(sandbox.addr()).await.unwrap();
+        let request = format!(
+            "GET /malls/acme/api/v2/admin/products/{id} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {}\r\n\r\n",
+            token.expose()
+        );
+        socket.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        // EOF or a reset: either way, not one byte of an answer.
+        let _ = socket.read_to_end(&mut answer).await;
+        assert!(answer.is_empty(), "{:?}", String::from_utf8_lossy(&answer));
+        assert_eq!(sandbox.counters().dropped_connections, 1);
+
+        let client = cafe24_client(&sandbox);
+        let outcome = client.fetch("acme", ResourceKind::Product, &id, &token).await;
+        assert!(matches!(outcome, FetchOutcome::Unavailable { .. }), "{outcome:?}");
+        put_faults(&sandbox, &FaultConfig::default()).await;
+        let outcome = client.fetch("acme", ResourceKind::Product, &id, &token).await;
+        assert!(matches!(outcome, FetchOutcome::Found(_)), "{outcome:?}");
+    })
+    .await
+    .unwrap();
+}
+
+/// `PUT /sandbox/faults`, as `sluice sandbox cafe24` users switch them.
+async fn put_faults(sandbox: &Cafe24Sandbox, faults: &FaultConfig) {
+    let url = format!("{}/sandbox/faults", sandbox.base_url());
+    let response = sluice_http::client().put(url).json(faults).send().await.unwrap();
+    assert!(response.status().is_success(), "{}", response.status());
 }

@@ -3,8 +3,9 @@
 //! with seeded faults switched on through their control planes while a
 //! webhook stream and sheet rows flow:
 //!
-//! - Cafe24: 20% 5xx and 5% dropped connections throughout (the long run
-//!   also holds answers past the client's timeout); uf1's access tokens
+//! - Cafe24: 20% 5xx and 5% timeouts throughout, dropped mid-answer,
+//!   then closed before any answer (the long run also holds answers past
+//!   the client's timeout in between); uf1's access tokens
 //!   expired, later its calls answered 403 (the app's access withdrawn);
 //!   uf2's tokens revoked; uf4 with no token at first; each of those three
 //!   parked until `sluice tokens set`; uf3 in a 429 storm with
@@ -179,10 +180,7 @@ async fn go(plan: Plan, dir: &Path) -> Outcome {
     let products = up.create_products(&http, &malls, plan.products_per_mall).await;
 
     // The faults, seeded, from here on.
-    let mode = if plan.holds { json!({"hold": 12_000}) } else { json!("drop") };
-    let cafe24_faults =
-        json!({"server_error_rate": 0.2, "timeout_rate": 0.05, "timeout_mode": mode, "seed": plan.seed});
-    put(&http, &format!("{}/sandbox/faults", up.cafe24), cafe24_faults).await;
+    put(&http, &format!("{}/sandbox/faults", up.cafe24), cafe24_faults(json!("drop"), plan.seed)).await;
     put(&http, &format!("{}/plan", up.sheets_control), json!({"server_error_rate": 0.2, "seed": plan.seed})).await;
 
     let book = Mutex::new(Book { rows: vec![Vec::new(); SHEETS.len()], ..Book::default() });
@@ -269,6 +267,20 @@ async fn provoke(run: &Arc<Run>, i: usize, tasks: &mut tokio::task::JoinSet<()>)
         post(http, &cafe24("uf1/forbid"), json!({})).await;
         tasks.spawn(release_mall(run.clone(), "uf1"));
     }
+    // Cafe24's timeouts change their face: dropped mid-answer, then
+    // (long run) held past the client's 10 s, then closed before any answer.
+    let seed = run.plan.seed;
+    let faults = format!("{}/sandbox/faults", up.cafe24);
+    if i == at(7) && run.plan.holds {
+        put(http, &faults, cafe24_faults(json!({"hold": 12_000}), seed + 1)).await;
+    } else if i == at(14) {
+        put(http, &faults, cafe24_faults(json!("close"), seed + 2)).await;
+    }
+}
+
+/// Cafe24's plan: 20% 5xx and 5% timeouts of the kind `mode` says.
+fn cafe24_faults(mode: Value, seed: u64) -> Value {
+    json!({"server_error_rate": 0.2, "timeout_rate": 0.05, "timeout_mode": mode, "seed": seed})
 }
 
 /// Once `mall` is parked, a new grant; notes how long its release took.

@@ -8,7 +8,7 @@
 //! mall (else 429 with `Retry-After`, not counted) → the usage quota is not spent
 //! (else 429 with `Remain` headers; counted in the quota, not the bucket) →
 //! the bucket takes it (else 429, not counted) → faults (500, a held 504,
-//! a dropped connection, latency) → `Content-Type` is JSON when given (else
+//! a connection dropped mid-answer or closed before any, latency) → `Content-Type` is JSON when given (else
 //! 400) → the resource (200 `{"product": {…}}` or 404). Every answer for a
 //! known mall carries `X-Api-Call-Limit` and the usage headers.
 
@@ -43,6 +43,8 @@ enum Delivery {
     After(Duration),
     Hold(Duration),
     Drop(Duration),
+    /// No answer: the connection is closed after this latency.
+    Close(Duration),
 }
 
 #[derive(Debug)]
@@ -73,10 +75,15 @@ impl Answer {
 
     async fn deliver(self) -> Response {
         let wait = match self.delivery {
-            Delivery::After(d) | Delivery::Hold(d) | Delivery::Drop(d) => d,
+            Delivery::After(d) | Delivery::Hold(d) | Delivery::Drop(d) | Delivery::Close(d) => d,
         };
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
+        }
+        if self.delivery == Delivery::Close(wait) {
+            let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            response.extensions_mut().insert(crate::server::HangUpNow);
+            return response;
         }
         let mut response = if self.delivery == Delivery::Drop(wait) {
             // Status and headers go out, then the body breaks off: the
@@ -199,6 +206,9 @@ fn admin_call(
         Some(Fault::Timeout(TimeoutMode::Drop)) => {
             return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency));
         }
+        Some(Fault::Timeout(TimeoutMode::Close)) => {
+            return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(latency));
+        }
         None => {}
     }
     let answer = serve_resource(mall, segment, id, headers);
@@ -272,6 +282,9 @@ async fn token(
                     }
                     Some(Fault::Timeout(TimeoutMode::Drop)) => {
                         Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(Duration::ZERO))
+                    }
+                    Some(Fault::Timeout(TimeoutMode::Close)) => {
+                        Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(Duration::ZERO))
                     }
                     None => {
                         let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());

@@ -92,7 +92,7 @@ impl Counters {
             (Some(Refusal::Storm), _) => self.refused_storm += 1,
             (None, Some(Fault::ServerError)) => self.server_errors += 1,
             (None, Some(Fault::Timeout(TimeoutMode::Hold(_)))) => self.timeouts += 1,
-            (None, Some(Fault::Timeout(TimeoutMode::Drop))) => self.dropped_connections += 1,
+            (None, Some(Fault::Timeout(TimeoutMode::Drop | TimeoutMode::Close))) => self.dropped_connections += 1,
             (None, None) if token && r.status == 200 => self.token_refreshes += 1,
             (None, None) if token => self.token_refresh_rejections += 1,
             (None, None) => match r.status {
