@@ -95,6 +95,18 @@ impl Upstreams {
     }
 }
 
+/// What a regrant watches and where it acts: the test's client, its
+/// alert listener, `sluice dev`'s directory and Redis, and how long an
+/// alert may take to come (a release may take three times that).
+#[derive(Clone, Copy)]
+pub struct Watch<'a> {
+    pub http: &'a reqwest::Client,
+    pub alerts: &'a AlertListener,
+    pub workdir: &'a Path,
+    pub redis: &'a str,
+    pub limit: Duration,
+}
+
 impl Upstreams {
     /// A URL of the Cafe24 sandbox's per-mall control plane: `path` after
     /// `/sandbox/malls/`.
@@ -123,15 +135,8 @@ impl Upstreams {
     /// Once `mall` is parked (its alert, within `limit`), a new grant
     /// from the sandbox through `sluice tokens set`; how long from there
     /// until every event held for it was released.
-    pub async fn regrant_mall_once_parked(
-        &self,
-        http: &reqwest::Client,
-        alerts: &AlertListener,
-        workdir: &Path,
-        redis: &str,
-        mall: &'static str,
-        limit: Duration,
-    ) -> Duration {
+    pub async fn regrant_mall_once_parked(&self, on: &Watch<'_>, mall: &'static str) -> Duration {
+        let Watch { http, alerts, workdir, redis, limit } = *on;
         let parked = format!("mall `{mall}` is parked");
         let (seen, ()) = poll(limit, || async { (alerts.count(&parked) > 0, ()) }).await;
         assert!(seen, "no parked alert for {mall} within {limit:?}: {:?}", alerts.texts());
@@ -149,17 +154,14 @@ impl Upstreams {
     /// Once `credential` is rejected (its alert, within `limit`), a new
     /// grant from the sandbox through `sluice credentials set`; how long
     /// from there until every row in `before` (sheet, row ids) was written.
-    #[allow(clippy::too_many_arguments)]
     pub async fn regrant_google_once_rejected(
         &self,
-        http: &reqwest::Client,
-        alerts: &AlertListener,
-        workdir: &Path,
+        on: &Watch<'_>,
         credential: &'static str,
         spreadsheet: &str,
         before: &[(u64, Vec<String>)],
-        limit: Duration,
     ) -> Duration {
+        let Watch { http, alerts, workdir, limit, .. } = *on;
         let rejected = format!("credential `{credential}` was rejected");
         let (seen, ()) = poll(limit, || async { (alerts.count(&rejected) > 0, ()) }).await;
         assert!(seen, "no rejected-credential alert within {limit:?}: {:?}", alerts.texts());
@@ -271,6 +273,32 @@ pub async fn poll<T, F: std::future::Future<Output = (bool, T)>>(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// The alerts' problems for a run whose `parked` malls were each parked
+/// once and released once, whose `credential` was rejected once, and
+/// whose other episodes (a mall's calls failing, a sheet's flushes
+/// delayed: the seed decides) each ended as often as they started.
+pub fn episode_problems(
+    alerts: &AlertListener,
+    malls: &[String],
+    parked: &[&str],
+    credential: &str,
+    (spreadsheet, sheets): (&str, &[u64]),
+) -> Vec<String> {
+    let mut expected = vec![(format!("credential `{credential}` was rejected"), 1)];
+    for mall in malls {
+        let once = usize::from(parked.contains(&mall.as_str()));
+        expected.extend([(format!("mall `{mall}` is parked"), once), (format!("mall `{mall}` is back"), once)]);
+    }
+    let mut pairs: Vec<(String, String)> = malls
+        .iter()
+        .map(|m| (format!("mall `{m}`'s Cafe24 calls failed"), format!("mall `{m}`'s Cafe24 calls work again")))
+        .collect();
+    pairs.extend(sheets.iter().map(|gid| {
+        (format!("sheet {gid}'s flushes were delayed"), format!("`{spreadsheet}` sheet {gid} is written again"))
+    }));
+    alert_problems(alerts, &expected, &pairs)
 }
 
 /// What is wrong with the alerts: each of `expected` (a text, how many
