@@ -16,9 +16,12 @@
 //!    let a 429 or an exhausted usage quota penalise the mall; a throttled
 //!    item waits and tries again, never dropped.
 //!
-//! 404 yields a tombstone; 401 goes back for a token refresh (once); 5xx
-//! and timeouts are `Sluice.UpstreamUnavailable`, retried with backoff by
-//! the state machine. A mall whose calls fail
+//! 404 yields a tombstone; 401 goes back for a token refresh (once); 403
+//! (a scope missing, the app removed) parks the mall and holds the event,
+//! as a refused refresh does (`mall_park`): only a new grant mends it, and
+//! failing would send the event, after its retries, to the dead-letter
+//! queue, out of its order; 5xx and timeouts are `Sluice.UpstreamUnavailable`,
+//! retried with backoff by the state machine. A mall whose calls fail
 //! `fetch_failures_alert_after` times in a row (here and in its drain runs
 //! alike) raises one alert, and its next answered call another
 //! (`sluice_redis::episode`).
@@ -87,6 +90,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 Called::Unauthorized { fingerprint } => return Ok(FetchOutput::unauthorized(fingerprint)),
                 Called::Throttled { penalty } => {
                     self.trace(&work.event_id, "penalized", json!({"ms": penalty.as_millis() as u64})).await;
+                }
+                Called::Failed(error) if error.kind == ErrorKind::CredentialRejected => {
+                    let reason = forbidden_reason(&error);
+                    self.park_mall(mall, &reason, Some((&work.event_id, &input.item))).await?;
+                    return Ok(FetchOutput::held());
                 }
                 Called::Failed(error) => return Err(error),
             }
@@ -302,6 +310,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         }
         Ok(())
     }
+}
+
+/// Why a mall whose call Cafe24 refused (403) is parked; the answer's
+/// error text, never a token.
+pub(crate) fn forbidden_reason(error: &StepError) -> String {
+    format!("Cafe24 refused its calls ({}): a scope is missing or the app was removed", error.cause)
 }
 
 /// One upstream call: what it answered, for the trace, and what to do.

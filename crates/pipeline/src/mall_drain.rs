@@ -254,6 +254,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
                 tracing::warn!(mall, resource = dirty.resource, cause = %error.cause, "fetch failed; a later run retries");
                 Ok(None)
             }
+            Called::Failed(error) if error.kind == ErrorKind::CredentialRejected => {
+                // 403: only a new grant mends it; the runs stop (parked)
+                // rather than call again every failure backoff.
+                shop.park_mall(mall, &crate::fetch_step::forbidden_reason(&error), None).await?;
+                Ok(None)
+            }
             Called::Failed(error) => Err(error),
         }
     }

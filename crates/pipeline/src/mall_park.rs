@@ -1,7 +1,7 @@
 //! A parked mall on the shop path, as the sheet path treats a credential
 //! Google rejects: when Cafe24 refuses a mall's refresh token
-//! (`invalid_grant`: revoked, expired, spent), or a freshly refreshed token
-//! is refused, nothing can succeed for that mall
+//! (`invalid_grant`: revoked, expired, spent), a freshly refreshed token
+//! is refused, or there is no token at all, nothing can succeed for that mall
 //! until a person stores a new token. So instead of failing each event into
 //! the dead-letter queue (where `sluice tokens set` would leave them to be
 //! redriven by hand, out of order):
@@ -28,9 +28,12 @@
 //!
 //! Only the mall's own refusals park it: a refused app (`invalid_client`,
 //! the secret is wrong) concerns every mall and stays a failure, which the
-//! functions answer by re-reading their secrets; a mall that never had a
-//! token (never set up, or a mistyped id) fails too, into the dead-letter
-//! queue's 14 days rather than Redis for ever.
+//! functions answer by re-reading their secrets. A mall that never had a
+//! token is parked too (webhooks that come before its `sluice tokens set`
+//! wait for it), and so is one whose calls Cafe24 refuses with 403 (a scope
+//! missing, the app removed). The cost: a mall id nobody ever sets up
+//! holds its events in Redis until someone does; only Cafe24, with the
+//! API key, sends webhooks, so such an id is a shop that installed the app.
 
 use crate::mall_drain::MallDrainService;
 use crate::service_core::now_ms;

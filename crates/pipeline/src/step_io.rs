@@ -173,8 +173,10 @@ pub struct FetchInput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchOutput {
     /// `fetched` (see `snapshot`), `wait` (see `wait_seconds`),
-    /// `handed_over` (to the mall's dirty set: nothing left to do here), or
-    /// `unauthorized` (see `token`: refresh it, then fetch again).
+    /// `handed_over` (to the mall's dirty set: nothing left to do here),
+    /// `held` (Cafe24 answered 403: the mall is parked and the event held
+    /// until `sluice tokens set`), or `unauthorized` (see `token`: refresh
+    /// it, then fetch again).
     pub outcome: String,
     pub wait_seconds: u64,
     /// Where the fetched snapshot waits for the store step.
@@ -194,6 +196,10 @@ impl FetchOutput {
 
     pub fn handed_over() -> Self {
         Self { outcome: "handed_over".into(), wait_seconds: 0, snapshot: None, token: None }
+    }
+
+    pub fn held() -> Self {
+        Self { outcome: "held".into(), wait_seconds: 0, snapshot: None, token: None }
     }
 
     pub fn unauthorized(fingerprint: String) -> Self {

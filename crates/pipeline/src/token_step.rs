@@ -10,8 +10,9 @@
 //!
 //! It is also where a mall is parked (`mall_park`): an event of a held
 //! mall is held without a call, and a refresh Cafe24 refuses for the
-//! mall (`invalid_grant`) or a token refused even after a refresh (`rejected`, from the state machine) park the mall and
-//! hold the event. The step then answers `held: true` and the item ends.
+//! mall (`invalid_grant`), a token refused even after a refresh
+//! (`rejected`, from the state machine), or no token at all (a mall never
+//! set up) park the mall and hold the event. The step then answers `held: true` and the item ends.
 
 use crate::service_core::{now_ms, wait_seconds};
 use crate::shop_service::{ADMIN_API, ShopService};
@@ -50,6 +51,9 @@ pub fn stored_token(grant: &TokenGrant, now_ms: u64) -> StoredToken {
             .unwrap_or(now_ms + DEFAULT_REFRESH_LIFETIME_MS),
     }
 }
+
+/// Why a mall that never had a token is parked.
+pub(crate) const NO_TOKEN: &str = "no Cafe24 token was ever stored for it";
 
 /// Why a mall is parked when a freshly refreshed token is refused.
 pub(crate) const REFUSED_AFTER_REFRESH: &str = "Cafe24 refused its access token even right after a refresh";
@@ -96,7 +100,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let tag = Tag::for_mall(mall);
         let started = Instant::now();
         loop {
-            let token = self.stored_token(&tag, mall).await?;
+            // A mall that never had a token (its webhooks came before
+            // `sluice tokens set`, as when a shop installs the app) is
+            // parked like a revoked one: its events wait in order for the
+            // token instead of failing into the dead-letter queue, where
+            // `sluice tokens set` would not find them.
+            let Some(token) = self.tokens.get(&tag, ADMIN_API).await? else {
+                return Ok(TokenState::Refused(NO_TOKEN.to_owned()));
+            };
             let rejected = stale == Some(fingerprint(&token.access_token).as_str());
             let margin = self.config.token_refresh_margin.as_millis() as u64;
             if !rejected && token.access_expires_ms > now_ms() + margin {
@@ -122,10 +133,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         }
     }
 
-    /// A mall that never had a token is not parked: it was never set up
-    /// (or its id is mistyped), and holding its events would keep them in
-    /// Redis for ever; they fail, and the dead-letter queue keeps them 14
-    /// days.
+    /// The mall's stored token; `CredentialRejected` when it has none.
     async fn stored_token(&self, tag: &Tag, mall: &str) -> Result<StoredToken, StepError> {
         self.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
             StepError::new(

@@ -216,20 +216,6 @@ async fn alerting_steps(
 }
 
 #[tokio::test]
-async fn a_mall_without_a_token_is_a_credential_problem_not_a_retry() {
-    let redis = TestRedis::new("no_token");
-    let sandbox = sandbox(&["new-mall"], BucketConfig::default()).await;
-    let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
-    let input = TokenInput { item: item("new-mall", "1", "n1"), stale_token: None, rejected: false };
-    let err = steps.ensure_token(input).await.unwrap_err();
-    assert_eq!(err.kind, ErrorKind::CredentialRejected);
-    assert!(err.cause.contains("sluice tokens set new-mall"), "{err}");
-    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("new-mall")).await;
-    assert_eq!(held.unwrap(), None, "a mall never set up is not parked: its events would wait in Redis for ever");
-    sandbox.stop().await;
-}
-
-#[tokio::test]
 async fn a_revoked_refresh_token_parks_the_mall_and_holds_its_events_with_one_alert() {
     let redis = TestRedis::new("revoked_token");
     let sandbox = sandbox(&["gone"], BucketConfig::default()).await;

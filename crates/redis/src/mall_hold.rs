@@ -1,6 +1,7 @@
 //! A parked mall: Cafe24 refused its refresh token (`invalid_grant`: revoked,
-//! expired, or spent), so no call can succeed until a person
-//! stores a new one with `sluice tokens set`. Its events wait here, in
+//! expired, or spent), answered its calls 403, or it never had a token, so
+//! no call can succeed until a person stores a new one with `sluice
+//! tokens set`. Its events wait here, in
 //! arrival order, instead of failing one by one into the dead-letter queue.
 //!
 //! ```text

@@ -1,6 +1,7 @@
 //! Fault injection shared by every sandbox: a rate of server errors, a rate
-//! of timeouts (the response held past the client's deadline, or the
-//! connection dropped mid-body), and added latency with jitter.
+//! of timeouts (the response held past the client's deadline, the
+//! connection dropped mid-body, or closed before any answer), and added
+//! latency with jitter.
 //!
 //! Decisions come from a seeded RNG, so a run that makes the same calls in
 //! the same order sees the same faults: a test can pin a seed and assert the
@@ -21,6 +22,10 @@ pub enum TimeoutMode {
     /// Send the status and headers, then break the connection inside the
     /// body.
     Drop,
+    /// Close the connection without sending anything: the client sees it
+    /// end before any answer (an upstream process that died, a proxy that
+    /// gave up).
+    Close,
 }
 
 /// What to inject. The default injects nothing.
@@ -185,6 +190,8 @@ mod tests {
     fn reads_json_with_defaults() {
         let c: FaultConfig = serde_json::from_str(r#"{"server_error_rate":0.2,"timeout_mode":"drop"}"#).unwrap();
         assert_eq!((c.server_error_rate, c.timeout_mode, c.seed), (0.2, TimeoutMode::Drop, 1));
+        let c: FaultConfig = serde_json::from_str(r#"{"timeout_mode":"close"}"#).unwrap();
+        assert_eq!(c.timeout_mode, TimeoutMode::Close);
         let c: FaultConfig = serde_json::from_str(r#"{"timeout_mode":{"hold":1500},"latency":20}"#).unwrap();
         assert_eq!(c.timeout_mode, TimeoutMode::Hold(Duration::from_millis(1500)));
         assert_eq!(c.latency, Duration::from_millis(20));

@@ -11,7 +11,7 @@ mod support;
 
 use serde_json::json;
 use sluice_testkit::TestRedis;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -61,17 +61,7 @@ fn set_tokens(dev: &Dev) {
         "refresh_token": "rt", "refresh_token_expires_at": "2099-01-01T00:00:00.000",
         "mall_id": "acme", "client_id": "c",
     });
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
-        .args(["tokens", "set", "acme", "--token-json", "-"])
-        .current_dir(&dev.workdir)
-        .env_remove("SLUICE_REDIS_URL")
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sluice tokens set");
-    child.stdin.take().expect("stdin").write_all(tokens.to_string().as_bytes()).expect("write tokens");
-    let out = child.wait_with_output().expect("sluice tokens set");
-    assert!(out.status.success(), "sluice tokens set: {}", String::from_utf8_lossy(&out.stderr));
+    dev.set_tokens("acme", &tokens);
 }
 
 /// Starts a dev whose pipe holds product 7's event in flight (its fetch

@@ -133,7 +133,7 @@ async fn go(plan: Plan, dir: &Path) {
             .env("SLUICE_REDIS_URL", proxy.redis_url()),
     )
     .unwrap_or_else(|e| panic!("sluice dev: {e}"));
-    credentials_set(dir, &sandbox.after("User cred-1: refresh token "));
+    credentials_set(dir, "cred-1", &sandbox.after("User cred-1: refresh token "));
     let pid = dev.child.id();
     let rss_ready = proc_kb(pid, "VmRSS") / 1024;
     println!("seed {}: the stack started in {:.1} s", plan.seed, dir_started.elapsed().as_secs_f64());

@@ -73,7 +73,7 @@ async fn run(dir: &Path) {
     };
 
     let dev = start.spawn();
-    credentials_set(&start.workdir, &refresh);
+    credentials_set(&start.workdir, "cred-1", &refresh);
     let ingest = format!("http://127.0.0.1:{}", start.ingest_port);
     send(&http, &ingest, 0..BEFORE).await;
     // Every row of the first part landed; the next append is the one

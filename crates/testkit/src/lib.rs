@@ -22,6 +22,7 @@
 //! - [`round_trips`]: a connection that counts its round trips to Redis.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`slot_check`]: a connection that records every script call whose keys span two slots.
+//! - [`alert_listener`]: an alert webhook on 127.0.0.1 that keeps what sluice sends.
 //! - [`chaos_report`]: a chaos run's row of `bench/chaos.md`.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
@@ -31,6 +32,7 @@
 //! - `pipeline` (feature `pipeline`): work items and tokens for the steps.
 //! - `postgres` (feature `postgres`): a private PostgreSQL, a database per test.
 
+pub mod alert_listener;
 pub mod chaos_report;
 pub mod crash_point;
 pub mod crash_scenario;

@@ -3,10 +3,12 @@
 //!
 //! An Admin API call goes through, in order (each step can end it):
 //! the mall exists (else 404) → the Bearer token is valid for the mall
-//! (else 401, not counted in the bucket) → the usage quota is not spent
+//! (else 401, not counted in the bucket) → the mall has not withdrawn the
+//! app's access (else 403 until tokens are issued again) → no 429 storm injected for the
+//! mall (else 429 with `Retry-After`, not counted) → the usage quota is not spent
 //! (else 429 with `Remain` headers; counted in the quota, not the bucket) →
 //! the bucket takes it (else 429, not counted) → faults (500, a held 504,
-//! a dropped connection, latency) → `Content-Type` is JSON when given (else
+//! a connection dropped mid-answer or closed before any, latency) → `Content-Type` is JSON when given (else
 //! 400) → the resource (200 `{"product": {…}}` or 404). Every answer for a
 //! known mall carries `X-Api-Call-Limit` and the usage headers.
 
@@ -41,6 +43,8 @@ enum Delivery {
     After(Duration),
     Hold(Duration),
     Drop(Duration),
+    /// No answer: the connection is closed after this latency.
+    Close(Duration),
 }
 
 #[derive(Debug)]
@@ -71,10 +75,15 @@ impl Answer {
 
     async fn deliver(self) -> Response {
         let wait = match self.delivery {
-            Delivery::After(d) | Delivery::Hold(d) | Delivery::Drop(d) => d,
+            Delivery::After(d) | Delivery::Hold(d) | Delivery::Drop(d) | Delivery::Close(d) => d,
         };
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
+        }
+        if self.delivery == Delivery::Close(wait) {
+            let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            response.extensions_mut().insert(crate::server::HangUpNow);
+            return response;
         }
         let mut response = if self.delivery == Delivery::Drop(wait) {
             // Status and headers go out, then the body breaks off: the
@@ -154,6 +163,21 @@ fn admin_call(
     if !bearer_is_valid(headers, mall, now) {
         return Answer::error(StatusCode::UNAUTHORIZED, "Authority to access is not valid.");
     }
+    if mall.forbidden {
+        return Answer::error(
+            StatusCode::FORBIDDEN,
+            "Insufficient scope: the app's access to this mall was withdrawn.",
+        );
+    }
+    if let Some((until, retry_after)) = mall.storm {
+        if now < until {
+            rec.refused = Some(Refusal::Storm);
+            let mut answer = Answer::error(StatusCode::TOO_MANY_REQUESTS, "The API call limit (bucket) was exceeded.");
+            answer.headers.push(("retry-after", retry_after.to_string()));
+            return answer;
+        }
+        mall.storm = None;
+    }
     if mall.quota.reading(now).blocked() {
         mall.quota.charge_refused(now);
         rec.refused = Some(Refusal::Quota);
@@ -181,6 +205,9 @@ fn admin_call(
         }
         Some(Fault::Timeout(TimeoutMode::Drop)) => {
             return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency));
+        }
+        Some(Fault::Timeout(TimeoutMode::Close)) => {
+            return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(latency));
         }
         None => {}
     }
@@ -255,6 +282,9 @@ async fn token(
                     }
                     Some(Fault::Timeout(TimeoutMode::Drop)) => {
                         Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(Duration::ZERO))
+                    }
+                    Some(Fault::Timeout(TimeoutMode::Close)) => {
+                        Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(Duration::ZERO))
                     }
                     None => {
                         let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());

@@ -8,6 +8,9 @@
 //! PUT    /sandbox/malls/{mall}/bucket                    {capacity, drain_per_sec}
 //! POST   /sandbox/malls/{mall}/tokens                    issue tokens (Cafe24's token response)
 //! POST   /sandbox/malls/{mall}/tokens/expire             expire the mall's access tokens now
+//! POST   /sandbox/malls/{mall}/tokens/revoke             revoke its access and refresh tokens (app removed)
+//! POST   /sandbox/malls/{mall}/forbid                    every call 403 until tokens are issued again
+//! POST   /sandbox/malls/{mall}/storm                     429 storm: {millis, retry_after_secs?} every call 429
 //! POST   /sandbox/malls/{mall}/resources/{kind}          create (body: fields) → change report, webhook sent
 //! GET    /sandbox/malls/{mall}/resources/{kind}/{id}     the resource as held
 //! PUT    /sandbox/malls/{mall}/resources/{kind}/{id}     update (body: fields) → change report, webhook sent
@@ -46,6 +49,9 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/sandbox/malls/{mall}/bucket", put(set_bucket))
         .route("/sandbox/malls/{mall}/tokens", post(issue_tokens))
         .route("/sandbox/malls/{mall}/tokens/expire", post(expire_tokens))
+        .route("/sandbox/malls/{mall}/tokens/revoke", post(revoke_tokens))
+        .route("/sandbox/malls/{mall}/storm", post(storm))
+        .route("/sandbox/malls/{mall}/forbid", post(forbid))
         .route("/sandbox/malls/{mall}/resources/{kind}", post(create))
         .route("/sandbox/malls/{mall}/resources/{kind}/{id}", get(read).put(update).delete(delete))
         .route("/sandbox/calls", get(calls))
@@ -140,12 +146,42 @@ async fn issue_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String
     let mut guard = shared.lock();
     let inner = &mut *guard;
     let m = inner.malls.get_mut(&mall).ok_or_else(|| SandboxError::UnknownMall(mall.clone()))?;
+    // A new grant, as a shop consenting again: a withdrawn access ends.
+    m.forbidden = false;
     ok(StatusCode::OK, m.tokens.issue(&mall, &shared.tokens, &mut inner.token_rng, Instant::now()))
 }
 
 async fn expire_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
     shared.lock().mall_mut(&mall)?.tokens.expire_access();
     ok(StatusCode::OK, json!({"mall_id": mall, "access_tokens": "expired"}))
+}
+
+async fn revoke_tokens(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
+    shared.lock().mall_mut(&mall)?.tokens.revoke();
+    ok(StatusCode::OK, json!({"mall_id": mall, "tokens": "revoked"}))
+}
+
+async fn forbid(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> Answer {
+    shared.lock().mall_mut(&mall)?.forbidden = true;
+    ok(StatusCode::OK, json!({"mall_id": mall, "admin_api": "forbidden until tokens are issued again"}))
+}
+
+#[derive(Debug, Deserialize)]
+struct Storm {
+    millis: u64,
+    #[serde(default = "one_second")]
+    retry_after_secs: u64,
+}
+
+fn one_second() -> u64 {
+    1
+}
+
+async fn storm(State(shared): State<Arc<Shared>>, Path(mall): Path<String>, storm: Body<Storm>) -> Answer {
+    let storm = body(storm)?;
+    let until = Instant::now() + std::time::Duration::from_millis(storm.millis);
+    shared.lock().mall_mut(&mall)?.storm = Some((until, storm.retry_after_secs));
+    ok(StatusCode::OK, json!({"mall_id": mall, "storm_ms": storm.millis, "retry_after_secs": storm.retry_after_secs}))
 }
 
 async fn create(

@@ -123,11 +123,13 @@ impl Cafe24Sandbox {
     }
 
     /// Issues an access and a refresh token for a mall, as installing the
-    /// app would; the mall's previous refresh token stops working.
+    /// app would; the mall's previous refresh token stops working, and a
+    /// withdrawn access ([`Self::forbid`]) ends.
     pub fn issue_tokens(&self, mall_id: &str) -> Result<TokenResponse, SandboxError> {
         let mut guard = self.shared.lock();
         let inner = &mut *guard;
         let mall = inner.malls.get_mut(mall_id).ok_or_else(|| SandboxError::UnknownMall(mall_id.to_owned()))?;
+        mall.forbidden = false;
         Ok(mall.tokens.issue(mall_id, &self.shared.tokens, &mut inner.token_rng, Instant::now()))
     }
 
@@ -142,6 +144,28 @@ impl Cafe24Sandbox {
     /// `invalid_grant`).
     pub fn expire_refresh_token(&self, mall_id: &str) -> Result<(), SandboxError> {
         self.shared.lock().mall_mut(mall_id)?.tokens.expire_refresh();
+        Ok(())
+    }
+
+    /// Every token of the mall stops working now, as when the shop removes
+    /// the app: calls get 401 and the next refresh `invalid_grant`.
+    pub fn revoke_tokens(&self, mall_id: &str) -> Result<(), SandboxError> {
+        self.shared.lock().mall_mut(mall_id)?.tokens.revoke();
+        Ok(())
+    }
+
+    /// Every Admin API call of the mall is answered 403 (the shop withdrew
+    /// a scope or suspended the app) until tokens are issued again.
+    pub fn forbid(&self, mall_id: &str) -> Result<(), SandboxError> {
+        self.shared.lock().mall_mut(mall_id)?.forbidden = true;
+        Ok(())
+    }
+
+    /// A 429 storm: for `length` from now every authorised Admin API call
+    /// of the mall is answered 429 with `Retry-After: retry_after_secs`,
+    /// whatever its bucket says (Cafe24 having a bad minute).
+    pub fn storm(&self, mall_id: &str, length: Duration, retry_after_secs: u64) -> Result<(), SandboxError> {
+        self.shared.lock().mall_mut(mall_id)?.storm = Some((Instant::now() + length, retry_after_secs));
         Ok(())
     }
 

@@ -117,6 +117,12 @@ impl TokenBook {
         self.refresh = None;
     }
 
+    /// Every token of the mall stops working now (the app was removed).
+    pub(crate) fn revoke(&mut self) {
+        self.expire_access();
+        self.expire_refresh();
+    }
+
     pub(crate) fn refreshes(&self) -> u64 {
         self.refreshes
     }

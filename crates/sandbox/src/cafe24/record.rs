@@ -20,6 +20,9 @@ pub enum Refusal {
     Bucket,
     /// The usage quota was spent.
     Quota,
+    /// A 429 storm injected through the control plane (every call of the
+    /// mall refused for a while, with `Retry-After`).
+    Storm,
 }
 
 /// One call to the sandbox's Cafe24 API (the control plane is not
@@ -61,6 +64,8 @@ pub struct Counters {
     pub unauthorized: u64,
     pub refused_bucket: u64,
     pub refused_quota: u64,
+    /// Refused by an injected 429 storm.
+    pub refused_storm: u64,
     /// Other 4xx from the Admin API.
     pub client_errors: u64,
     /// Injected faults.
@@ -84,9 +89,10 @@ impl Counters {
         match (r.refused, r.fault) {
             (Some(Refusal::Bucket), _) => self.refused_bucket += 1,
             (Some(Refusal::Quota), _) => self.refused_quota += 1,
+            (Some(Refusal::Storm), _) => self.refused_storm += 1,
             (None, Some(Fault::ServerError)) => self.server_errors += 1,
             (None, Some(Fault::Timeout(TimeoutMode::Hold(_)))) => self.timeouts += 1,
-            (None, Some(Fault::Timeout(TimeoutMode::Drop))) => self.dropped_connections += 1,
+            (None, Some(Fault::Timeout(TimeoutMode::Drop | TimeoutMode::Close))) => self.dropped_connections += 1,
             (None, None) if token && r.status == 200 => self.token_refreshes += 1,
             (None, None) if token => self.token_refresh_rejections += 1,
             (None, None) => match r.status {

@@ -26,6 +26,12 @@ pub(crate) struct Mall {
     pub(crate) quota: UsageQuota,
     pub(crate) tokens: TokenBook,
     pub(crate) store: ResourceStore,
+    /// A 429 storm: until then every authorised Admin API call of the mall
+    /// is answered 429 with this `Retry-After` (seconds).
+    pub(crate) storm: Option<(Instant, u64)>,
+    /// Every Admin API call answered 403 (a scope withdrawn, the app
+    /// suspended) until tokens are issued again, as a shop re-consenting.
+    pub(crate) forbidden: bool,
 }
 
 impl Mall {
@@ -35,6 +41,8 @@ impl Mall {
             quota: UsageQuota::new(quota, now),
             tokens: TokenBook::default(),
             store: ResourceStore::default(),
+            storm: None,
+            forbidden: false,
         }
     }
 }

@@ -33,6 +33,8 @@ pub(crate) enum Delivery {
     Hold(Duration),
     /// Status and headers after this latency, then the body breaks off.
     Drop(Duration),
+    /// No answer: the connection is closed after this latency.
+    Close(Duration),
 }
 
 #[derive(Debug)]
@@ -126,11 +128,16 @@ impl Answer {
     /// answer holds up nothing else.
     pub(crate) async fn deliver(self) -> Response {
         let (wait, broken) = match self.delivery {
-            Delivery::After(d) | Delivery::Hold(d) => (d, false),
+            Delivery::After(d) | Delivery::Hold(d) | Delivery::Close(d) => (d, false),
             Delivery::Drop(d) => (d, true),
         };
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
+        }
+        if let Delivery::Close(_) = self.delivery {
+            let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            response.extensions_mut().insert(crate::server::HangUpNow);
+            return response;
         }
         let mut response = if broken {
             let chunks: [Result<Bytes, std::io::Error>; 2] = [

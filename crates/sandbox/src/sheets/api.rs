@@ -156,6 +156,7 @@ fn gate_and_run(
                     Answer::google(StatusCode::GATEWAY_TIMEOUT, "Deadline exceeded.").after(Delivery::Hold(hold))
                 }
                 TimeoutMode::Drop => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency)),
+                TimeoutMode::Close => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(latency)),
             };
         }
     }

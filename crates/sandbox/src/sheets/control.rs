@@ -14,10 +14,12 @@
 //! GET    /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values    → {values} as held (typed, null = empty)
 //! DELETE /sandbox/sheets/spreadsheets/{id}/sheets/{gid}           delete a sheet
 //! GET    /sandbox/sheets/faults, POST /sandbox/sheets/faults      queued faults; queue one (SheetsFault JSON)
+//! GET    /sandbox/sheets/plan, PUT /sandbox/sheets/plan           the probabilistic plan (JSON of FaultConfig)
 //! ```
 //!
 //! Errors are `{"error": "…"}` with 400 or 404.
 
+use crate::fault::FaultConfig;
 use crate::sheets::SandboxError;
 use crate::sheets::faults::SheetsFault;
 use crate::sheets::state::Shared;
@@ -46,6 +48,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values", get(values))
         .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}", delete(delete_sheet))
         .route("/sandbox/sheets/faults", get(faults).post(inject))
+        .route("/sandbox/sheets/plan", get(plan).put(set_plan))
 }
 
 /// A control-plane failure: `{"error": "…"}` with the status its kind
@@ -195,4 +198,16 @@ async fn inject(State(shared): State<Arc<Shared>>, fault: Body<SheetsFault>) -> 
     let mut inner = shared.lock();
     inner.queued.push(fault);
     ok(StatusCode::OK, inner.queued.pending())
+}
+
+async fn plan(State(shared): State<Arc<Shared>>) -> Response {
+    Json(*shared.lock().faults.config()).into_response()
+}
+
+/// Replaces the plan (and restarts its RNG from the plan's seed), so a
+/// test can switch seeded faults on after its setup ran clean.
+async fn set_plan(State(shared): State<Arc<Shared>>, config: Body<FaultConfig>) -> Answer {
+    let config = body(config)?;
+    shared.lock().faults.set(config).map_err(SandboxError::InvalidInput)?;
+    ok(StatusCode::OK, config)
 }

@@ -55,6 +55,9 @@ pub(crate) struct FaultArgs {
     /// Time out by dropping the connection mid-response instead of holding.
     #[arg(long)]
     drop_connections: bool,
+    /// Time out by closing the connection before any answer instead of holding.
+    #[arg(long, conflicts_with = "drop_connections")]
+    close_connections: bool,
     /// Latency added to every answered call, in milliseconds.
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
@@ -73,6 +76,8 @@ impl FaultArgs {
         }
         let timeout_mode = if self.drop_connections {
             TimeoutMode::Drop
+        } else if self.close_connections {
+            TimeoutMode::Close
         } else {
             TimeoutMode::Hold(Duration::from_millis(self.timeout_hold_ms))
         };

@@ -138,6 +138,23 @@ impl Dev {
         }
     }
 
+    /// `sluice tokens set MALL` in this `sluice dev`'s directory, the token
+    /// response on stdin.
+    pub fn set_tokens(&self, mall: &str, tokens: &serde_json::Value) {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["tokens", "set", mall, "--token-json", "-"])
+            .current_dir(&self.workdir)
+            .env_remove("SLUICE_REDIS_URL")
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sluice tokens set");
+        child.stdin.take().expect("stdin").write_all(tokens.to_string().as_bytes()).expect("write tokens");
+        let out = child.wait_with_output().expect("sluice tokens set");
+        assert!(out.status.success(), "sluice tokens set: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
     /// Whether the process is still running (it has not exited or died).
     pub fn running(&mut self) -> bool {
         self.child.try_wait().expect("wait").is_none()

@@ -103,32 +103,30 @@ pub fn sluice(dir: &Path) -> Command {
 }
 
 pub fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
-    let mut child = sluice(workdir)
-        .args(["tokens", "set", mall, "--token-json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sluice tokens set");
-    child.stdin.take().unwrap().write_all(tokens.to_string().as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "sluice tokens set {mall}: {}", String::from_utf8_lossy(&out.stderr));
+    with_stdin(workdir, &["tokens", "set", mall, "--token-json", "-"], &tokens.to_string());
 }
 
-/// `sluice credentials set cred-1` with the sandbox's refresh token (the
-/// access token given is unknown to it: sluice refreshes on the 401).
-pub fn credentials_set(workdir: &Path, refresh: &str) {
+/// `sluice credentials set CREDENTIAL` with a Google refresh token (the
+/// access token given is unknown to the sandbox: sluice refreshes on the
+/// 401).
+pub fn credentials_set(workdir: &Path, credential: &str, refresh: &str) {
+    let token = serde_json::json!({"access_token": "unknown", "expires_in": 3599, "token_type": "Bearer", "refresh_token": refresh});
+    with_stdin(workdir, &["credentials", "set", credential, "--token-json", "-"], &token.to_string());
+}
+
+/// `sluice ARGS` with `input` on its stdin, so no token shows in `ps`;
+/// panics unless it succeeds.
+pub fn with_stdin(workdir: &Path, args: &[&str], input: &str) {
     let mut child = sluice(workdir)
-        .args(["credentials", "set", "cred-1", "--token-json", "-"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("sluice credentials set");
-    let token = serde_json::json!({"access_token": "unknown", "expires_in": 3599, "token_type": "Bearer", "refresh_token": refresh});
-    child.stdin.take().unwrap().write_all(token.to_string().as_bytes()).unwrap();
+        .unwrap_or_else(|e| panic!("sluice {args:?}: {e}"));
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "credentials set: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "sluice {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A free port below the kernel's ephemeral range: while sluice dev is
@@ -214,6 +212,9 @@ pub struct Status {
     /// waiting, in flight, delayed.
     pub events: Option<[u64; 3]>,
     pub dead_letters: Option<[u64; 3]>,
+    /// The flush queue's and the mall drain queue's dead letters.
+    pub flush_dead_letters: Option<[u64; 3]>,
+    pub mall_drain_dead_letters: Option<[u64; 3]>,
     /// "Drain mall M" requests: while one is left, some mall's dirty set
     /// still has work (flow control).
     pub mall_drains: Option<[u64; 3]>,
@@ -237,6 +238,8 @@ pub fn status(workdir: &Path) -> Status {
     Status {
         events: row(&["events"]),
         dead_letters: row(&["events", "dead-letter"]),
+        flush_dead_letters: row(&["flush", "dead-letter"]),
+        mall_drain_dead_letters: row(&["mall", "drain", "dead-letter"]),
         mall_drains: row(&["mall", "drain"]),
         groups_waiting: !text.contains("Groups with events waiting: none"),
         text,
