@@ -91,10 +91,11 @@ package:
 ## SLUICE_ABUSE_SEED); then sluice dev killed between an append Google
 ## applied and its trim, with rows to three sheets (sheet_crash: over a
 ## minute, the killed flushes' lock leases); then upstream faults against
-## the sandbox Cafe24 and Sheets (5xx, dropped and held connections, a 429
-## storm, token expiry and revocation mended by sluice tokens set /
-## sluice credentials set), seeds SLUICE_CHAOS_SEEDS (default 1-3, about a
-## minute each: one append held past sluice's 30 s timeout).
+## the sandbox Cafe24 and Sheets (5xx; connections held, dropped or closed
+## before any answer; a 429 storm; 403s; token expiry, revocation and a
+## mall with no token, mended by sluice tokens set / sluice credentials
+## set), seeds SLUICE_CHAOS_SEEDS (default 1-3, about 50 s each: one
+## append held past sluice's 30 s timeout).
 ## `make test` runs one of each of the first three kinds and one short
 ## upstream-faults run.
 chaos: deps
