@@ -93,13 +93,14 @@ package:
 ## SLUICE_ABUSE_SEED); then sluice dev killed between an append Google
 ## applied and its trim, with rows to three sheets (sheet_crash: over a
 ## minute, the killed flushes' lock leases); then upstream faults against
-## the sandbox Cafe24 and Sheets (5xx, dropped and held connections, a 429
-## storm, token expiry and revocation mended by sluice tokens set /
-## sluice credentials set), seeds SLUICE_CHAOS_SEEDS (default 1-3, about a
-## minute each: one append held past sluice's 30 s timeout); then ingest
-## held for 60 s at its measured ceiling of sheet rows while a latency
-## proxy slows Redis by 50, 100, 200, then 300 ms a round trip (load_held:
-## 503 + Retry-After, RSS, every 202'd row in its sheet once).
+## the sandbox Cafe24 and Sheets (5xx; connections held, dropped or closed
+## before any answer; a 429 storm; 403s; token expiry, revocation and a
+## mall with no token, mended by sluice tokens set / sluice credentials
+## set), seeds SLUICE_CHAOS_SEEDS (default 1-3, about 50 s each: one
+## append held past sluice's 30 s timeout); then ingest held for 60 s at
+## its measured ceiling of sheet rows while a latency proxy slows Redis by
+## 50, 100, 200, then 300 ms a round trip (load_held: 503 + Retry-After,
+## RSS, every 202'd row in its sheet once).
 ## `make test` runs one of each of the first three kinds, one short
 ## upstream-faults run and an 8 s load_held.
 CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos

@@ -12,7 +12,8 @@
 //! mall is held without a call, and a refresh Cafe24 refuses for the
 //! mall (`invalid_grant`), a token refused even after a refresh
 //! (`rejected`, from the state machine), or no token at all (a mall never
-//! set up) park the mall and hold the event. The step then answers `held: true` and the item ends.
+//! set up) park the mall and hold the event. The step then answers
+//! `held: true` and the item ends.
 
 use crate::service_core::{now_ms, wait_seconds};
 use crate::shop_service::{ADMIN_API, ShopService};

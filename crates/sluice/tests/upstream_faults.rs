@@ -76,7 +76,8 @@ impl Plan {
 async fn seeded_upstream_faults_lose_nothing_duplicate_nothing_and_alert_once_per_episode() {
     let seed = std::env::var("SLUICE_CHAOS_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(18);
     let outcome = run(Plan::short(seed)).await;
-    outcome.row.record(&chaos_dir(), "upstream_faults");
+    // Figures printed only: bench/chaos.md holds what `make chaos` measured.
+    println!("chaos row (not recorded by make test): {}", outcome.row.markdown());
     assert!(outcome.problems.is_empty(), "seed {seed}: {}\n{}", outcome.figures, outcome.problems.join("\n"));
 }
 
@@ -90,7 +91,7 @@ async fn many_seeded_upstream_fault_runs_lose_nothing() {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
         a.trim().parse::<u64>().expect("a seed")..=b.trim().parse::<u64>().expect("a seed")
     });
-    let mut all = ChaosRow { scenario: "upstream faults (Cafe24 and Sheets, long)".into(), ..ChaosRow::default() };
+    let mut all = ChaosRow { scenario: "upstream faults (Cafe24 and Sheets)".into(), ..ChaosRow::default() };
     let mut problems = Vec::new();
     for seed in seeds {
         let outcome = run(Plan::long(seed)).await;
@@ -101,7 +102,7 @@ async fn many_seeded_upstream_fault_runs_lose_nothing() {
         all.notes = format!("{}seed {seed}: {}; ", all.notes, outcome.row.notes);
         problems.extend(outcome.problems.iter().map(|p| format!("seed {seed}: {p}")));
     }
-    all.record(&chaos_dir(), "upstream_faults_long");
+    all.record(&chaos_dir(), "upstream_faults");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
@@ -174,10 +175,8 @@ async fn go(plan: Plan, dir: &Path) -> Outcome {
     let up = Upstreams::start(dir, &malls, (10, 5), SPREADSHEET, &SHEETS, &[CREDENTIAL]);
     let alerts = AlertListener::start().expect("alert listener");
     let workdir: PathBuf = dir.join("work");
-    // A message whose retries all failed comes back after its visibility
-    // timeout: 60 s, above this run's longest execution (5 fetch retries
-    // of at most 20 s each would pass it only with every one at its cap).
-    let dev = up.dev(&workdir, &["--no-drain", "--alert-url", alerts.url(), "--visibility-timeout", "60"]);
+    // The snapshots stay in Redis, where the test reads them.
+    let dev = up.dev(&workdir, &["--no-drain", "--alert-url", alerts.url()]);
     let redis = upstreams::private_redis_url(&dev);
     let (ingest, rows_url) = (dev.after("Ingest: "), dev.after("Sheet rows: "));
     for mall in malls.iter().filter(|m| *m != "uf4") {

@@ -71,7 +71,10 @@ impl Rig {
         self.sandbox.set_webhook_target(Some(WebhookTarget { url: self.ingest_url(), api_key: Secret::new(API_KEY) }));
     }
 
-    /// Waits until every accepted webhook's work has left the queue.
+    /// Waits until every accepted webhook's work is done: the queue empty
+    /// with nothing in flight, and no mall's dirty set waiting for a drain
+    /// run (flow control defers a flooding mall's webhooks there), twice in
+    /// a row.
     pub(crate) async fn wait_drained(&self, timeout: Duration) {
         let deadline = Instant::now() + timeout;
         let mut quiet = 0;
@@ -79,7 +82,10 @@ impl Rig {
             assert!(Instant::now() < deadline, "not drained within {timeout:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
             let (events, _) = self.stack.queues().await.expect("attributes");
-            quiet = if events.visible == 0 && events.in_flight == 0 { quiet + 1 } else { 0 };
+            let drains = self.stack.mall_drain_queue().await.expect("attributes");
+            let idle =
+                events.visible == 0 && events.in_flight == 0 && drains.visible + drains.in_flight + drains.delayed == 0;
+            quiet = if idle { quiet + 1 } else { 0 };
         }
     }
 

@@ -4,11 +4,12 @@
 //! An Admin API call goes through, in order (each step can end it):
 //! the mall exists (else 404) → the Bearer token is valid for the mall
 //! (else 401, not counted in the bucket) → the mall has not withdrawn the
-//! app's access (else 403 until tokens are issued again) → no 429 storm injected for the
-//! mall (else 429 with `Retry-After`, not counted) → the usage quota is not spent
-//! (else 429 with `Remain` headers; counted in the quota, not the bucket) →
-//! the bucket takes it (else 429, not counted) → faults (500, a held 504,
-//! a connection dropped mid-answer or closed before any, latency) → `Content-Type` is JSON when given (else
+//! app's access (else 403 until tokens are issued again) → no 429 storm
+//! injected for the mall (else 429 with `Retry-After`, not counted) → the
+//! usage quota is not spent (else 429 with `Remain` headers; counted in
+//! the quota, not the bucket) → the bucket takes it (else 429, not
+//! counted) → faults (500, a held 504, a connection dropped mid-answer or
+//! closed before any, latency) → `Content-Type` is JSON when given (else
 //! 400) → the resource (200 `{"product": {…}}` or 404). Every answer for a
 //! known mall carries `X-Api-Call-Limit` and the usage headers.
 
