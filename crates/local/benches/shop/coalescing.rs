@@ -40,6 +40,7 @@ pub(crate) async fn run() -> RunCounts {
         fetches: calls,
         executions: difference(rig.stack.executions.counts(), before),
         redis_commands: rig.redis_commands().await - commands_before,
+        mall_drain_runs: rig.stack.mall_drain.runs.load(std::sync::atomic::Ordering::Relaxed),
     };
     println!("## 2. Coalescing: {WEBHOOKS} webhooks over {PRODUCTS} products of one mall (bucket 40 at 20/s)\n");
     println!("| | upstream calls | per webhook |");

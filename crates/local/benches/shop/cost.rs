@@ -50,12 +50,15 @@ impl PerWebhook {
         let w = run.webhooks.max(1) as f64;
         let e = run.executions;
         let mean_ms = e.duration_ms as f64 / e.executions.max(1) as f64;
+        let drain_runs = run.mall_drain_runs as f64 / w;
         Self {
             name,
-            sqs_sends: run.enqueued as f64 / w,
+            // A drain run's request: sent, received, deleted.
+            sqs_sends: run.enqueued as f64 / w + 3.0 * drain_runs,
             fetches: run.fetches as f64 / w,
             executions: e.executions as f64 / w,
-            tasks: e.task_invocations as f64 / w,
+            // The state machine's Task states, and the drain runs.
+            tasks: (e.task_invocations + run.mall_drain_runs) as f64 / w,
             express_billed_ms: (mean_ms / 100.0).ceil() * 100.0,
             redis_ops: ingest_trips + run.redis_commands as f64 / w,
         }
@@ -135,7 +138,9 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
          tier, read 2026-11-25). Assumed, not measured: Lambda time per invocation (ingest {INGEST_MS} ms, fetch \
          {FETCH_MS} ms, other steps {OTHER_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
          per invocation, one NAT gateway, ECPUs = Redis commands (1 KB or less each; the commands counted include the \
-         stand-in queue's, so an upper bound).\n"
+         stand-in queue's, so an upper bound). A flow-control drain run's inline waits for the bucket are billed \
+         Lambda time not counted here; its SQS requests are counted at the FIFO price (its queue is a standard \
+         one, 20% cheaper).\n"
     );
     let _ = writeln!(out, "## Counted per webhook\n");
     let _ = writeln!(
