@@ -87,7 +87,7 @@ package:
 ## PostgreSQL (SLUICE_CHAOS_SEEDS, default 1-3; SLUICE_CHAOS_CHANGES per
 ## stream, default 600); then the Redis of
 ## SLUICE_REDIS_URL stopped (SIGKILL or SIGTERM) and restarted under load,
-## seeds 1-6 with outages of 2-7 s, and one of 20 s (longer than the
+## seeds 1-4 with outages of 3-6 s, and one of 20 s (longer than the
 ## queues' consumer lease); then the HTTP abuse run against ingest and the
 ## SQS endpoint, 20,000 seeded bad and good requests (SLUICE_ABUSE_REQUESTS,
 ## SLUICE_ABUSE_SEED); then sluice dev killed between an append Google
@@ -96,7 +96,7 @@ package:
 ## the sandbox Cafe24 and Sheets (5xx; connections held, dropped or closed
 ## before any answer; a 429 storm; 403s; token expiry, revocation and a
 ## mall with no token, mended by sluice tokens set / sluice credentials
-## set), seeds SLUICE_CHAOS_SEEDS (default 1-3, about 50 s each: one
+## set), seeds SLUICE_CHAOS_SEEDS (default 1-2, about 50 s each: one
 ## append held past sluice's 30 s timeout); then ingest held for 60 s at
 ## its measured ceiling of sheet rows while a latency proxy slows Redis by
 ## 50, 100, 200, then 300 ms a round trip (load_held: 503 + Retry-After,

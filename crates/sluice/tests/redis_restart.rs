@@ -19,7 +19,7 @@
 //!
 //! `make test` runs one short seed (`SLUICE_CHAOS_SEED` picks another);
 //! `make chaos` runs the ignored many-seed variant (`SLUICE_CHAOS_SEEDS`, a
-//! range `1-6`; `SLUICE_CHAOS_DOWN` seconds of outage instead of 2-7 s).
+//! range, default `1-4`; `SLUICE_CHAOS_DOWN` seconds of outage instead of 3-6 s).
 
 #[path = "support/redis_outage.rs"]
 mod outage;
@@ -87,7 +87,7 @@ async fn redis_stopped_and_restarted_under_load_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: many seeds; run with --ignored"]
 async fn many_seeded_redis_restarts_lose_nothing() {
-    let seeds = std::env::var("SLUICE_CHAOS_SEEDS").unwrap_or_else(|_| "1-6".into());
+    let seeds = std::env::var("SLUICE_CHAOS_SEEDS").unwrap_or_else(|_| "1-4".into());
     let (first, last) = seeds.split_once('-').unwrap_or((&seeds, &seeds));
     // SLUICE_CHAOS_DOWN (seconds) sets every outage instead.
     let down_for = std::env::var("SLUICE_CHAOS_DOWN").ok().and_then(|s| s.parse::<u64>().ok());
