@@ -99,7 +99,7 @@ async fn many_seeded_redis_restarts_lose_nothing() {
                 .await,
         );
     }
-    record("redis_restart", "Redis stopped (SIGKILL or SIGTERM by turns) for 2-7 s and restarted under load", &runs);
+    record("redis_restart", "Redis stopped (SIGKILL or SIGTERM by turns) for 3-6 s and restarted under load", &runs);
 }
 
 /// An outage longer than the queues' consumer lease (15 s TTL, renewed
