@@ -230,11 +230,15 @@ impl Good {
                 let id = json["event_ids"][0].as_str().unwrap_or_default();
                 self.event_ids.insert(if i / GOOD_EVERY % 3 == 1 { format!("row:good-{i}") } else { id.to_owned() });
             }
-            // The good webhooks all go to one mall whose fetches cannot keep
-            // up in a long run (nothing answers for it here): once it has
-            // `max_queued` in the queue, flow control defers the rest into
-            // its dirty set. Accepted and kept, but not enqueued.
-            (0, Some(202)) if json["status"] == "deferred" => {
+            // The good webhooks all go to one mall, and the good rows to one
+            // sheet, that cannot keep up in a long run (nothing answers for
+            // them here): past `max_queued` in the queue, flow control defers
+            // the rest into the mall's dirty set or the sheet's overflow.
+            // Accepted and kept, but not enqueued.
+            (0 | 1, Some(202)) if json["status"] == "deferred" => {
+                if i / GOOD_EVERY % 3 == 1 {
+                    self.event_ids.insert(format!("row:good-{i}"));
+                }
                 self.event_ids.insert(json["event_ids"][0].as_str().unwrap_or_default().to_owned());
             }
             (2, Some(200)) if json["MessageId"].is_string() => self.sqs_sent += 1,
