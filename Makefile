@@ -122,6 +122,8 @@ fuzz:
 	@scripts/fuzz.sh
 
 ## bench: side-by-side benchmarks; the output is committed under bench/.
+## bench/peers.md compares with the Node peers (rolling-rate-limiter,
+## BullMQ; npm ci into bench/peers when missing, skipped without node).
 ## Also the #[ignore]d small-scale comparisons that need more than one run
 ## (a flooding sheet with and without flow control per sheet).
 bench: deps
@@ -129,6 +131,7 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-redis --bench primitives | tee bench/primitives.md
 	$(CARGO) bench --quiet -p sluice-asl --bench interpreter | tee bench/asl.md
 	$(CARGO) bench --quiet -p sluice-queue --bench queue | tee bench/queue.md
+	$(CARGO) bench --quiet -p sluice-queue --bench peers | tee bench/peers.md
 	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
 	$(CARGO) bench --quiet -p sluice-local --bench sheets | tee bench/sheets.md
 	$(CARGO) bench --quiet -p sluice-local --bench noisy | tee bench/noisy.md

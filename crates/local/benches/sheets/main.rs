@@ -3,7 +3,8 @@
 //! queue → flush) against the sandbox Google Sheets:
 //!
 //! 1. API calls per 1,000 rows sent by 100 clients at once, next to one
-//!    append per submission, sent at once (under Google's real quota);
+//!    append per submission, sent at once (both under Google's quota, its
+//!    window scaled), with and without retrying its 429s;
 //! 2. a single row's latency at low load until it is in the sheet (p50),
 //!    next to a fixed 500-row / 10 s buffer;
 //! 3. sustained rows/min per credential at saturation against the limit
