@@ -220,8 +220,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 
     /// How long to wait after another failed flush of `sheet`.
     pub(crate) async fn backoff(&self, sheet: &Tag) -> Duration {
-        let failures = self.sheet_state.note_failure(sheet).await.unwrap_or(1);
-        Duration::from_secs(1 << failures.clamp(1, 9).saturating_sub(1)).min(Duration::from_secs(300))
+        backoff_after(self.sheet_state.note_failure(sheet).await.unwrap_or(1))
     }
 
     /// Puts `sheet`'s parked rows back at the head of its buffer and asks
@@ -267,4 +266,24 @@ fn quota(credential_id: &str, spend: Spend, settings: &SheetConfig) -> Vec<Limit
         Limit::new(format!("{kind}:cred:{credential_id}"), per_user, user_window).with_min_spacing(spacing),
         Limit::new(format!("{kind}:project"), per_project, project_window),
     ]
+}
+
+/// The wait after `failures` failed flushes in a row: 1 s, doubling, at
+/// most 64 s, the most Google's guidance for the Sheets API's exponential
+/// backoff suggests. It used to double to 5 minutes, and after a burst of
+/// 5xx and 429s a sheet whose credential was mended waited over a minute
+/// before its next append (the upstream faults run).
+fn backoff_after(failures: u32) -> Duration {
+    Duration::from_secs(1 << failures.clamp(1, 7).saturating_sub(1))
+}
+
+#[cfg(test)]
+mod backoff_tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_one_second_to_at_most_64() {
+        let waits: Vec<u64> = (0..10).map(|n| backoff_after(n).as_secs()).collect();
+        assert_eq!(waits, [1, 1, 2, 4, 8, 16, 32, 64, 64, 64]);
+    }
 }
