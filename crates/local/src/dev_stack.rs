@@ -28,10 +28,10 @@
 //! or taken again if it lapsed. Should another process take it over,
 //! [`DevStack::lease_lost`] returns.
 
-use crate::delay_worker::DelayWorkerConfig;
+pub use crate::dev_config::DevConfig;
 use crate::dev_queues::create_queues;
 pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
-use crate::drain_task::{DrainSetup, DrainTask};
+use crate::drain_task::DrainTask;
 use crate::flush_worker::{FlushStats, run_flush_worker};
 use crate::function_processes::{
     FunctionsMode, StackQueues, http_function, process_registry, process_substitutions, queue_event_source,
@@ -39,105 +39,28 @@ use crate::function_processes::{
 };
 use crate::mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
 use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
-use crate::pipe::{Pipe, PipeConfig, PipeStats};
+use crate::pipe::{Pipe, PipeStats};
 use crate::sfn_api::{self, ExecutionTotals, StepFunctionsApi};
 pub use crate::stack_setup::take_consumer_lease;
 use crate::stack_setup::{listen, port};
 use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
-use sluice_asl::{Clock, Executor, StateMachine, SystemClock};
+use sluice_asl::{Executor, StateMachine};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
-use sluice_cafe24::{Cafe24Client, Cafe24Config};
+use sluice_cafe24::Cafe24Client;
 use sluice_domain::queue::QueueAttributes;
 use sluice_domain::{DrainRequests, QueueDrainRequests, WorkQueue};
-use sluice_ingest::{Counters, Ingest, IngestConfig};
+use sluice_ingest::{Counters, Ingest};
 use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
-use sluice_pipeline::{MallDrainService, PipelineConfig, ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{MallDrainService, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{ConsumerLease, GroupScan, RedisBackend};
+use sluice_queue::{ConsumerLease, RedisBackend};
 use sluice_redis::Connection;
-use sluice_redis::Keyspace;
-use sluice_sheets::{SheetsClient, SheetsConfig};
+use sluice_sheets::SheetsClient;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio_util::sync::{CancellationToken, DropGuard};
-
-/// Everything `sluice dev` lets a user choose.
-#[derive(Debug, Clone)]
-pub struct DevConfig {
-    pub keyspace: Keyspace,
-    /// Ports on 127.0.0.1; 0 picks a free one.
-    pub sqs_port: u16,
-    /// The Step Functions endpoint's.
-    pub sfn_port: u16,
-    pub ingest_port: u16,
-    /// `GET /metrics` (Prometheus text).
-    pub metrics_port: u16,
-    pub max_receive_count: u32,
-    pub visibility_timeout: Duration,
-    /// How the event queue and its dead-letter queue choose among ready
-    /// groups: as SQS FIFO does (the default: what runs here sees what AWS
-    /// would, a deep group delaying the groups behind it) or round-robin.
-    pub group_scan: GroupScan,
-    pub ingest: IngestConfig,
-    pub pipeline: PipelineConfig,
-    pub pipe: PipeConfig,
-    pub cafe24: Cafe24Config,
-    /// Where Google Sheets and its token endpoint are, and the OAuth client.
-    pub sheets: SheetsConfig,
-    pub flush: DelayWorkerConfig,
-    /// Flow control per mall: ingest defers a mall with a backlog into its
-    /// dirty set, drained by requests on the mall drain queue
-    /// (`sluice_redis::backlog`). Always on with `--functions processes`
-    /// (the template turns it on; off there, the stack refuses to start),
-    /// where the mall-drain binary consumes that queue.
-    pub flow_control: bool,
-    pub mall_drain: DelayWorkerConfig,
-    /// A Slack-compatible incoming webhook for alerts.
-    pub alert_url: Option<String>,
-    /// The state machine's clock, which times its Retry backoffs and Wait
-    /// states: [`SystemClock`], except in tests that would otherwise sit
-    /// out seconds of backoff.
-    pub clock: Arc<dyn Clock>,
-    /// How the functions run: their code in this process, or their
-    /// binaries under the local Lambda service.
-    pub functions: FunctionsMode,
-    /// The drain of the snapshot streams into PostgreSQL; without one the
-    /// snapshots stay in Redis.
-    pub drain: Option<DrainSetup>,
-}
-
-impl DevConfig {
-    /// A stack on free ports with the default settings (5 receives before
-    /// the dead-letter queues, a 330 s visibility timeout): what the demos,
-    /// benchmarks and tests start.
-    pub fn on_free_ports(ingest: IngestConfig, cafe24: Cafe24Config, sheets: SheetsConfig) -> Self {
-        Self {
-            keyspace: ingest.keyspace.clone(),
-            sqs_port: 0,
-            sfn_port: 0,
-            ingest_port: 0,
-            metrics_port: 0,
-            max_receive_count: 5,
-            visibility_timeout: Duration::from_secs(330),
-            group_scan: GroupScan::default(),
-            ingest,
-            pipeline: PipelineConfig::default(),
-            pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
-            cafe24,
-            sheets,
-            flush: DelayWorkerConfig::default(),
-            flow_control: true,
-            mall_drain: DelayWorkerConfig::default(),
-            alert_url: None,
-            clock: Arc::new(SystemClock),
-            functions: FunctionsMode::InProcess,
-            drain: None,
-        }
-    }
-}
 
 /// A running stack.
 #[derive(Debug)]

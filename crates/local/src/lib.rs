@@ -21,9 +21,11 @@
 //! - [`dev_queues`]: the queues `sluice dev` runs on and how each scans its groups.
 //! - [`drain_task`]: the drain of the snapshot streams into PostgreSQL, with its alert.
 //! - [`stack_setup`]: the consumer lease taken, the listeners bound.
+//! - [`dev_config`]: what `sluice dev` lets a user choose, one struct.
 //! - [`dev_stack`]: all of it assembled with ingest and the SQS and Step Functions endpoints, as `sluice dev` runs it.
 
 pub mod delay_worker;
+pub mod dev_config;
 pub mod dev_queues;
 pub mod dev_stack;
 pub mod drain_task;
