@@ -19,6 +19,7 @@
 //!
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
 //! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_redis::PrivateRedis` starts it.
+//! - [`server_info`]: a server's CPU time and commands processed, from `INFO`.
 //! - [`round_trips`]: a connection that counts its round trips to Redis.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`slot_check`]: a connection that records every script call whose keys span two slots.
@@ -45,6 +46,7 @@ pub mod processes;
 pub mod round_trips;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
+pub mod server_info;
 pub mod slot;
 pub mod slot_check;
 pub mod test_server;

@@ -26,6 +26,7 @@ use sluice_queue::{QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::{ConnectSettings, Keyspace, RedisProcess, ServerOptions};
 use sluice_sandbox::cafe24::BucketConfig;
 use sluice_testkit::round_trips::CountingConnection;
+use sluice_testkit::server_info::server_cpu;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -208,12 +209,4 @@ pub(crate) fn difference(after: ExecutionCounts, before: ExecutionCounts) -> Exe
         task_invocations: after.task_invocations - before.task_invocations,
         duration_ms: after.duration_ms - before.duration_ms,
     }
-}
-
-async fn server_cpu(conn: &mut redis::aio::MultiplexedConnection) -> Duration {
-    let info: String = redis::cmd("INFO").arg("cpu").query_async(conn).await.expect("INFO cpu");
-    let field = |name: &str| -> f64 {
-        info.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
-    };
-    Duration::from_secs_f64(field("used_cpu_user:") + field("used_cpu_sys:"))
 }

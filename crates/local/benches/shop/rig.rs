@@ -55,11 +55,7 @@ impl Rig {
     pub(crate) async fn redis_commands(&self) -> u64 {
         let client = redis::Client::open(self._redis.url()).expect("url");
         let mut conn = client.get_multiplexed_async_connection().await.expect("connect");
-        let info: String = redis::cmd("INFO").arg("stats").query_async(&mut conn).await.expect("INFO stats");
-        info.lines()
-            .find_map(|l| l.strip_prefix("total_commands_processed:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0)
+        sluice_testkit::server_info::commands_processed(&mut conn).await
     }
 
     pub(crate) fn ingest_url(&self) -> String {

@@ -23,10 +23,7 @@ pub(crate) struct Redis {
 /// Redis's own CPU time so far (user + system), µs, from INFO cpu.
 pub(crate) fn server_cpu_us(redis: &mut Redis) -> f64 {
     let info: String = redis::cmd("INFO").arg("cpu").query(&mut redis.conn).expect("INFO cpu");
-    let field = |name: &str| -> f64 {
-        info.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
-    };
-    (field("used_cpu_user:") + field("used_cpu_sys:")) * 1e6
+    sluice_testkit::server_info::cpu_time(&info).as_secs_f64() * 1e6
 }
 
 pub(crate) fn used_memory(redis: &mut Redis) -> i64 {

@@ -14,6 +14,7 @@ use sluice_redis::{
     Acquire, Bucket, BucketSpec, Buckets, DenyCache, Gates, Keyspace, Limit, LimitSet, Locks, RedisProcess,
     ServerOptions, SlidingWindowLimiter, Tag,
 };
+use sluice_testkit::server_info::server_cpu;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -162,15 +163,6 @@ impl Worker {
             }
         }
     }
-}
-
-/// Redis's own CPU time so far (user + system), from INFO.
-async fn server_cpu(conn: &mut MultiplexedConnection) -> Duration {
-    let info: String = redis::cmd("INFO").arg("cpu").query_async(conn).await.expect("INFO cpu");
-    let field = |name: &str| -> f64 {
-        info.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0.0)
-    };
-    Duration::from_secs_f64(field("used_cpu_user:") + field("used_cpu_sys:"))
 }
 
 #[derive(Debug, Clone, Copy)]
