@@ -10,7 +10,8 @@
 //!    for one lease at most). An earlier attempt's lease ended unsettled →
 //!    this attempt is a *retry*: the earlier one may or may not have reached
 //!    the queue.
-//! 2. Trace `received`.
+//! 2. Trace `received`, in the same call as 1 (both under the event's
+//!    hash tag).
 //! 3. **Coalescing** `{prefix}{mall:<mall>}:gate:<kind>:<id>`
 //!    ([`Gates::claim`](sluice_redis::Gates::claim)): a *confirmed* mark
 //!    means a fetch of this resource is in the queue and still to come:
@@ -24,8 +25,8 @@
 //!    the mall's backlog in the same step.
 //! 4. **Enqueue** through the batcher. Accepted → at once, side by side:
 //!    confirm the mark (lease → mark for the pending timeout), enter the
-//!    event in its group's ledger (`sluice status`), trace `enqueued`,
-//!    settle the delivery as accepted → `enqueued`. Each of these only
+//!    event in its group's ledger (`sluice status`), settle the delivery
+//!    as accepted and trace `enqueued` (one call) → `enqueued`. Each of these only
 //!    shortens what a later request must do; none is needed for safety.
 //!
 //! # Why a crash loses nothing
@@ -144,28 +145,23 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     pub(crate) async fn accept(&self, work: ShopWork) -> Result<Receipt, Rejection> {
         let id = work.event_id.as_str();
         let started = Instant::now();
-        let (attempt, first) = match self.deliveries.begin(id).await {
-            Ok(Begun::First(attempt)) => (attempt, true),
-            Ok(Begun::Retry(attempt)) => (attempt, false),
-            Ok(Begun::InProgress { ends_in }) => return Err(in_progress(ends_in)),
-            Ok(Begun::Accepted) => {
-                self.trace(id, stages::DUPLICATE, &json!({})).await;
-                return Ok(receipt(&work, Status::Duplicate, None));
-            }
-            Err(e) => return Err(store_unavailable("checking for a duplicate delivery", &e)),
-        };
-        let mut undo = Undo { acceptor: self, work: &work, attempt: &attempt, leased: false };
-
+        // The delivery's lease and the `received` entry (or `duplicate`)
+        // in one call: both sit under the event's hash tag.
         let received = json!({
             "mall_id": work.event.mall_id,
             "topic": work.event.topic,
             "resource": work.resource_gate(),
             "delivery_id": work.event.delivery_id,
-            "retry": !first,
         });
-        if let Err(e) = self.traces.record(id, stages::RECEIVED, &received).await {
-            return Err(undo.run(store_unavailable("recording the trace", &e)).await);
-        }
+        let received = received.as_object().expect("a JSON object");
+        let (attempt, first) = match self.deliveries.begin_traced(id, &self.traces.slot(id), received).await {
+            Ok(Begun::First(attempt)) => (attempt, true),
+            Ok(Begun::Retry(attempt)) => (attempt, false),
+            Ok(Begun::InProgress { ends_in }) => return Err(in_progress(ends_in)),
+            Ok(Begun::Accepted) => return Ok(receipt(&work, Status::Duplicate, None)),
+            Err(e) => return Err(store_unavailable("checking for a duplicate delivery", &e)),
+        };
+        let mut undo = Undo { acceptor: self, work: &work, attempt: &attempt, leased: false };
 
         let mall_tag = Tag::for_mall(&work.event.mall_id);
         let gate = work.resource_gate();
@@ -185,13 +181,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             Coalescing::Owner => undo.leased = true,
             Coalescing::Unmarked => {}
             Coalescing::OwnMarkConfirmed => {
-                self.trace(id, stages::DUPLICATE, &json!({"pending_fetch": true})).await;
-                self.settle(id).await;
+                self.settle(id, stages::DUPLICATE, &json!({"pending_fetch": true})).await;
                 return Ok(receipt(&work, Status::Duplicate, None));
             }
             Coalescing::Joined { owner, .. } => {
-                self.trace(id, stages::COALESCED, &json!({"into": owner})).await;
-                self.settle(id).await;
+                self.settle(id, stages::COALESCED, &json!({"into": owner})).await;
                 return Ok(receipt(&work, Status::Coalesced, Some(owner)));
             }
         }
@@ -211,7 +205,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                     "marked": undo.leased,
                 });
                 // Independent writes, any subset of which a crash may leave
-                // undone (see the module docs): one round trip, not four.
+                // undone (see the module docs), under three hash tags (the
+                // mall's, the ledger shard's, the event's): side by side, so
+                // one round trip of waiting, not three.
                 let (group, about) = (work.event.group_key(), work.event.group_about());
                 tokio::join!(
                     async {
@@ -220,8 +216,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                         }
                     },
                     self.enter_group(&group, &about, id),
-                    self.trace(id, stages::ENQUEUED, &detail),
-                    self.settle(id),
+                    self.settle(id, stages::ENQUEUED, &detail),
                 );
                 Ok(receipt(&work, Status::Enqueued, None))
             }
@@ -258,8 +253,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
             return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, message)).await);
         }
         let detail = json!({"mall_id": mall, "resource": work.resource_gate(), "dirty_since_ms": since_ms});
-        self.trace(id, stages::DEFERRED, &detail).await;
-        self.settle(id).await;
+        self.settle(id, stages::DEFERRED, &detail).await;
         Ok(receipt(work, Status::Deferred, None))
     }
 
@@ -274,14 +268,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         }
     }
 
-    /// The event is accepted: later deliveries of it are duplicates.
-    async fn settle(&self, id: &str) {
-        if let Err(e) = self.deliveries.settle(id).await {
+    /// The event is accepted: later deliveries of it are duplicates, and
+    /// its trace says how (`stage`), in the same call.
+    async fn settle(&self, id: &str, stage: &str, detail: &serde_json::Value) {
+        if let Err(e) = self.deliveries.settle_traced(id, &self.traces.slot(id), stage, detail).await {
             // A redelivery is answered 503 until the lease ends, then taken
             // as a retry: enqueued again, which the queue drops as a
             // duplicate within its window (or fetched once more after it).
             self.counters.trace_failed();
-            tracing::warn!(event_id = id, error = %e, "could not settle the delivery");
+            tracing::warn!(event_id = id, stage, error = %e, "could not settle the delivery nor write its trace entry");
         }
     }
 

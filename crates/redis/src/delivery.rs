@@ -14,15 +14,23 @@
 //! Key: `{prefix}{ev:<id>}:gate:ingest`, `accepted` or
 //! `attempt:<nonce>:<lease end, ms>`, TTL = the duplicate window plus the
 //! lease from the latest attempt, the duplicate window once accepted.
-//! Scripts: `lua/delivery_begin.lua`, `lua/delivery_release.lua`.
+//! Scripts: `lua/delivery_begin.lua`, `lua/delivery_settle.lua`,
+//! `lua/delivery_release.lua`. Beginning and settling can write the event's
+//! trace entry in the same call ([`Deliveries::begin_traced`],
+//! [`Deliveries::settle_traced`]): the gate and the trace share the event's
+//! hash tag, and ingest pays one round trip for both.
 
 use crate::error::Error;
 use crate::gate::ttl_ms;
 use crate::keyspace::{Keyspace, Tag};
 use crate::scripts;
+use crate::trace::{MAX_ENTRIES, TraceSlot};
 use redis::Value;
 use redis::aio::ConnectionLike;
 use std::time::Duration;
+
+/// A JSON object: a trace entry's detail.
+type JsonObject = serde_json::Map<String, serde_json::Value>;
 
 /// The gate's name under the event's tag.
 pub const DELIVERY_GATE: &str = "ingest";
@@ -80,15 +88,32 @@ impl<C: ConnectionLike + Clone + Send> Deliveries<C> {
     /// Starts an attempt at accepting `event_id`, unless one holds it or it
     /// was accepted already.
     pub async fn begin(&self, event_id: &str) -> Result<Begun, Error> {
+        self.begin_with(event_id, None).await
+    }
+
+    /// [`begin`](Self::begin), writing the event's trace in the same call:
+    /// `received` (its detail `received` plus `"retry"`: whether an earlier
+    /// attempt's lease ended unsettled) for an attempt, `duplicate` when
+    /// the delivery was accepted already, nothing while another attempt
+    /// holds it.
+    pub async fn begin_traced(&self, event_id: &str, trace: &TraceSlot, received: &JsonObject) -> Result<Begun, Error> {
+        self.begin_with(event_id, Some((trace, received))).await
+    }
+
+    async fn begin_with(&self, event_id: &str, trace: Option<(&TraceSlot, &JsonObject)>) -> Result<Begun, Error> {
         let nonce = hex::encode(rand::random::<u128>().to_be_bytes());
         let kept = self.times.window.saturating_add(self.times.lease);
-        let reply: Vec<Value> = scripts::DELIVERY_BEGIN
-            .key(self.key(event_id))
-            .arg(nonce)
-            .arg(ttl_ms(self.times.lease)?)
-            .arg(ttl_ms(kept)?)
-            .invoke_async(&mut self.conn.clone())
-            .await?;
+        let mut call = scripts::DELIVERY_BEGIN.key(self.key(event_id));
+        call.arg(nonce).arg(ttl_ms(self.times.lease)?).arg(ttl_ms(kept)?);
+        if let Some((slot, received)) = trace {
+            let detail = |retry: bool| {
+                let mut detail = received.clone();
+                detail.insert("retry".into(), retry.into());
+                serde_json::Value::Object(detail).to_string()
+            };
+            call.key(&slot.key).arg(slot.ttl_ms).arg(MAX_ENTRIES).arg(detail(false)).arg(detail(true));
+        }
+        let reply: Vec<Value> = call.invoke_async(&mut self.conn.clone()).await?;
         let attempt = |value: &Value| -> Result<Attempt, Error> {
             Ok(Attempt { value: redis::from_redis_value_ref(value).map_err(redis::RedisError::from)? })
         };
@@ -106,12 +131,32 @@ impl<C: ConnectionLike + Clone + Send> Deliveries<C> {
     /// The event is accepted (enqueued, or joined a pending fetch): every
     /// later delivery of it within the window is a duplicate.
     pub async fn settle(&self, event_id: &str) -> Result<(), Error> {
-        redis::cmd("SET")
-            .arg(self.key(event_id))
-            .arg("accepted")
-            .arg("PX")
+        let _: i64 = scripts::DELIVERY_SETTLE
+            .key(self.key(event_id))
             .arg(ttl_ms(self.times.window)?)
-            .exec_async(&mut self.conn.clone())
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// [`settle`](Self::settle), appending `stage` with `detail` to the
+    /// event's trace in the same call.
+    pub async fn settle_traced(
+        &self,
+        event_id: &str,
+        trace: &TraceSlot,
+        stage: &str,
+        detail: &serde_json::Value,
+    ) -> Result<(), Error> {
+        let _: i64 = scripts::DELIVERY_SETTLE
+            .key(self.key(event_id))
+            .key(&trace.key)
+            .arg(ttl_ms(self.times.window)?)
+            .arg(stage)
+            .arg(detail.to_string())
+            .arg(trace.ttl_ms)
+            .arg(MAX_ENTRIES)
+            .invoke_async(&mut self.conn.clone())
             .await?;
         Ok(())
     }

@@ -137,4 +137,4 @@ pub use sheet_state::SheetState;
 pub use snapshot_consumer::{DEFAULT_GROUP, ShardLag, SnapshotConsumer};
 pub use snapshot_store::{Appended, OUTCOME_FIELD, SnapshotStore, StoredEntry, StoredFetched};
 pub use token_store::{StoredToken, TokenStore};
-pub use trace::{TraceEntry, Traces};
+pub use trace::{TraceEntry, TraceSlot, Traces};

@@ -5,8 +5,11 @@
 //! Key: `{prefix}{ev:<event id>}:trace`, a LIST of JSON entries
 //! `{"at_ms", "stage", "detail"}` stamped with Redis's clock, TTL = the
 //! retention (7 days by default) after the latest entry, at most
-//! [`MAX_ENTRIES`] kept. Script: `lua/trace_append.lua`. Each event has its
-//! own hash tag, so traces spread over a cluster.
+//! [`MAX_ENTRIES`] kept. Scripts: `lua/trace_append.lua` (the entry itself
+//! in `lua/trace_entry.lua`, which the delivery scripts share, so ingest
+//! writes a delivery's gate and its trace entry in one call: a
+//! [`TraceSlot`]). Each event has its own hash tag, so traces spread over
+//! a cluster.
 
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
@@ -32,6 +35,14 @@ pub struct TraceEntry {
     pub detail: serde_json::Value,
 }
 
+/// One event's trace as a script's key and arguments (`lua/trace_entry.lua`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSlot {
+    pub(crate) key: String,
+    /// How long the trace is kept after this entry.
+    pub(crate) ttl_ms: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct Traces<C> {
     conn: C,
@@ -48,14 +59,24 @@ impl<C: ConnectionLike + Clone + Send> Traces<C> {
         self.keyspace.key(&Tag::for_event(event_id), "trace", "")
     }
 
+    /// Where `event_id`'s trace is and how it is kept, for a script under
+    /// the same event's tag that writes a trace entry along with its own
+    /// work.
+    pub fn slot(&self, event_id: &str) -> TraceSlot {
+        TraceSlot {
+            key: self.key(event_id),
+            ttl_ms: u64::try_from(self.retention.as_millis()).unwrap_or(u64::MAX).max(1),
+        }
+    }
+
     /// Appends `stage` with `detail` to the trace of `event_id`.
     pub async fn record(&self, event_id: &str, stage: &str, detail: &serde_json::Value) -> Result<(), Error> {
-        let ttl_ms = u64::try_from(self.retention.as_millis()).unwrap_or(u64::MAX).max(1);
+        let slot = self.slot(event_id);
         let _: i64 = scripts::TRACE_APPEND
-            .key(self.key(event_id))
+            .key(&slot.key)
             .arg(stage)
             .arg(detail.to_string())
-            .arg(ttl_ms)
+            .arg(slot.ttl_ms)
             .arg(MAX_ENTRIES)
             .invoke_async(&mut self.conn.clone())
             .await?;

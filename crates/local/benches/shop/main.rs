@@ -7,7 +7,7 @@
 //! 2. coalescing: upstream calls for 10,000 webhooks over 500 products;
 //! 3. ingest: webhooks/s accepted from 64 concurrent clients, next to a
 //!    bare HTTP handler on the same machine;
-//! 4. work per webhook: Redis round trips and CPU and SQS requests at
+//! 4. work per webhook: Redis requests, round trips and CPU and SQS requests at
 //!    ingest, state transitions and Lambda invocations per fetch.
 
 mod coalescing;

@@ -2,7 +2,7 @@
 //! per attempt that ends on its own, and a settled delivery that makes the
 //! rest duplicates.
 
-use sluice_redis::{Begun, Deliveries, DeliveryTimes, Tag};
+use sluice_redis::{Begun, Deliveries, DeliveryTimes, Tag, Traces};
 use sluice_testkit::TestRedis;
 use std::time::{Duration, Instant};
 
@@ -63,4 +63,53 @@ async fn a_released_attempt_lets_the_retry_in_at_once() {
     assert!(d.release("ev-1", &second).await.unwrap());
     // Other events are other deliveries.
     assert!(matches!(d.begin("ev-2").await.unwrap(), Begun::First(_)));
+}
+
+/// Ingest pays one call for the gate and its trace entry: what each
+/// outcome of `begin_traced` and `settle_traced` leaves in the trace.
+#[tokio::test]
+async fn beginning_and_settling_write_the_trace_entry_the_outcome_calls_for() {
+    let redis = TestRedis::new("delivery_traced");
+    let d = deliveries(&redis, Duration::from_millis(50)).await;
+    let traces = Traces::new(redis.conn().await, redis.keyspace(), Duration::from_secs(60));
+    let slot = traces.slot("ev-1");
+    let received = serde_json::json!({"mall_id": "m1"});
+    let received = received.as_object().unwrap();
+    let stages = || async {
+        let entries = traces.read("ev-1").await.unwrap();
+        entries.into_iter().map(|e| (e.stage, e.detail)).collect::<Vec<_>>()
+    };
+
+    assert!(matches!(d.begin_traced("ev-1", &slot, received).await.unwrap(), Begun::First(_)));
+    // Another attempt while the lease runs: answered 503, nothing traced.
+    assert!(matches!(d.begin_traced("ev-1", &slot, received).await.unwrap(), Begun::InProgress { .. }));
+    assert_eq!(stages().await, vec![("received".into(), serde_json::json!({"mall_id": "m1", "retry": false}))]);
+
+    // The lease ends unsettled: the next attempt is a retry, and says so.
+    let retried = loop {
+        match d.begin_traced("ev-1", &slot, received).await.unwrap() {
+            Begun::InProgress { ends_in } => tokio::time::sleep(ends_in).await,
+            other => break other,
+        }
+    };
+    assert!(matches!(retried, Begun::Retry(_)), "{retried:?}");
+    d.settle_traced("ev-1", &slot, "enqueued", &serde_json::json!({"marked": true})).await.unwrap();
+    assert_eq!(d.begin_traced("ev-1", &slot, received).await.unwrap(), Begun::Accepted);
+    assert_eq!(
+        stages().await,
+        vec![
+            ("received".into(), serde_json::json!({"mall_id": "m1", "retry": false})),
+            ("received".into(), serde_json::json!({"mall_id": "m1", "retry": true})),
+            ("enqueued".into(), serde_json::json!({"marked": true})),
+            ("duplicate".into(), serde_json::json!({})),
+        ]
+    );
+    // The trace is kept for its retention, the gate for the window.
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(redis.keyspace().key(&Tag::for_event("ev-1"), "trace", ""))
+        .query_async(&mut redis.conn().await)
+        .await
+        .unwrap();
+    assert!(ttl > 50_000 && ttl <= 60_000, "trace pttl {ttl}");
+    assert!(pttl(&redis, "ev-1").await > 250_000);
 }
