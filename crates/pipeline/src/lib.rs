@@ -9,9 +9,11 @@
 //! [`ServiceCore::record_failure`], and it and every later item of its
 //! group are reported in `batchItemFailures`. The shop path
 //! ([`ShopService`]), for each item of a group, in order:
-//! [`ShopService::ensure_token`], [`ShopService::fetch`] within the mall's
-//! bucket, [`ShopService::store`] (the fetched body goes from one to the
-//! other through Redis, by key: see [`step_io`]). The sheet path ([`SheetService`]):
+//! [`ShopService::fetch`] within the mall's bucket (after
+//! [`ShopService::ensure_token`] when the fetch finds the mall's token
+//! missing, about to expire or refused), [`ShopService::store`] (the
+//! fetched body goes from one to the other through Redis, by key: see
+//! [`step_io`]). The sheet path ([`SheetService`]):
 //! [`SheetService::buffer_row`] puts a row in its sheet's Redis buffer and
 //! asks for the sheet's flush (a delayed message on the flush queue);
 //! [`SheetService::flush_sheet`] appends the buffered rows to Google

@@ -21,7 +21,7 @@
 //! skipped, which would break the order, nor dropped.
 
 use crate::mall_drain::MallDrainService;
-use crate::step_io::{FetchInput, ItemPlan, StoreInput};
+use crate::step_io::{ItemPlan, StoreInput};
 use crate::token_step::{REFUSED_AFTER_REFRESH, TokenState};
 use redis::aio::ConnectionLike;
 use sluice_domain::{ErrorKind, StepError};
@@ -115,7 +115,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
                 TokenState::Wait(seconds) => return Ok(One::Later(Duration::from_secs(seconds))),
                 TokenState::Refused(reason) => return self.park_again(mall, &reason).await,
             }
-            let fetched = match shop.fetch(FetchInput { item: item.clone() }).await {
+            let fetched = match shop.fetch_in_budget(item).await {
                 Ok(fetched) => fetched,
                 Err(e) if e.kind.is_retryable() => {
                     failures += 1;

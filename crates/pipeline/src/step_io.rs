@@ -167,6 +167,20 @@ impl TokenOutput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchInput {
     pub item: ItemPlan,
+    /// The token step ran for this item since it started (or since the
+    /// token was last refused): the fetch calls with the stored token
+    /// whatever its expiry, rather than send the item back for a refresh
+    /// that could never make it fresher (a token endpoint whose tokens
+    /// live shorter than the refresh margin).
+    #[serde(default)]
+    pub token_checked: bool,
+}
+
+impl FetchInput {
+    /// An item's first fetch: its token not checked yet.
+    pub fn new(item: ItemPlan) -> Self {
+        Self { item, token_checked: false }
+    }
 }
 
 /// What the fetch step did.
@@ -174,9 +188,10 @@ pub struct FetchInput {
 pub struct FetchOutput {
     /// `fetched` (see `snapshot`), `wait` (see `wait_seconds`),
     /// `handed_over` (to the mall's dirty set: nothing left to do here),
-    /// `held` (Cafe24 answered 403: the mall is parked and the event held
-    /// until `sluice tokens set`), or `unauthorized` (see `token`: refresh
-    /// it, then fetch again).
+    /// `held` (the mall is parked, or Cafe24 answered 403 and parked it:
+    /// the event is held until `sluice tokens set`), `needs_token` (none
+    /// stored, or about to expire: the token step, then fetch again), or
+    /// `unauthorized` (see `token`: refresh it, then fetch again).
     pub outcome: String,
     pub wait_seconds: u64,
     /// Where the fetched snapshot waits for the store step.
@@ -200,6 +215,10 @@ impl FetchOutput {
 
     pub fn held() -> Self {
         Self { outcome: "held".into(), wait_seconds: 0, snapshot: None, token: None }
+    }
+
+    pub fn needs_token() -> Self {
+        Self { outcome: "needs_token".into(), wait_seconds: 0, snapshot: None, token: None }
     }
 
     pub fn unauthorized(fingerprint: String) -> Self {

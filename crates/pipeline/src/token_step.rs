@@ -1,5 +1,6 @@
-//! The token step: makes sure the mall has a usable access token before
-//! its fetch, refreshing it through Cafe24's token endpoint under the
+//! The token step: makes sure the mall has a usable access token, when the
+//! fetch step found none (missing, about to expire, or refused by Cafe24:
+//! `needs_token`, `unauthorized`), refreshing it through Cafe24's token endpoint under the
 //! mall's lock, so two refreshes never race (Cafe24 rotates refresh tokens:
 //! the loser of a race would present a spent one and lock the mall out).
 //!
@@ -89,6 +90,18 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         Ok(TokenOutput::held())
     }
 
+    /// Whether `mall` has a token that is not about to expire: the fetch
+    /// step calls with it, or asks for the token step first.
+    pub(crate) async fn token_usable(&self, mall: &str) -> Result<bool, StepError> {
+        let token = self.tokens.get(&Tag::for_mall(mall), ADMIN_API).await?;
+        Ok(token.is_some_and(|token| self.fresh(&token)))
+    }
+
+    /// Whether `token` outlives the refresh margin.
+    fn fresh(&self, token: &StoredToken) -> bool {
+        token.access_expires_ms > now_ms() + self.config.token_refresh_margin.as_millis() as u64
+    }
+
     /// Makes sure `mall` has a usable token: `stale`, the fingerprint of
     /// one the upstream refused, is refreshed even if unexpired. A refresh
     /// is traced under `trace_id`.
@@ -110,8 +123,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 return Ok(TokenState::Refused(NO_TOKEN.to_owned()));
             };
             let rejected = stale == Some(fingerprint(&token.access_token).as_str());
-            let margin = self.config.token_refresh_margin.as_millis() as u64;
-            if !rejected && token.access_expires_ms > now_ms() + margin {
+            if !rejected && self.fresh(&token) {
                 return Ok(TokenState::Ready);
             }
             match self.locks.acquire(&tag, "token-refresh", self.config.refresh_lock_lease).await? {

@@ -149,7 +149,7 @@ async fn a_403_from_cafe24_parks_the_mall_with_the_event_held_until_a_new_grant(
         let (redis, sandbox, shop, id) = setup("forbidden_fetch").await;
         shop.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap();
         sandbox.forbid(MALL).unwrap();
-        let fetched = shop.fetch(FetchInput { item: item_plan(MALL, &id, "refused", 1) }).await.unwrap();
+        let fetched = shop.fetch(FetchInput::new(item_plan(MALL, &id, "refused", 1))).await.unwrap();
         assert_eq!(fetched.outcome, "held", "held, not failed toward the dead-letter queue");
         assert!(parked_reason(&redis).await.contains("403"));
         // A later event waits behind it without a call.

@@ -90,9 +90,9 @@ async fn fetch_waits_short_waits_itself_and_hands_long_ones_back() {
     let steps = steps(&redis, &sandbox, config).await;
     steps.set_token("slow", &sandbox_token(&sandbox, "slow")).await.unwrap();
     let created = sandbox.create("slow", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
-    let first = steps.fetch(FetchInput { item: item("slow", &created.id, "w1") }).await.unwrap();
+    let first = steps.fetch(FetchInput::new(item("slow", &created.id, "w1"))).await.unwrap();
     assert_eq!(first.outcome, "fetched");
-    let second = steps.fetch(FetchInput { item: item("slow", &created.id, "w2") }).await.unwrap();
+    let second = steps.fetch(FetchInput::new(item("slow", &created.id, "w2"))).await.unwrap();
     assert_eq!(second.outcome, "wait");
     assert_eq!(second.wait_seconds, 4, "a 4 s wait, rounded up to whole seconds");
     assert_eq!(sandbox.counters().calls, 1, "the second fetch must not call");
@@ -118,7 +118,7 @@ async fn a_fetch_answers_the_events_coalesced_into_it_and_store_is_idempotent() 
     for id in ["joined-1", "joined-2"] {
         gates.claim(&tag, &gate, id, true, times).await.unwrap();
     }
-    let fetched = steps.fetch(FetchInput { item: owner.clone() }).await.unwrap();
+    let fetched = steps.fetch(FetchInput::new(owner.clone())).await.unwrap();
     let snapshot = fetched.snapshot.unwrap();
     assert_eq!(snapshot.answers, 3);
     assert_eq!(snapshot.version, Some(created.version));
@@ -147,7 +147,7 @@ async fn a_300_kb_product_passes_from_fetch_to_store_by_key() {
     steps.set_token("big", &sandbox_token(&sandbox, "big")).await.unwrap();
     let created = sandbox.create("big", ResourceKind::Product, big_product(300 * 1024)).await.unwrap();
     let item = item("big", &created.id, "b1");
-    let fetched = steps.fetch(FetchInput { item: item.clone() }).await.unwrap();
+    let fetched = steps.fetch(FetchInput::new(item.clone())).await.unwrap();
     // What goes back to the state machine is a key and a summary.
     let output = serde_json::to_string(&fetched).unwrap();
     assert!(output.len() < 1024, "the fetch step's output carries the body: {} bytes", output.len());
@@ -182,7 +182,7 @@ async fn a_store_whose_fetched_snapshot_is_gone_fails_for_a_redelivery() {
     steps.set_token("shop", &sandbox_token(&sandbox, "shop")).await.unwrap();
     let created = sandbox.create("shop", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
     let item = item("shop", &created.id, "g1");
-    let snapshot = steps.fetch(FetchInput { item: item.clone() }).await.unwrap().snapshot.unwrap();
+    let snapshot = steps.fetch(FetchInput::new(item.clone())).await.unwrap().snapshot.unwrap();
     // As if the key had expired (or Redis had lost it).
     let mut conn = redis.conn().await;
     let () = redis::cmd("DEL").arg(&snapshot.key).query_async(&mut conn).await.unwrap();
@@ -252,19 +252,58 @@ async fn a_malls_fetches_failing_in_a_row_alert_once_and_once_more_when_they_wor
     let threshold = PipelineConfig::default().fetch_failures_alert_after as usize;
     sandbox.set_faults(FaultConfig { server_error_rate: 1.0, ..FaultConfig::default() }).unwrap();
     for attempt in 1..=threshold + 2 {
-        let err = steps.fetch(FetchInput { item: item("flaky", &created.id, &format!("f{attempt}")) }).await;
+        let err = steps.fetch(FetchInput::new(item("flaky", &created.id, &format!("f{attempt}")))).await;
         assert_eq!(err.unwrap_err().kind, ErrorKind::UpstreamUnavailable);
         let expected = usize::from(attempt >= threshold);
         assert_eq!(alerts.lock().unwrap().len(), expected, "after {attempt} failures in a row");
     }
     sandbox.set_faults(FaultConfig::default()).unwrap();
     for delivery in ["ok1", "ok2"] {
-        let fetched = steps.fetch(FetchInput { item: item("flaky", &created.id, delivery) }).await.unwrap();
+        let fetched = steps.fetch(FetchInput::new(item("flaky", &created.id, delivery))).await.unwrap();
         assert_eq!(fetched.outcome, "fetched");
     }
     let alerts = alerts.lock().unwrap().clone();
     assert_eq!(alerts.len(), 2, "one alert when it started, one when it ended: {alerts:?}");
     assert!(alerts[0].contains(&format!("failed {threshold} times in a row")), "{alerts:?}");
     assert!(alerts[1].contains("work again"), "{alerts:?}");
+    sandbox.stop().await;
+}
+
+/// The fetch runs the token step's checks itself, so the common case is
+/// one Lambda: a mall without a usable token goes to the token step, a
+/// parked mall's item is held, neither with a call.
+#[tokio::test]
+async fn a_fetch_sends_a_missing_or_expiring_token_to_the_token_step_and_holds_a_parked_malls_item() {
+    let redis = TestRedis::new("fetch_checks");
+    let sandbox = sandbox(&["shop", "parked"], BucketConfig::default()).await;
+    let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
+    let created = sandbox.create("shop", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
+
+    // No token stored yet.
+    let fetched = steps.fetch(FetchInput::new(item("shop", &created.id, "n1"))).await.unwrap();
+    assert_eq!(fetched.outcome, "needs_token");
+    // One that expires within the refresh margin (60 s).
+    let mut expiring = sandbox_token(&sandbox, "shop");
+    expiring.access_expires_ms = expiring.access_expires_ms.min(sluice_testkit::now_ms() + 30_000);
+    steps.set_token("shop", &expiring).await.unwrap();
+    let fetched = steps.fetch(FetchInput::new(item("shop", &created.id, "n2"))).await.unwrap();
+    assert_eq!(fetched.outcome, "needs_token");
+    assert_eq!(sandbox.counters().calls, 0, "no call without a usable token");
+    // After the token step the fetch calls with what is stored, even a
+    // token inside the margin: asking again could never make it fresher.
+    let checked = FetchInput { token_checked: true, ..FetchInput::new(item("shop", &created.id, "n3")) };
+    assert_eq!(steps.fetch(checked).await.unwrap().outcome, "fetched");
+    steps.set_token("shop", &sandbox_token(&sandbox, "shop")).await.unwrap();
+    assert_eq!(steps.fetch(FetchInput::new(item("shop", &created.id, "n4"))).await.unwrap().outcome, "fetched");
+
+    // A parked mall: the item joins its held events.
+    steps.set_token("parked", &sandbox_token(&sandbox, "parked")).await.unwrap();
+    let holds = MallHolds::new(redis.conn().await, redis.keyspace());
+    holds.park(&Tag::for_mall("parked"), "a test parked it", None).await.unwrap();
+    let calls = sandbox.counters().calls;
+    let fetched = steps.fetch(FetchInput::new(item("parked", "1", "p1"))).await.unwrap();
+    assert_eq!(fetched.outcome, "held");
+    assert_eq!(sandbox.counters().calls, calls);
+    assert_eq!(holds.state(&Tag::for_mall("parked")).await.unwrap().unwrap().held, 1);
     sandbox.stop().await;
 }
