@@ -20,7 +20,8 @@
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
 //! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_redis::PrivateRedis` starts it.
 //! - [`server_info`]: a server's CPU time and commands processed, from `INFO`.
-//! - [`round_trips`]: a connection that counts its round trips to Redis.
+//! - [`round_trips`]: a connection that counts its requests to Redis and the round trips waited for.
+//! - [`aws_prices`]: the AWS prices of the benchmarks' cost tables, with their sources.
 //! - [`slot`]: Redis Cluster's key-to-slot function (CRC16), from the spec.
 //! - [`slot_check`]: a connection that records every script call whose keys span two slots.
 //! - [`alert_listener`]: an alert webhook on 127.0.0.1 that keeps what sluice sends.
@@ -34,6 +35,7 @@
 //! - `postgres` (feature `postgres`): a private PostgreSQL, a database per test.
 
 pub mod alert_listener;
+pub mod aws_prices;
 pub mod chaos_report;
 pub mod crash_point;
 pub mod crash_scenario;

@@ -20,7 +20,7 @@ pub(crate) struct Rig {
     pub(crate) sandbox: SheetsSandbox,
     pub(crate) rows_url: String,
     pub(crate) http: reqwest::Client,
-    _redis: TestRedis,
+    redis: TestRedis,
 }
 
 impl Rig {
@@ -44,7 +44,7 @@ impl Rig {
         let stack = DevStack::start(conn, config).await.expect("stack");
         stack.sheet.set_google_credential(USER, &Secret::new(refresh), None).await.expect("credential");
         let rows_url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").unwrap().1.clone();
-        Self { stack, sandbox, rows_url, http: sluice_http::client(), _redis: redis }
+        Self { stack, sandbox, rows_url, http: sluice_http::client(), redis }
     }
 
     pub(crate) async fn send(&self, id: &str) {
@@ -52,6 +52,12 @@ impl Rig {
             "row_id": id, "values": [id, "bench"]});
         let answer = self.http.post(&self.rows_url).header("X-API-Key", KEY).json(&body).send().await.expect("send");
         assert!(answer.status().is_success(), "ingest refused a row");
+    }
+
+    /// Commands the Redis server has processed so far (INFO stats): every
+    /// part of the stack's, the queue standing in for SQS included.
+    pub(crate) async fn redis_commands(&self) -> u64 {
+        sluice_testkit::server_info::commands_processed(&mut self.redis.conn().await).await
     }
 
     /// Rows in the sheet.

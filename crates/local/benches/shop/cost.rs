@@ -1,5 +1,5 @@
 //! `bench/cost.md`: what a month of webhooks costs in AWS, from the counts
-//! this run measured (section 4) and the prices in `pricing.rs`, next to
+//! this run measured (section 4) and the prices in `sluice_testkit::aws_prices`, next to
 //! the seed system's shape on the same webhooks: one execution and one
 //! Cafe24 call per webhook, no coalescing, no batching.
 //!
@@ -7,7 +7,7 @@
 //! here as constants, so a reader can see what moves the result.
 
 use crate::per_webhook::{IngestCosts, RunCounts};
-use crate::pricing::{self, Price};
+use sluice_testkit::aws_prices::{self as pricing, Price};
 use std::fmt::Write;
 
 /// Ingest's billed time per webhook in Lambda: its Redis round trips
@@ -124,17 +124,19 @@ impl PerWebhook {
 }
 
 /// Writes `bench/cost.md` and says so on stdout.
-pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCounts) {
+pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCounts, waiting: RunCounts) {
     let trips = ingest.redis_trips as f64 / ingest.accepted.max(1) as f64;
     let ours = PerWebhook::sluice("sluice, every webhook a change of its own", plain, trips);
     let hot = PerWebhook::sluice("sluice, section 2's workload (20 webhooks per product)", coalescing, trips);
+    let waits = PerWebhook::sluice("the same without flow control (waits in Express Wait states)", waiting, trips);
     let seed = PerWebhook::seed(&ours);
+    let shapes = [&ours, &hot, &waits, &seed];
     let mut out = String::new();
     let _ = writeln!(out, "# What a month of webhooks costs in AWS (shop path)\n");
     let _ = writeln!(
         out,
         "Written by `make bench` (crates/local/benches/shop/cost.rs) from the counts of the same run as bench/shop.md \
-         section 4 and the prices of crates/local/benches/shop/pricing.rs (us-east-1, on demand, first tier, no free \
+         section 4 and the prices of crates/testkit/src/aws_prices.rs (us-east-1, on demand, first tier, no free \
          tier, read 2026-11-25). Assumed, not measured: Lambda time per invocation (ingest {INGEST_MS} ms, fetch \
          {FETCH_MS} ms, other steps {OTHER_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
          per invocation, one NAT gateway, ECPUs = Redis commands (1 KB or less each; the commands counted include the \
@@ -148,7 +150,7 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
         "| shape | SQS sends | Cafe24 calls | executions | Lambda steps | Express ms billed | Redis ops |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
-    for s in [&ours, &hot, &seed] {
+    for s in shapes {
         let _ = writeln!(
             out,
             "| {} | {:.3} | {:.3} | {:.3} | {:.2} | {:.0} | {:.1} |",
@@ -157,15 +159,17 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
     }
     for n in [1e6, 1e8] {
         let _ = writeln!(out, "\n## {} webhooks a month, USD\n", if n < 1e7 { "1 million" } else { "100 million" });
-        let columns: Vec<Vec<(&str, f64)>> = [&ours, &hot, &seed].iter().map(|s| s.lines(n)).collect();
-        let _ = writeln!(out, "| line item | {} | {} | {} |", ours.name, hot.name, seed.name);
-        let _ = writeln!(out, "|---|---:|---:|---:|");
+        let columns: Vec<Vec<(&str, f64)>> = shapes.iter().map(|s| s.lines(n)).collect();
+        let names: Vec<&str> = shapes.iter().map(|s| s.name).collect();
+        let _ = writeln!(out, "| line item | {} |", names.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---:|".repeat(shapes.len()));
         for (i, (item, _)) in columns[0].iter().enumerate() {
-            let _ =
-                writeln!(out, "| {item} | {:.2} | {:.2} | {:.2} |", columns[0][i].1, columns[1][i].1, columns[2][i].1);
+            let cells: Vec<String> = columns.iter().map(|c| format!("{:.2}", c[i].1)).collect();
+            let _ = writeln!(out, "| {item} | {} |", cells.join(" | "));
         }
-        let totals: Vec<f64> = columns.iter().map(|c| c.iter().map(|(_, usd)| usd).sum()).collect();
-        let _ = writeln!(out, "| **total** | **{:.2}** | **{:.2}** | **{:.2}** |", totals[0], totals[1], totals[2]);
+        let totals: Vec<String> =
+            columns.iter().map(|c| format!("**{:.2}**", c.iter().map(|(_, usd)| usd).sum::<f64>())).collect();
+        let _ = writeln!(out, "| **total** | {} |", totals.join(" | "));
         let mut largest = columns[0].clone();
         largest.sort_by(|a, b| b.1.total_cmp(&a.1));
         let names: Vec<String> = largest.iter().take(3).map(|(item, usd)| format!("{item} ({usd:.2})")).collect();
@@ -177,7 +181,13 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
     for (what, p) in pricing::ALL {
         let _ = writeln!(out, "| {what} | {:.10} | {} | {} |", p.usd, p.unit, p.source);
     }
-    let _ = writeln!(out, "\nNot here yet: the sheet path per million rows (its counts are not measured by this run).");
+    let _ = writeln!(
+        out,
+        "\nFlow control is the cheaper shape for a mall that outruns its budget: its fetches leave the state machine \
+         for the mall's drain runs, queued with the bucket's wait as an SQS delay, instead of waiting in Express Wait \
+         states, which bill their duration (compare the last two sluice columns). The sheet path's month is in \
+         bench/cost-sheets.md."
+    );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cost.md");
     match std::fs::write(&path, out) {
         Ok(()) => println!("Wrote bench/cost.md (the AWS cost of a month of webhooks, from these counts).\n"),

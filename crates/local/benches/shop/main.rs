@@ -4,7 +4,8 @@
 //!    bucket of 40 at 20/s, over the theoretical minimum (N − 40) / 20 s,
 //!    next to a fixed 0.2 s spacing between calls (the table's `seed 003`
 //!    row) and next to no limiter at all;
-//! 2. coalescing: upstream calls for 10,000 webhooks over 500 products;
+//! 2. coalescing: upstream calls for 10,000 webhooks over 500 products,
+//!    with flow control and without it;
 //! 3. ingest: webhooks/s accepted from 64 concurrent clients, next to a
 //!    bare HTTP handler on the same machine;
 //! 4. work per webhook: Redis requests, round trips and CPU and SQS requests at
@@ -15,7 +16,6 @@ mod cost;
 mod drain;
 mod ingest;
 mod per_webhook;
-mod pricing;
 mod rig;
 
 fn main() {
@@ -29,9 +29,9 @@ fn main() {
     );
     runtime.block_on(async {
         drain::run().await;
-        let coalescing = coalescing::run().await;
+        let (coalescing, waiting) = coalescing::run().await;
         ingest::run().await;
-        let (ingest, plain) = per_webhook::run(coalescing).await;
-        cost::write(&ingest, plain, coalescing);
+        let (ingest, plain) = per_webhook::run(coalescing, waiting).await;
+        cost::write(&ingest, plain, coalescing, waiting);
     });
 }

@@ -60,7 +60,7 @@ pub(crate) struct RunCounts {
 }
 
 /// Section 4; answers the ingest figures and the plain run for the cost table.
-pub(crate) async fn run(coalescing: RunCounts) -> (IngestCosts, RunCounts) {
+pub(crate) async fn run(coalescing: RunCounts, waiting: RunCounts) -> (IngestCosts, RunCounts) {
     let ingest = ingest_costs().await;
     let plain = pipeline_costs().await;
     println!("## 4. Work per webhook, counted\n");
@@ -87,6 +87,7 @@ pub(crate) async fn run(coalescing: RunCounts) -> (IngestCosts, RunCounts) {
     for (what, run) in [
         ("every fetch fits its mall's bucket (10 malls × 30 products, one webhook each)", plain),
         ("section 2's coalescing run (fetches wait for one mall's bucket)", coalescing),
+        ("the same without flow control (the waits in Wait states)", waiting),
     ] {
         let (counts, fetches) = (run.executions, run.fetches);
         let per = |n: u64| n as f64 / fetches.max(1) as f64;
@@ -216,19 +217,10 @@ async fn pipeline_costs() -> RunCounts {
         webhooks,
         enqueued: rig.stack.ingest.snapshot().enqueued,
         fetches: rig.sandbox.counters().ok,
-        executions: difference(rig.stack.executions.counts(), before),
+        executions: rig.stack.executions.counts().since(before),
         redis_commands: rig.redis_commands().await - commands_before,
         mall_drain_runs: rig.stack.mall_drain.runs.load(Ordering::Relaxed),
     };
     rig.stop().await;
     counts
-}
-
-pub(crate) fn difference(after: ExecutionCounts, before: ExecutionCounts) -> ExecutionCounts {
-    ExecutionCounts {
-        executions: after.executions - before.executions,
-        state_transitions: after.state_transitions - before.state_transitions,
-        task_invocations: after.task_invocations - before.task_invocations,
-        duration_ms: after.duration_ms - before.duration_ms,
-    }
 }

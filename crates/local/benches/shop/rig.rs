@@ -23,6 +23,13 @@ pub(crate) struct Rig {
 
 impl Rig {
     pub(crate) async fn start(malls: &[String], bucket: BucketConfig) -> Self {
+        Self::start_with(malls, bucket, true).await
+    }
+
+    /// [`start`](Self::start), flow control on or off: off, a mall's
+    /// fetches that find its bucket empty wait in the state machine (Wait
+    /// states) rather than leave it for the mall's drain runs.
+    pub(crate) async fn start_with(malls: &[String], bucket: BucketConfig, flow_control: bool) -> Self {
         let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
         let conn = sluice_redis::connect(&ConnectSettings::new(redis.url())).await.expect("connect");
         let sandbox = Cafe24Sandbox::start(Cafe24SandboxConfig {
@@ -41,6 +48,7 @@ impl Rig {
                 bucket: BucketSpec::new(bucket.capacity, bucket.drain_per_sec),
                 ..PipelineConfig::default()
             },
+            flow_control,
             ..DevConfig::on_free_ports(ingest, cafe24, sluice_sheets::SheetsConfig::new("", ""))
         };
         let stack = DevStack::start(conn, config).await.expect("stack");

@@ -29,6 +29,18 @@ pub struct ExecutionCounts {
     pub duration_ms: u64,
 }
 
+impl ExecutionCounts {
+    /// What happened between `before` and these counts.
+    pub fn since(self, before: Self) -> Self {
+        Self {
+            executions: self.executions - before.executions,
+            state_transitions: self.state_transitions - before.state_transitions,
+            task_invocations: self.task_invocations - before.task_invocations,
+            duration_ms: self.duration_ms - before.duration_ms,
+        }
+    }
+}
+
 impl ExecutionTotals {
     pub(super) fn add(&self, execution: &Execution, took: Duration) {
         let tasks = execution
