@@ -33,6 +33,15 @@ use std::time::Duration;
 /// would now succeed.
 pub const MAX_RECONNECT_DELAY: Duration = Duration::from_millis(250);
 
+/// The fewest retries a cluster connection gets, whatever
+/// [`ConnectSettings::reconnect_retries`] says. The cluster client spends a
+/// retry on every redirect, not only on reconnects: after a failover, a
+/// command first fails on the lost master, then meets MOVED at the node it
+/// tries next; with one retry that MOVED reached the caller (a 503 from
+/// ingest, a failed step) though the promoted replica was serving. The
+/// wait stays bounded: the answer timeout covers a command's retries too.
+pub const CLUSTER_MIN_RETRIES: usize = 3;
+
 /// Standalone or cluster.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ClusterMode {
@@ -197,7 +206,7 @@ pub async fn connect(settings: &ConnectSettings) -> Result<Connection, ConnectEr
         let mut builder = ClusterClient::builder([info])
             .connection_timeout(settings.connect_timeout)
             .response_timeout(settings.response_timeout)
-            .retries(u32::try_from(settings.reconnect_retries).unwrap_or(u32::MAX));
+            .retries(u32::try_from(settings.reconnect_retries.max(CLUSTER_MIN_RETRIES)).unwrap_or(u32::MAX));
         if let Some(certs) = certificates {
             builder = builder.certs(certs);
         }
