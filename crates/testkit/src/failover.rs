@@ -108,7 +108,9 @@ impl TestRedis {
                 "node {replica} did not take over from node {master} within {FAILOVER_LIMIT:?} ({kind:?}): {:?}",
                 self.cluster_nodes(replica).await
             );
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            // Each look opens a TLS connection per node: not too often, on
+            // a machine the cluster shares with the run it serves.
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 

@@ -7,6 +7,8 @@
 use sluice_redis::{ConnectSettings, Connection, Tag, connect};
 use sluice_testkit::TestRedis;
 use sluice_testkit::failover::{Failover, FailoverKind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long after the promotion the connection may take to write again.
@@ -37,7 +39,11 @@ async fn a_cluster_connection_follows_a_master_failed_over_by_itself() {
         for i in 0..KEYS {
             let _: () = redis::cmd("SET").arg(format!("{key}{i}")).arg(i).query_async(&mut conn).await.unwrap();
         }
+        let stop = Arc::new(AtomicBool::new(false));
+        let probe = tokio::spawn(probe(conn.clone(), format!("{key}probe"), stop.clone()));
         let failover = redis.fail_over(key, seed, kind).await;
+        stop.store(true, Ordering::Relaxed);
+        let meanwhile = probe.await.unwrap();
         let (recovered, errors) = write_again(&mut conn, key).await;
         println!(
             "{kind:?}: node {} took over from node {} {} ms after the {}; the connection wrote again {} ms after \
@@ -51,8 +57,28 @@ async fn a_cluster_connection_follows_a_master_failed_over_by_itself() {
         // The first command after the promotion succeeds: a redirect to
         // the new master must not use up the retries (CLUSTER_MIN_RETRIES).
         assert!(errors.is_empty(), "{kind:?}: commands failed after the promotion: {errors:?}");
+        // While the slot is away a command fails with what the cluster
+        // says (CLUSTERDOWN, a refused connection), not by running out its
+        // answer timeout in a retry's wait: ingest answers 503 after a few
+        // such commands, and each used to cost the whole 500 ms.
+        let timeouts: Vec<&String> = meanwhile.iter().filter(|(_, timeout)| *timeout).map(|(e, _)| e).collect();
+        println!("{kind:?}: {} commands failed meanwhile, {} by timeout", meanwhile.len(), timeouts.len());
+        assert!(timeouts.is_empty(), "{kind:?}: commands timed out during the failover: {timeouts:?}");
         assert_kept(&mut conn, key, &failover).await;
     }
+}
+
+/// Writes `key` again and again until `stop`: the errors, and whether each
+/// was a timeout.
+async fn probe(mut conn: Connection, key: String, stop: Arc<AtomicBool>) -> Vec<(String, bool)> {
+    let mut errors = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        if let Err(e) = redis::cmd("SET").arg(&key).arg(1).query_async::<()>(&mut conn).await {
+            errors.push((e.to_string(), e.is_timeout()));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    errors
 }
 
 /// Writes `key` until it succeeds: when, and the errors before.
