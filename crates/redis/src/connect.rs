@@ -33,6 +33,20 @@ use std::time::Duration;
 /// would now succeed.
 pub const MAX_RECONNECT_DELAY: Duration = Duration::from_millis(250);
 
+/// The fewest retries a cluster connection gets, whatever
+/// [`ConnectSettings::reconnect_retries`] says. The cluster client spends a
+/// retry on every redirect, not only on reconnects: after a failover, a
+/// command first fails on the lost master, then meets MOVED at the node it
+/// tries next; with one retry that MOVED reached the caller (a 503 from
+/// ingest, a failed step) though the promoted replica was serving. The
+/// wait stays bounded: the answer timeout covers a command's retries too.
+pub const CLUSTER_MIN_RETRIES: usize = 3;
+
+/// The least and most milliseconds a cluster connection waits before it
+/// retries a command the cluster asked to retry (CLUSTERDOWN, TRYAGAIN):
+/// all of [`CLUSTER_MIN_RETRIES`] fit well inside an answer timeout.
+pub const CLUSTER_RETRY_WAIT: (u64, u64) = (10, 100);
+
 /// Standalone or cluster.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ClusterMode {
@@ -197,7 +211,13 @@ pub async fn connect(settings: &ConnectSettings) -> Result<Connection, ConnectEr
         let mut builder = ClusterClient::builder([info])
             .connection_timeout(settings.connect_timeout)
             .response_timeout(settings.response_timeout)
-            .retries(u32::try_from(settings.reconnect_retries).unwrap_or(u32::MAX));
+            .retries(u32::try_from(settings.reconnect_retries.max(CLUSTER_MIN_RETRIES)).unwrap_or(u32::MAX))
+            // The crate waits at least 1.28 s before retrying a CLUSTERDOWN
+            // or TRYAGAIN: longer than the answer timeout, so while a failed
+            // master was being replaced every command ran out its whole
+            // timeout instead of failing with what the cluster said.
+            .min_retry_wait(CLUSTER_RETRY_WAIT.0)
+            .max_retry_wait(CLUSTER_RETRY_WAIT.1);
         if let Some(certs) = certificates {
             builder = builder.certs(certs);
         }

@@ -6,7 +6,10 @@
 //! a third of the slots, its bus on TLS too (`tls-cluster`), as ElastiCache
 //! Serverless is: cluster mode and TLS at once, so a client must follow
 //! MOVED and ASK to nodes it reaches over TLS, as that user, trusting the
-//! same CA, and a call whose keys span slots fails with CROSSSLOT.
+//! same CA, and a call whose keys span slots fails with CROSSSLOT. The
+//! cluster also comes with a replica per master
+//! ([`PrivateRedis::cluster_with_replicas`]), for tests that fail a
+//! master over.
 //!
 //! The tests start these (`sluice-testkit`); so does `sluice demo …
 //! --private-redis tls-cluster`, to run the deployed functions against
@@ -27,6 +30,13 @@ pub const CLUSTER_MASTERS: usize = 3;
 /// How long a cluster may take to agree it is whole (a new master waits
 /// 2 s before it declares the cluster ok).
 const CLUSTER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A cluster's shape: replicas or not, and how soon a node counts failed.
+#[derive(Debug, Clone, Copy)]
+struct ClusterShape {
+    replicas: bool,
+    node_timeout: Option<Duration>,
+}
 
 /// Which shape of deployment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,10 +77,25 @@ impl PrivateRedis {
     /// A TLS-only server with the ACL user, or (`cluster`) three such
     /// masters joined into a cluster.
     fn tls(cluster: bool) -> Result<Self, ServerError> {
+        let shape = cluster.then_some(ClusterShape { replicas: false, node_timeout: None });
+        Self::tls_shaped(shape)
+    }
+
+    /// A TLS-only cluster of three masters, each with one replica (six
+    /// `redis-server`s), returned once every replica is in sync: what a
+    /// failover test breaks. A node unanswered for `node_timeout` is
+    /// counted failed and its replica promoted in its place, as an
+    /// ElastiCache node failure is handled (there in tens of seconds).
+    pub fn cluster_with_replicas(node_timeout: Duration) -> Result<Self, ServerError> {
+        Self::tls_shaped(Some(ClusterShape { replicas: true, node_timeout: Some(node_timeout) }))
+    }
+
+    fn tls_shaped(cluster: Option<ClusterShape>) -> Result<Self, ServerError> {
         let certificates = PrivateCertificates::server()?;
         let password = format!("pw-{:016x}", rand::random::<u64>());
         let options = ServerOptions {
-            cluster,
+            cluster: cluster.is_some(),
+            cluster_node_timeout: cluster.and_then(|c| c.node_timeout),
             tls: Some(ServerTls {
                 cert_file: certificates.cert_file(),
                 key_file: certificates.key_file(),
@@ -79,12 +104,19 @@ impl PrivateRedis {
             user: Some(AclUser { name: PRIVATE_USER.to_owned(), password: password.clone() }),
             ..ServerOptions::default()
         };
-        let (kind, count) = if cluster { (DeploymentKind::Cluster, CLUSTER_MASTERS) } else { (DeploymentKind::Tls, 1) };
+        let (kind, count) = match cluster {
+            None => (DeploymentKind::Tls, 1),
+            Some(ClusterShape { replicas: false, .. }) => (DeploymentKind::Cluster, CLUSTER_MASTERS),
+            Some(ClusterShape { replicas: true, .. }) => (DeploymentKind::Cluster, 2 * CLUSTER_MASTERS),
+        };
         let nodes = (0..count).map(|_| RedisProcess::start(options.clone())).collect::<Result<_, _>>()?;
         let deployment = Self { kind, nodes, password: Some(password), certificates: Some(certificates) };
-        if cluster {
-            deployment.create_cluster()?;
+        if let Some(shape) = cluster {
+            deployment.create_cluster(shape.replicas)?;
             deployment.wait_until_whole()?;
+            if shape.replicas {
+                deployment.wait_until_replicas_in_sync()?;
+            }
         }
         Ok(deployment)
     }
@@ -112,27 +144,59 @@ impl PrivateRedis {
         Ok(stdout)
     }
 
-    /// Joins the nodes into a cluster, the slots split evenly.
-    fn create_cluster(&self) -> Result<(), ServerError> {
+    /// Joins the nodes into a cluster, the slots split evenly over three
+    /// masters; with `replicas`, `redis-cli` makes each of the other three
+    /// nodes the replica of one master.
+    fn create_cluster(&self, replicas: bool) -> Result<(), ServerError> {
         let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
         args.extend(self.nodes.iter().map(|n| format!("127.0.0.1:{}", n.port())));
-        args.extend(["--cluster-replicas", "0", "--cluster-yes"].map(String::from));
+        let replicas = if replicas { "1" } else { "0" };
+        args.extend(["--cluster-replicas", replicas, "--cluster-yes"].map(String::from));
         self.cli(&args).map(drop)
+    }
+
+    /// Polls until every master has its replica attached and caught up
+    /// (`INFO replication`: `state=online`, the replica's link up and no
+    /// sync in progress) and every node knows all six: a replica still
+    /// loading its first copy, or one the other masters have not heard
+    /// of, cannot be promoted (the masters vote on it).
+    fn wait_until_replicas_in_sync(&self) -> Result<(), ServerError> {
+        self.poll_nodes("the replicas are not in sync", |port| {
+            let replication = self.cli(&["-p".into(), port.into(), "INFO".into(), "replication".into()])?;
+            let nodes = self.cli(&["-p".into(), port.into(), "CLUSTER".into(), "NODES".into()])?;
+            let in_sync = if replication.contains("role:master") {
+                replication.contains("connected_slaves:1") && replication.contains("state=online")
+            } else {
+                replication.contains("master_link_status:up") && replication.contains("master_sync_in_progress:0")
+            };
+            let known = nodes.lines().filter(|l| !l.contains("handshake") && !l.contains("noaddr")).count();
+            Ok((in_sync && known == self.nodes.len()).then_some(()).ok_or(format!("{replication}{nodes}")))
+        })
     }
 
     /// Polls every node until it says `cluster_state:ok`.
     fn wait_until_whole(&self) -> Result<(), ServerError> {
+        self.poll_nodes("the cluster is not ok", |port| {
+            let info = self.cli(&["-p".into(), port.into(), "CLUSTER".into(), "INFO".into()])?;
+            Ok(if info.contains("cluster_state:ok") { Ok(()) } else { Err(info) })
+        })
+    }
+
+    /// Asks `ready` of each node's port in turn until it says `Ok(())`,
+    /// all within [`CLUSTER_TIMEOUT`]; else fails with `not_yet` and what
+    /// the last node said.
+    fn poll_nodes(
+        &self,
+        not_yet: &str,
+        ready: impl Fn(&str) -> Result<Result<(), String>, ServerError>,
+    ) -> Result<(), ServerError> {
         let deadline = Instant::now() + CLUSTER_TIMEOUT;
         for node in &self.nodes {
-            let ask = ["-p".to_owned(), node.port().to_string(), "CLUSTER".into(), "INFO".into()];
-            loop {
-                let info = self.cli(&ask)?;
-                if info.contains("cluster_state:ok") {
-                    break;
-                }
+            let port = node.port().to_string();
+            while let Err(said) = ready(&port)? {
                 if Instant::now() > deadline {
                     return Err(ServerError::Failed(format!(
-                        "the cluster is not ok after {CLUSTER_TIMEOUT:?}: {info}"
+                        "{not_yet} after {CLUSTER_TIMEOUT:?}: node {port} says {said}"
                     )));
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -153,7 +217,13 @@ impl PrivateRedis {
     /// The URL of the first node with the password in it, for what takes
     /// its credentials from a URL alone.
     pub fn url_with_password(&self) -> String {
-        let url = self.url();
+        self.node_url_with_password(0)
+    }
+
+    /// Node `i`'s URL with the password in it: a cluster reached through
+    /// another node than the first (one a test will not stop).
+    pub fn node_url_with_password(&self, i: usize) -> String {
+        let url = self.nodes[i].url();
         match &self.password {
             Some(password) => url.replacen(&format!("{PRIVATE_USER}@"), &format!("{PRIVATE_USER}:{password}@"), 1),
             None => url,

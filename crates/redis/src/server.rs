@@ -49,6 +49,11 @@ pub struct ServerOptions {
     /// Listen on this port instead of a free one: a server restarted where
     /// its clients already point (no retry on another port if it is taken).
     pub port: Option<u16>,
+    /// With `cluster`: how long a node may go unanswered before the others
+    /// count it failed and its replica takes over (`cluster-node-timeout`;
+    /// Redis's default, 15 s, when `None`). Failover tests set it low so a
+    /// killed master's replica is promoted in a few seconds.
+    pub cluster_node_timeout: Option<Duration>,
 }
 
 /// Redis's `appendfsync`: how much an acknowledged write can lose.
@@ -206,12 +211,16 @@ impl RedisProcess {
         if options.cluster {
             command.args(["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]);
             command.args(["--cluster-port", &free_port()?.to_string()]);
+            if let Some(timeout) = options.cluster_node_timeout {
+                command.args(["--cluster-node-timeout", &timeout.as_millis().to_string()]);
+            }
         }
         if let Some(tls) = &options.tls {
             command.arg("--tls-cert-file").arg(&tls.cert_file).arg("--tls-key-file").arg(&tls.key_file);
             command.arg("--tls-ca-cert-file").arg(&tls.ca_file).args(["--tls-auth-clients", "no"]);
             if options.cluster {
-                command.args(["--tls-cluster", "yes"]);
+                // A replica copies its master over TLS too, as ElastiCache's do.
+                command.args(["--tls-cluster", "yes", "--tls-replication", "yes"]);
             }
         }
         if let Some(user) = &options.user {
@@ -219,6 +228,11 @@ impl RedisProcess {
             // `ps` to this machine's users, which is fine for test servers.
             command.args(["--user", "default", "off"]);
             command.args(["--user", &user.name, "on", &format!(">{}", user.password), "~*", "&*", "+@all"]);
+            if options.cluster {
+                // A node that is (or becomes) a replica logs in to its
+                // master as that user: `default` is off.
+                command.args(["--masteruser", &user.name, "--masterauth", &user.password]);
+            }
         }
         let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
         let lifeline = child.stdin.take();

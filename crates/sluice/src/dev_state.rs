@@ -14,6 +14,11 @@ pub(crate) const DEV_STATE_FILE: &str = ".sluice/dev.json";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct DevState {
     pub(crate) redis_url: String,
+    /// The private CA its Redis's certificate is checked against
+    /// (`SLUICE_REDIS_CA_FILE`), if set: without it a command run beside
+    /// a `sluice dev` on such a Redis failed its TLS handshake.
+    #[serde(default)]
+    pub(crate) redis_ca_file: Option<PathBuf>,
     pub(crate) key_prefix: String,
     /// (what, URL) of everything it serves.
     pub(crate) urls: Vec<(String, String)>,
@@ -40,5 +45,28 @@ impl DevState {
     /// The URL it printed for `what` (e.g. "SQS endpoint", "Flush queue").
     pub(crate) fn url(&self, what: &str) -> Option<String> {
         self.urls.iter().find(|(w, _)| w == what).map(|(_, url)| url.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ca_file_is_kept_and_a_file_from_before_it_still_reads() {
+        let dir = std::env::temp_dir().join(format!("sluice-dev-state-{}", std::process::id()));
+        let path = dir.join("dev.json");
+        let state = DevState {
+            redis_url: "rediss://sluice:pw@127.0.0.1:7000/".into(),
+            redis_ca_file: Some("/tmp/ca.pem".into()),
+            key_prefix: "sluice:".into(),
+            urls: vec![("Ingest".into(), "http://127.0.0.1:1/".into())],
+        };
+        state.write(&path).unwrap();
+        assert_eq!(DevState::read(&path), Some(state));
+        std::fs::write(&path, r#"{"redis_url": "redis://127.0.0.1:7000/", "key_prefix": "sluice:", "urls": []}"#)
+            .unwrap();
+        assert_eq!(DevState::read(&path).map(|s| s.redis_ca_file), Some(None));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -132,7 +132,11 @@ impl StateRedis {
         let (settings, prefix) = match named {
             Some(common) => (common.redis_settings(), common.keyspace.prefix().to_owned()),
             None => match DevState::read(&DevState::path()) {
-                Some(state) => (ConnectSettings::new(state.redis_url), state.key_prefix),
+                Some(state) => {
+                    let settings =
+                        ConnectSettings { ca_file: state.redis_ca_file, ..ConnectSettings::new(state.redis_url) };
+                    (settings, state.key_prefix)
+                }
                 None => {
                     return Err(usage(
                         who,

@@ -44,8 +44,8 @@ use sink_rows::{drained_answers, stale_rows};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
 use stack::{
-    Proc, Stale, answered_events, explain_waiting, get, port_outside_the_ephemeral_range, post, put, sluice,
-    stale_products, status, stored, tokens_set, trace_stages, wait_for_no_process_in,
+    Proc, Stale, answered_events, explain_waiting, get, port_outside_the_ephemeral_range, post, put, stale_products,
+    status, stored, tokens_set, trace_stages, wait_for_no_process_in,
 };
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
@@ -191,13 +191,7 @@ impl Run {
             .build()
             .unwrap();
         let malls: Vec<String> = (1..=plan.malls).map(|m| format!("chaos{m}")).collect();
-        let sandbox = Proc::spawn(
-            sluice(&self.dir)
-                .args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")])
-                .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
-                .args(["--bucket-drain", &BUCKET_DRAIN.to_string()]),
-        )
-        .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"));
+        let sandbox = stack::sandbox_cafe24(&self.dir, &malls, (BUCKET_CAPACITY, BUCKET_DRAIN));
         let cafe24 = sandbox.after("Cafe24 sandbox: ");
         let template = sandbox.after("Base URL template: ");
         self.sandbox = Some(sandbox);
@@ -296,7 +290,7 @@ impl Run {
         let book = std::mem::take(&mut *book.lock().unwrap());
         let mut dev = Some(dev);
         // The drain: sluice status clean and every product as the sandbox has it.
-        let redis = dev.as_ref().unwrap().redis_url();
+        let redis = sluice_redis::ConnectSettings::new(dev.as_ref().unwrap().redis_url());
         let drain_deadline = Instant::now() + DRAIN_LIMIT;
         let mut clean_but_stale = 0;
         let (status, checked) = loop {

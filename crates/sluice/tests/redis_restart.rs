@@ -23,26 +23,17 @@
 
 #[path = "support/redis_outage.rs"]
 mod outage;
+#[path = "support/outage_stack.rs"]
+mod outage_stack;
 #[path = "support/stack.rs"]
 mod stack;
 
-use outage::{Attempt, Figures, Redis, Sender};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-use serde_json::json;
+use outage::{Figures, Outage, Redis};
+use outage_stack::{DRAIN_LIMIT, OutageStack};
+use sluice_redis::ConnectSettings;
 use sluice_testkit::chaos_report::ChaosRow;
-use stack::{Proc, get, post, sluice, stale_products, status, stored, tokens_set};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Each mall's Admin API bucket, in the sandbox and in sluice alike.
-const BUCKET_CAPACITY: u32 = 10;
-const BUCKET_DRAIN: u32 = 5;
-/// After the stream, how long the pipeline may take to store the rest.
-const DRAIN_LIMIT: Duration = Duration::from_secs(40);
-/// How long after Redis is back ingest may take to accept again.
-const RECOVERY_LIMIT: Duration = Duration::from_secs(15);
 
 /// The shape of one run.
 #[derive(Debug, Clone, Copy)]
@@ -146,7 +137,7 @@ async fn run(plan: Plan) -> Figures {
         plan.down.as_secs()
     ));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("work")).expect("temp dir");
+    std::fs::create_dir_all(&dir).expect("temp dir");
     let outcome = tokio::time::timeout(limit, go(plan, &dir)).await;
     // Every process of the run is dropped by now (killed on drop).
     let _ = std::fs::remove_dir_all(&dir);
@@ -156,50 +147,14 @@ async fn run(plan: Plan) -> Figures {
 async fn go(plan: Plan, dir: &Path) -> Figures {
     let mut redis = Redis::start(dir.join("redis"));
     let url = redis.url();
-    let http =
-        sluice_http::builder().connect_timeout(Duration::from_secs(1)).timeout(outage::ANSWER_LIMIT).build().unwrap();
     let malls: Vec<String> = (1..=plan.malls).map(|m| format!("outage{m}")).collect();
-    let sandbox = Proc::spawn(
-        sluice(dir)
-            .args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")])
-            .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
-            .args(["--bucket-drain", &BUCKET_DRAIN.to_string()]),
-    )
-    .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"));
-    let cafe24 = sandbox.after("Cafe24 sandbox: ");
-    let workdir = dir.join("work");
-    let mut dev = start_dev(&workdir, &url, &sandbox.after("Base URL template: "));
-    let dev_pid = dev.child.id();
-    let ingest = dev.after("Ingest: ");
-    let mut products = Vec::new();
-    for mall in &malls {
-        let tokens = post(&http, &format!("{cafe24}/sandbox/malls/{mall}/tokens"), json!({})).await;
-        tokens_set(&workdir, mall, &tokens);
-        for p in 0..plan.products_per_mall {
-            let body = json!({"product_name": format!("outage {mall} {p}"), "price": "1000.00"});
-            let made = post(&http, &format!("{cafe24}/sandbox/malls/{mall}/resources/products"), body).await;
-            products.push((mall.clone(), made["id"].as_str().expect("product id").to_owned()));
-        }
-    }
+    let env = [("SLUICE_REDIS_URL", url.clone())];
+    let mut stack = OutageStack::start(dir, &malls, plan.products_per_mall, ConnectSettings::new(&url), &env).await;
 
     // The stream: each sender changes its own products at random until
     // told to stop; Redis goes away and comes back in the middle of it.
     let started = Instant::now();
-    let stop_sending = started + plan.before + plan.down + plan.after;
-    let book = Arc::new(std::sync::Mutex::new(Vec::<Attempt>::new()));
-    let mut senders = tokio::task::JoinSet::new();
-    for s in 0..plan.senders {
-        let owned: Vec<(String, String)> = products.iter().skip(s).step_by(plan.senders).cloned().collect();
-        let sender = Sender {
-            http: http.clone(),
-            cafe24: cafe24.clone(),
-            ingest: ingest.clone(),
-            name: format!("s{}-{s}", plan.seed),
-            book: book.clone(),
-        };
-        let rng = StdRng::seed_from_u64(plan.seed * 1000 + s as u64);
-        senders.spawn(sender.run(owned, rng, stop_sending));
-    }
+    let stream = stack.stream(plan.seed, plan.senders, started + plan.before + plan.down + plan.after);
     tokio::time::sleep_until((started + plan.before).into()).await;
     let signalled_at = Instant::now();
     redis.stop(plan.signal);
@@ -211,26 +166,7 @@ async fn go(plan: Plan, dir: &Path) -> Figures {
     let restarted_at = Instant::now();
     redis.restart();
     let up_at = Instant::now();
-    let mut deliveries = Vec::new();
-    while let Some(done) = senders.join_next().await {
-        deliveries.extend(done.expect("a sender panicked"));
-    }
-    let stream_ended = Instant::now();
-
-    // Drained: nothing waiting, every product stored as the sandbox has it.
-    let drain_deadline = Instant::now() + DRAIN_LIMIT;
-    let (status, stale) = loop {
-        let status = status(&workdir);
-        let stale = stale_products(&http, &cafe24, &url, &products).await;
-        if (queues_empty(&status) && stale.is_empty()) || Instant::now() > drain_deadline {
-            break (status, stale);
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    };
-    let drained_after = stream_ended.elapsed();
-    let entries = stored(&url).await;
-    let attempts = std::mem::take(&mut *book.lock().unwrap());
-    let figures = Figures::new(&deliveries, &attempts, &entries, [down_at, up_at], drained_after);
+    let (figures, problems) = stack.finish(stream, Outage::Whole, [down_at, up_at]).await;
     println!(
         "seed {} (redis-server {} after {:.1} s of webhooks, down {:.1} s, stopped in {} ms, restarted in {} ms): \
          {figures}",
@@ -241,61 +177,7 @@ async fn go(plan: Plan, dir: &Path) -> Figures {
         stopped_after.as_millis(),
         (up_at - restarted_at).as_millis(),
     );
-
-    let mut problems = figures.problems();
-    if figures.recovered_after.is_none_or(|t| t > RECOVERY_LIMIT) {
-        problems.push(format!("no 202 within {RECOVERY_LIMIT:?} of Redis being back"));
-    }
-    if !queues_empty(&status) {
-        problems.push(format!("sluice status still shows work ({}):\n{}", status.diagnosis(), status.text));
-    } else if status.groups_waiting {
-        // The group ledger feeds `sluice status` only, and the pipeline
-        // marks an event done there best effort: a mark lost to the outage
-        // leaves the event listed as waiting though it was stored (the
-        // stores are checked above). Reported, not failed.
-        let waiting = stack::explain_waiting(&url, &workdir).await;
-        println!("seed {}: the group ledger still lists events waiting (their traces):\n{waiting}", plan.seed);
-    }
-    if !stale.is_empty() {
-        problems.push(format!(
-            "{} of {} products stored differ from the sandbox: {stale:?}",
-            stale.len(),
-            products.len()
-        ));
-    }
-    match dev.child.try_wait() {
-        Ok(None) => {}
-        exited => problems.push(format!("sluice dev (pid {dev_pid}) did not keep running: {exited:?}")),
-    }
-    let counters = get(&http, &format!("{cafe24}/sandbox/counters")).await;
-    println!("seed {}: the sandbox's counters: {counters}", plan.seed);
     assert!(problems.is_empty(), "seed {}: {}", plan.seed, problems.join("\n"));
-
-    // It still stops cleanly on Ctrl-C after all that.
-    dev.signal("-INT");
-    let exit = dev.wait(Duration::from_secs(20));
-    assert!(exit.is_some_and(|s| s.success()), "sluice dev did not stop cleanly on Ctrl-C: {exit:?}");
+    stack.stop();
     figures
-}
-
-/// Nothing waiting, in flight or delayed in the event queue, nothing in
-/// its dead-letter queue.
-fn queues_empty(status: &stack::Status) -> bool {
-    status.events == Some([0, 0, 0]) && status.dead_letters.is_some_and(|d| d[0] == 0 && d[1] == 0)
-}
-
-/// `sluice dev` in `workdir` on `redis` (SLUICE_REDIS_URL), its Cafe24 the sandbox.
-fn start_dev(workdir: &Path, redis: &str, template: &str) -> Proc {
-    let mut command = sluice(workdir);
-    command
-        .args(["dev", "--ingest-port", "0", "--sqs-port", "0", "--sfn-port", "0", "--metrics-port", "0"])
-        .args(["--cafe24-base-url", template, "--cafe24-client-id", "sandbox-client"])
-        .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
-        .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
-        // The test reads what was stored from the snapshot streams, which a
-        // drain into PostgreSQL would trim.
-        .arg("--no-drain")
-        .env("SLUICE_CAFE24_CLIENT_SECRET", "sandbox-secret")
-        .env("SLUICE_REDIS_URL", redis);
-    Proc::spawn(&mut command).unwrap_or_else(|e| panic!("sluice dev: {e}"))
 }

@@ -33,6 +33,7 @@ use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
+use sluice_redis::ConnectSettings;
 use sluice_testkit::alert_listener::AlertListener;
 use sluice_testkit::chaos_report::ChaosRow;
 use stack::{answered_events, credentials_set, get, post, put, stale_products, status, stored, tokens_set};
@@ -316,7 +317,7 @@ async fn check(
     let sent_rows = book.lock().unwrap().rows.clone();
     let (settled, (final_status, stale, sheets)) = poll(DRAIN_LIMIT, || async {
         let status = status(&run.workdir);
-        let stale = stale_products(http, &up.cafe24, &run.redis, products).await;
+        let stale = stale_products(http, &up.cafe24, &ConnectSettings::new(&run.redis), products).await;
         let mut sheets = Vec::new();
         for gid in SHEETS {
             sheets.push(sheet_rows(http, &up.sheets_control, SPREADSHEET, gid).await);
@@ -327,7 +328,7 @@ async fn check(
     .await;
     let settled_in = ended.elapsed();
     let book = std::mem::take(&mut *book.lock().unwrap());
-    let entries = stored(&run.redis).await;
+    let entries = stored(&ConnectSettings::new(&run.redis)).await;
     let answered = answered_events(&entries);
     let receipts = book.webhooks.iter().filter_map(|r| r.as_ref().ok());
     let accepted: Vec<String> = receipts

@@ -10,7 +10,9 @@
 //! Besides the plain server, [`TestRedis::tls`] is shaped like ElastiCache's
 //! TLS endpoint (TLS only, an ACL user and password, certificates the test
 //! made) and [`TestRedis::cluster`] is a cluster of three masters, TLS only
-//! with the same user, as ElastiCache Serverless is; every
+//! with the same user, as ElastiCache Serverless is
+//! ([`TestRedis::cluster_with_replicas`]: with a replica per master, for
+//! failover tests); every
 //! kind is reached through `sluice_redis::connect`, as the deployables
 //! reach theirs. `SLUICE_TEST_REDIS=tls|cluster` makes [`TestRedis::new`]
 //! start that kind instead, to run a whole suite on it.
@@ -28,6 +30,7 @@
 //! - [`chaos_report`]: a chaos run's row of `bench/chaos.md`.
 //! - [`crash_point`]: a connection that kills its caller at a chosen command.
 //! - [`crash_scenario`]: ingest killed at every such point, checked for loss.
+//! - [`failover`]: a cluster master killed (or switched) for its replica to take over.
 //! - [`latency_proxy`]: a TCP proxy that slows every round trip to a Redis by a delay a test changes.
 //! - [`processes`]: a process's children and whether one is gone (`/proc`).
 //! - `sandbox` (feature `sandbox`): clients wired to the sandbox upstreams.
@@ -39,6 +42,7 @@ pub mod aws_prices;
 pub mod chaos_report;
 pub mod crash_point;
 pub mod crash_scenario;
+pub mod failover;
 pub mod latency_proxy;
 #[cfg(feature = "pipeline")]
 pub mod pipeline;
@@ -74,6 +78,12 @@ static TLS: Mutex<Weak<TestServer>> = Mutex::new(Weak::new());
 static CLUSTER: Mutex<Weak<TestServer>> = Mutex::new(Weak::new());
 static TESTS: AtomicUsize = AtomicUsize::new(0);
 
+/// `cluster-node-timeout` of [`TestRedis::cluster_with_replicas`]: low, so
+/// a killed master's replica is promoted within seconds, yet above the
+/// pauses of a node on a busy 2-core machine (a node that misses it is
+/// failed over too).
+pub const NODE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(2000);
+
 /// A test's view of a private server: its own key prefix on a shared
 /// `redis-server` (or cluster).
 #[derive(Debug, Clone)]
@@ -104,6 +114,15 @@ impl TestRedis {
     /// mode.
     pub fn cluster(test: &str) -> Self {
         Self::of(ServerKind::Cluster, test)
+    }
+
+    /// A cluster of three masters with a replica each, all its own (not
+    /// shared: the test fails a master over, see [`failover`]); a node
+    /// unanswered for [`NODE_TIMEOUT`] counts failed.
+    pub fn cluster_with_replicas(test: &str) -> Self {
+        let server = TestServer::cluster_with_replicas(NODE_TIMEOUT).unwrap_or_else(|e| panic!("{e}"));
+        let keyspace = Keyspace::new(prefix_for(test)).unwrap_or_else(|e| panic!("{e}"));
+        Self { server: Arc::new(server), keyspace }
     }
 
     pub fn of(kind: ServerKind, test: &str) -> Self {
@@ -164,6 +183,8 @@ impl TestRedis {
     }
 
     /// This test's keys on each node (one node unless a cluster), sorted.
+    /// On a cluster with replicas every node answers, replicas too, and
+    /// all must be up: a failover test reads its keys otherwise.
     pub async fn keys_by_node(&self) -> Vec<Vec<String>> {
         let mut nodes = Vec::new();
         for i in 0..self.server.nodes() {

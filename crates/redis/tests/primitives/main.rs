@@ -8,6 +8,7 @@ mod backlog_hand_over;
 mod bucket;
 mod connect;
 mod delivery;
+mod failover;
 mod gate;
 mod group_ledger;
 mod keys;

@@ -300,7 +300,12 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stop = crate::stop_signal::install();
     println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
-    let state = DevState { redis_url: redis.url.clone(), key_prefix: args.key_prefix.clone(), urls };
+    let state = DevState {
+        redis_url: redis.url.clone(),
+        redis_ca_file: redis.ca_file(),
+        key_prefix: args.key_prefix.clone(),
+        urls,
+    };
     let state_path = DevState::path();
     state.write(&state_path)?;
     let mut lease_lost = false;

@@ -7,7 +7,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use serde_json::Value;
-use sluice_redis::{Keyspace, SnapshotStore};
+use sluice_redis::{ConnectSettings, Connection, Keyspace, SnapshotStore};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
@@ -100,6 +100,18 @@ pub fn sluice(dir: &Path) -> Command {
         command.env_remove(name);
     }
     command
+}
+
+/// `sluice sandbox cafe24` in `dir` for `malls`, each mall's Admin API
+/// bucket `(capacity, drain per second)`: the truth a kill cannot touch.
+pub fn sandbox_cafe24(dir: &Path, malls: &[String], (capacity, drain): (u32, u32)) -> Proc {
+    Proc::spawn(
+        sluice(dir)
+            .args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")])
+            .args(["--bucket-capacity", &capacity.to_string()])
+            .args(["--bucket-drain", &drain.to_string()]),
+    )
+    .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"))
 }
 
 pub fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
@@ -275,7 +287,12 @@ impl Status {
 /// `(index, stored version, sandbox version)`.
 pub type Stale = Vec<(usize, Option<String>, u64)>;
 
-pub async fn stale_products(http: &reqwest::Client, cafe24: &str, redis: &str, products: &[(String, String)]) -> Stale {
+pub async fn stale_products(
+    http: &reqwest::Client,
+    cafe24: &str,
+    redis: &ConnectSettings,
+    products: &[(String, String)],
+) -> Stale {
     let newest = newest_snapshots(redis).await;
     let mut stale = Vec::new();
     for (i, (mall, id)) in products.iter().enumerate() {
@@ -295,9 +312,15 @@ pub async fn stale_products(http: &reqwest::Client, cafe24: &str, redis: &str, p
 
 pub type Fields = std::collections::HashMap<String, String>;
 
+/// A connection to the Redis of the run: one server or a cluster, plain
+/// or TLS, as `redis` says (`ConnectSettings::new(url)` for a plain one).
+pub async fn connect(redis: &ConnectSettings) -> Connection {
+    sluice_redis::connect(redis).await.unwrap_or_else(|e| panic!("redis: {e}"))
+}
+
 /// Every stored entry, shard by shard, oldest first.
-pub async fn stored(redis: &str) -> Vec<Fields> {
-    let conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.expect("redis");
+pub async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
+    let conn = connect(redis).await;
     let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
     let shards = sluice_pipeline::PipelineConfig::default().snapshot_shards;
     let store = SnapshotStore::new(conn, keyspace, shards).unwrap();
@@ -316,7 +339,7 @@ pub async fn stored(redis: &str) -> Vec<Fields> {
 }
 
 /// The newest stored snapshot of each (mall, product id).
-pub async fn newest_snapshots(redis: &str) -> BTreeMap<(String, String), Fields> {
+pub async fn newest_snapshots(redis: &ConnectSettings) -> BTreeMap<(String, String), Fields> {
     let mut newest = BTreeMap::new();
     for fields in stored(redis).await {
         let key = (fields.get("mall_id").cloned().unwrap_or_default(), fields.get("id").cloned().unwrap_or_default());
@@ -342,8 +365,8 @@ pub fn answered_events(entries: &[Fields]) -> std::collections::HashMap<String, 
 /// never `dequeued` is waiting in the queue; `dequeued` last is held by a
 /// process; no `enqueued` at all was entered in the ledger by a request
 /// that died before its send.
-pub async fn explain_waiting(redis: &str, workdir: &Path) -> String {
-    let mut conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.expect("redis");
+pub async fn explain_waiting(redis: &ConnectSettings, workdir: &Path) -> String {
+    let mut conn = connect(redis).await;
     let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
     let ledger = sluice_redis::GroupLedger::new(conn.clone(), keyspace.clone());
     let (groups, _) = ledger.lagging(100).await.expect("the group ledger");
