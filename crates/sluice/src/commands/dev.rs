@@ -31,6 +31,7 @@
 //! the same Redis and prefix lives, it exits with code 2 and one line.
 
 use super::tokens::now_ms;
+use crate::database_target::DatabaseTarget;
 use crate::dev_state::DevState;
 use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
@@ -230,7 +231,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cafe24 = cafe24_config(&env, sandbox.as_ref())?;
     let pipeline = sluice_config::pipeline_config(&env)?;
     let database = crate::database_target::for_dev(args.database_url.clone(), args.no_drain).await?;
-    let drain = database.as_ref().ok().map(|database| DrainSetup {
+    let drain = database.found().map(|database| DrainSetup {
         pool: database.pool.clone(),
         endpoint: database.endpoint.clone(),
         config: DrainConfig::default(),
@@ -292,7 +293,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{what}: {url}");
     }
     println!("Functions: {functions}");
-    if let Err(why) = &database {
+    if let DatabaseTarget::Absent(why) = &database {
         println!(
             "Drain to PostgreSQL: off ({why}); snapshots stay in Redis. Turn it on with --database-url \
              postgres://user:password@host:port/database (or SLUICE_DATABASE_URL)."
