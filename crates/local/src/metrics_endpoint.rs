@@ -20,6 +20,7 @@ use sluice_ingest::Counters;
 use sluice_pipeline::step_metrics::{self, StepMetrics};
 use std::fmt::Write;
 use std::sync::Arc;
+use tokio::net::TcpListener;
 
 /// The route.
 pub const METRICS_PATH: &str = "/metrics";
@@ -39,6 +40,17 @@ pub struct MetricSources {
 
 pub fn router(sources: MetricSources) -> Router {
     Router::new().route(METRICS_PATH, get(metrics)).with_state(Arc::new(sources))
+}
+
+/// Serves `GET /metrics` on `listener` until `stopped`.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    sources: MetricSources,
+    stopped: impl Future<Output = ()> + Send + 'static,
+) {
+    if let Err(e) = axum::serve(listener, router(sources)).with_graceful_shutdown(stopped).await {
+        tracing::warn!(error = %e, "the metrics endpoint stopped");
+    }
 }
 
 async fn metrics(State(sources): State<Arc<MetricSources>>) -> impl IntoResponse {
