@@ -21,7 +21,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sluice_domain::queue::rules::RuleViolation;
 
-use crate::aws_json::CONTENT_TYPE;
+use super::MAX_REQUEST_BYTES;
+use crate::aws_json::{CONTENT_TYPE, ServiceError};
 
 /// An SQS error response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,6 +223,18 @@ impl From<QueueError> for ApiError {
                 Self::internal(format!("The embedded queue failed: {err}"))
             }
         }
+    }
+}
+
+impl ServiceError for ApiError {
+    fn serialization(message: String) -> Self {
+        Self::serialization(message)
+    }
+
+    fn too_large() -> Self {
+        Self::request_too_large(format!(
+            "The request body is larger than {MAX_REQUEST_BYTES} bytes, more than any SQS request needs."
+        ))
     }
 }
 
