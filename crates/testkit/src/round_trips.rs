@@ -4,7 +4,6 @@
 //! commands, so the benchmarks count these at the client.
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -26,24 +25,17 @@ impl<C> CountingConnection<C> {
     }
 }
 
-impl<C: ConnectionLike + Send> ConnectionLike for CountingConnection<C> {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        self.trips.fetch_add(1, Ordering::Relaxed);
-        self.inner.req_packed_command(cmd)
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        self.trips.fetch_add(1, Ordering::Relaxed);
-        self.inner.req_packed_commands(pipeline, offset, count)
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
+sluice_redis::forward_requests! {
+    impl[C: ConnectionLike + Send] CountingConnection<C>, |this| {
+        command(cmd) => {
+            this.trips.fetch_add(1, Ordering::Relaxed);
+            this.inner.req_packed_command(cmd)
+        },
+        pipeline(pipeline, offset, count) => {
+            this.trips.fetch_add(1, Ordering::Relaxed);
+            this.inner.req_packed_commands(pipeline, offset, count)
+        },
+        db => this.inner.get_db(),
     }
 }
 
