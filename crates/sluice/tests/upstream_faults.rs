@@ -35,9 +35,7 @@ use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
 use sluice_testkit::alert_listener::AlertListener;
 use sluice_testkit::chaos_report::ChaosRow;
-use stack::{
-    NotAccepted, answered_events, credentials_set, get, post, put, stale_products, status, stored, tokens_set,
-};
+use stack::{answered_events, credentials_set, get, post, put, stale_products, status, stored, tokens_set};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -140,7 +138,7 @@ async fn run(plan: Plan) -> Outcome {
 #[derive(Default)]
 struct Book {
     /// The 202's receipt of each webhook, or why none came.
-    webhooks: Vec<Result<Value, NotAccepted>>,
+    webhooks: Vec<Result<Value, stack::NotAccepted>>,
     /// Per sheet, the row ids accepted, in the order sent.
     rows: Vec<Vec<String>>,
     rows_refused: Vec<String>,
