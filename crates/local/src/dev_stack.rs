@@ -49,7 +49,7 @@ use sluice_asl::{Executor, StateMachine};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::queue::QueueAttributes;
-use sluice_domain::{DrainRequests, QueueDrainRequests, WorkQueue};
+use sluice_domain::{DrainRequests, Queue, QueueDrainRequests};
 use sluice_ingest::{Counters, Ingest};
 use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
@@ -340,13 +340,13 @@ impl DevStack {
     /// The mall drain queue: while it holds a request (waiting, in flight
     /// or delayed), some mall's dirty set is still being drained.
     pub async fn mall_drain_queue(&self) -> anyhow::Result<QueueAttributes> {
-        Ok(sluice_domain::DelayQueue::attributes(&self.mall_drain_requests).await?)
+        Ok(sluice_domain::Queue::attributes(&self.mall_drain_requests).await?)
     }
 
     /// Flush requests that failed too often, waiting in the flush
     /// dead-letter queue.
     pub async fn flush_dead_letters(&self) -> anyhow::Result<QueueAttributes> {
-        Ok(sluice_domain::DelayQueue::attributes(&self.flush_dlq).await?)
+        Ok(sluice_domain::Queue::attributes(&self.flush_dlq).await?)
     }
 
     /// Returns once this stack no longer holds its consumer lease (another
