@@ -144,19 +144,6 @@ impl ApiError {
         "SerializationException"
     );
 
-    /// A request body over the endpoint's limit. SQS's model has no shape
-    /// for it (its front door refuses such requests before the service
-    /// sees them); this is the generic AWS one, with HTTP's 413.
-    pub(crate) fn request_too_large(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            shape: "com.amazon.coral.service#RequestEntityTooLargeException",
-            code: "RequestEntityTooLarge",
-            sender_fault: true,
-            message: message.into(),
-        }
-    }
-
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::INTERNAL_SERVER_ERROR,
@@ -231,10 +218,19 @@ impl ServiceError for ApiError {
         Self::serialization(message)
     }
 
+    /// SQS's model has no shape for it (its front door refuses such
+    /// requests before the service sees them): the generic AWS one, with
+    /// HTTP's 413.
     fn too_large() -> Self {
-        Self::request_too_large(format!(
-            "The request body is larger than {MAX_REQUEST_BYTES} bytes, more than any SQS request needs."
-        ))
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            shape: "com.amazon.coral.service#RequestEntityTooLargeException",
+            code: "RequestEntityTooLarge",
+            sender_fault: true,
+            message: format!(
+                "The request body is larger than {MAX_REQUEST_BYTES} bytes, more than any SQS request needs."
+            ),
+        }
     }
 }
 
