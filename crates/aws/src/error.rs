@@ -3,6 +3,25 @@
 use aws_sdk_sqs::error::{DisplayErrorContext, ProvideErrorMetadata, SdkError};
 use sluice_domain::queue::rules::RuleViolation;
 
+/// `call(operation, err)`: the error of a call the service refused, or
+/// could not be reached for (after the SDK's own retries), with the
+/// service's error code when it answered one and the most telling message:
+/// the service's, else the SDK's chain of causes (a connection refused, a
+/// timeout). The same for each adapter's error.
+macro_rules! call_from_sdk {
+    () => {
+        pub(crate) fn call<E, R>(operation: &'static str, err: SdkError<E, R>) -> Self
+        where
+            E: ProvideErrorMetadata + std::error::Error + 'static,
+            R: std::fmt::Debug,
+        {
+            let code = err.code().map(str::to_owned);
+            let message = err.message().map_or_else(|| DisplayErrorContext(&err).to_string(), str::to_owned);
+            Self::Call { operation, code, message }
+        }
+    };
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SqsError {
     /// SQS refused the call, or could not be reached (after the SDK's own
@@ -20,14 +39,7 @@ pub enum SqsError {
 }
 
 impl SqsError {
-    pub(crate) fn call<E, R>(operation: &'static str, err: SdkError<E, R>) -> Self
-    where
-        E: ProvideErrorMetadata + std::error::Error + 'static,
-        R: std::fmt::Debug,
-    {
-        let (code, message) = code_and_message(&err);
-        Self::Call { operation, code, message }
-    }
+    call_from_sdk!();
 
     pub(crate) fn malformed(operation: &'static str, detail: impl Into<String>) -> Self {
         Self::Malformed { operation, detail: detail.into() }
@@ -41,22 +53,6 @@ impl SqsError {
             Self::Malformed { .. } => None,
         }
     }
-}
-
-/// The service's error code, when it answered one, and the most telling
-/// message: the service's, else the SDK's chain of causes (a connection
-/// refused, a timeout).
-pub(crate) fn code_and_message<E, R>(err: &SdkError<E, R>) -> (Option<String>, String)
-where
-    E: ProvideErrorMetadata + std::error::Error + 'static,
-    R: std::fmt::Debug,
-{
-    let code = err.code().map(str::to_owned);
-    let message = match err.message() {
-        Some(m) => m.to_owned(),
-        None => DisplayErrorContext(err).to_string(),
-    };
-    (code, message)
 }
 
 /// Errors of the Step Functions adapter.
@@ -75,14 +71,7 @@ pub enum SfnError {
 
 #[cfg(feature = "sfn")]
 impl SfnError {
-    pub(crate) fn call<E, R>(operation: &'static str, err: SdkError<E, R>) -> Self
-    where
-        E: ProvideErrorMetadata + std::error::Error + 'static,
-        R: std::fmt::Debug,
-    {
-        let (code, message) = code_and_message(&err);
-        Self::Call { operation, code, message }
-    }
+    call_from_sdk!();
 
     /// Step Functions' error code, when it answered one.
     pub fn code(&self) -> Option<&str> {

@@ -14,6 +14,7 @@ use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
 use aws_sdk_sqs::types::{
     Message, MessageSystemAttributeName as Attr, QueueAttributeName, SendMessageBatchRequestEntry,
 };
+use sluice_domain::Queue;
 use sluice_domain::queue::rules::{self, MAX_BATCH_ENTRIES, RuleViolation};
 use sluice_domain::queue::{MessageId, QueueAttributes, ReceiptHandle, ReceiveRequest};
 use std::collections::HashMap;
@@ -115,8 +116,14 @@ impl<Kind> SqsQueueOf<Kind> {
             .map_err(|e| SqsError::call("ReceiveMessage", e))?;
         Ok(output.messages.unwrap_or_default())
     }
+}
 
-    pub(crate) async fn delete_message(&self, receipt: &ReceiptHandle) -> Result<(), SqsError> {
+/// Both kinds settle a received message and tell their depth with the
+/// same calls.
+impl<Kind: Send + Sync> Queue for SqsQueueOf<Kind> {
+    type Error = SqsError;
+
+    async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), SqsError> {
         self.client
             .delete_message()
             .queue_url(&self.url)
@@ -127,11 +134,7 @@ impl<Kind> SqsQueueOf<Kind> {
         Ok(())
     }
 
-    pub(crate) async fn change_message_visibility(
-        &self,
-        receipt: &ReceiptHandle,
-        timeout: Duration,
-    ) -> Result<(), SqsError> {
+    async fn change_visibility(&self, receipt: &ReceiptHandle, timeout: Duration) -> Result<(), SqsError> {
         rules::check_visibility_timeout(timeout)?;
         self.client
             .change_message_visibility()
@@ -146,7 +149,7 @@ impl<Kind> SqsQueueOf<Kind> {
 
     /// Waiting, in flight and delayed messages. SQS keeps no oldest age as
     /// a queue attribute (only as a CloudWatch metric), so it is `None`.
-    pub(crate) async fn queue_attributes(&self) -> Result<QueueAttributes, SqsError> {
+    async fn attributes(&self) -> Result<QueueAttributes, SqsError> {
         let output = self
             .client
             .get_queue_attributes()
@@ -185,38 +188,6 @@ pub(crate) trait SqsEntry {
     /// Sets what an entry of this kind carries besides its id and body.
     fn kind_fields(&self, entry: SendMessageBatchRequestEntryBuilder) -> SendMessageBatchRequestEntryBuilder;
 }
-
-/// The port methods both adapters implement alike, in their
-/// `impl WorkQueue` and `impl DelayQueue`: the two ports are separate
-/// traits, but on SQS these are the same calls. `$read` turns one received
-/// SQS message into the port's message type `$Received`.
-macro_rules! shared_port_methods {
-    ($read:path => $Received:ty) => {
-        async fn receive(
-            &self,
-            request: sluice_domain::queue::ReceiveRequest,
-        ) -> Result<Vec<$Received>, $crate::error::SqsError> {
-            self.receive_messages(request).await?.iter().map($read).collect()
-        }
-
-        async fn delete(&self, receipt: &sluice_domain::queue::ReceiptHandle) -> Result<(), $crate::error::SqsError> {
-            self.delete_message(receipt).await
-        }
-
-        async fn change_visibility(
-            &self,
-            receipt: &sluice_domain::queue::ReceiptHandle,
-            timeout: std::time::Duration,
-        ) -> Result<(), $crate::error::SqsError> {
-            self.change_message_visibility(receipt, timeout).await
-        }
-
-        async fn attributes(&self) -> Result<sluice_domain::queue::QueueAttributes, $crate::error::SqsError> {
-            self.queue_attributes().await
-        }
-    };
-}
-pub(crate) use shared_port_methods;
 
 /// A received message's id, receipt and system attributes, read with
 /// errors that name what is missing.

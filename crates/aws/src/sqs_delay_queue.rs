@@ -3,25 +3,25 @@
 //! group, deduplication id or sequence number.
 
 use crate::error::SqsError;
-use crate::queue_calls::{Received, SqsEntry, SqsQueueOf, Standard, seconds, shared_port_methods};
+use crate::queue_calls::{Received, SqsEntry, SqsQueueOf, Standard, seconds};
 use aws_sdk_sqs::types::Message;
 use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
 use sluice_domain::DelayQueue;
 use sluice_domain::queue::rules::{self, RuleViolation};
-use sluice_domain::queue::{DelayedMessage, DelayedOutcome, MessageId, ReceivedDelayedMessage};
+use sluice_domain::queue::{DelayedMessage, DelayedOutcome, MessageId, ReceiveRequest, ReceivedDelayedMessage};
 
 /// One SQS standard queue, by URL, as a [`DelayQueue`].
 pub type SqsDelayQueue = SqsQueueOf<Standard>;
 
 impl DelayQueue for SqsDelayQueue {
-    type Error = SqsError;
-
     async fn send_delayed_call(&self, entries: &[&DelayedMessage]) -> Result<Vec<DelayedOutcome>, SqsError> {
         let outcomes = self.send_checked(entries).await?;
         Ok(outcomes.into_iter().map(|outcome| outcome.map(|ok| MessageId::new(ok.message_id()))).collect())
     }
 
-    shared_port_methods!(received => ReceivedDelayedMessage);
+    async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedDelayedMessage>, SqsError> {
+        self.receive_messages(request).await?.iter().map(received).collect()
+    }
 }
 
 impl SqsEntry for DelayedMessage {

@@ -1,19 +1,17 @@
 //! The work queue port on SQS FIFO.
 
 use crate::error::SqsError;
-use crate::queue_calls::{Fifo, Received, SqsEntry, SqsQueueOf, shared_port_methods};
+use crate::queue_calls::{Fifo, Received, SqsEntry, SqsQueueOf};
 use aws_sdk_sqs::types::builders::SendMessageBatchRequestEntryBuilder;
 use aws_sdk_sqs::types::{MessageSystemAttributeName as Attr, SendMessageBatchResultEntry};
 use sluice_domain::queue::rules::{self, RuleViolation};
-use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, ReceivedMessage, SendOutcome};
+use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, ReceiveRequest, ReceivedMessage, SendOutcome};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
 
 /// One SQS FIFO queue, by URL, as a [`WorkQueue`].
 pub type SqsQueue = SqsQueueOf<Fifo>;
 
 impl WorkQueue for SqsQueue {
-    type Error = SqsError;
-
     async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, SqsError> {
         let outcomes = self.send_checked(entries).await?;
         Ok(outcomes
@@ -25,7 +23,9 @@ impl WorkQueue for SqsQueue {
             .collect())
     }
 
-    shared_port_methods!(received => ReceivedMessage);
+    async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedMessage>, SqsError> {
+        self.receive_messages(request).await?.iter().map(received).collect()
+    }
 }
 
 impl SqsEntry for OutgoingMessage {

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sluice_aws::api_calls::action_matches_operation;
 use sluice_aws::{ApiCall, SqsDelayQueue, SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::queue::{DelayedMessage, OutgoingMessage, ReceiptHandle, ReceiveRequest};
-use sluice_domain::{DedupId, DelayQueue, GroupKey, WorkQueue};
+use sluice_domain::{DedupId, DelayQueue, GroupKey, Queue, WorkQueue};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

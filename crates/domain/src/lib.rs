@@ -37,6 +37,6 @@ pub use event::{FieldError, ResourceKind, ResourceRef, SheetRow, ShopEvent, Topi
 pub use group::{GroupAbout, GroupKey};
 pub use mall_drain::{DrainRequests, MallDrainRequest, QueueDrainRequests};
 pub use oauth_error::OAuthError;
-pub use queue::{DelayQueue, WorkQueue};
+pub use queue::{DelayQueue, Queue, WorkQueue};
 pub use secret::Secret;
 pub use work_item::{BufferedRow, SheetWork, ShopWork, WorkItem, row_trace_id};

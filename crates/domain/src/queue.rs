@@ -1,8 +1,8 @@
 //! The queue ports: what sluice needs from a FIFO queue ([`WorkQueue`]),
 //! whether that is SQS FIFO in AWS (`sluice-aws`) or the embedded queue of
 //! `sluice dev` (`sluice-queue`), and from a delay queue ([`DelayQueue`],
-//! in [`delay`]: SQS standard with per-message delays, for triggers). No
-//! I/O here: the traits, the message types, SQS's rules (defined once, in
+//! in [`delay`]: SQS standard with per-message delays, for triggers); both
+//! are a [`Queue`] (delete, change visibility, attributes). No I/O here: the traits, the message types, SQS's rules (defined once, in
 //! [`rules`]) and the batching rule (in [`batching`]), which every
 //! implementation inherits instead of writing its own.
 //!
@@ -29,17 +29,39 @@ pub use message::{
 use std::future::Future;
 use std::time::Duration;
 
+/// What every queue does, FIFO ([`WorkQueue`]) or delay ([`DelayQueue`]):
+/// settle a received message by its receipt, and tell what it holds.
+pub trait Queue: Send + Sync {
+    /// Why a whole call failed (the queue could not be reached, or refused
+    /// the request as a whole). Per-entry failures are [`SendFailure`]s.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Deletes a received message. Deleting a message that is already gone
+    /// succeeds; in a FIFO queue its deduplication id stays remembered for
+    /// the rest of its five minutes.
+    fn delete(&self, receipt: &ReceiptHandle) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Sets how long a received message stays invisible, counted from now
+    /// (zero makes it receivable at once; in a FIFO queue, at the head of
+    /// its group).
+    fn change_visibility(
+        &self,
+        receipt: &ReceiptHandle,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Waiting, in-flight and delayed messages, and (where the queue can
+    /// tell) the age of the oldest.
+    fn attributes(&self) -> impl Future<Output = Result<QueueAttributes, Self::Error>> + Send;
+}
+
 /// One FIFO queue, as the pipeline uses it.
 ///
 /// Implementors provide [`send_call`](WorkQueue::send_call), one SQS
 /// `SendMessageBatch`-sized call; callers use
 /// [`send_batch`](WorkQueue::send_batch), which checks every entry, splits
 /// any number of messages into such calls and reports one outcome per entry.
-pub trait WorkQueue: Send + Sync {
-    /// Why a whole call failed (the queue could not be reached, or refused
-    /// the request as a whole). Per-entry failures are [`SendFailure`]s.
-    type Error: std::error::Error + Send + Sync + 'static;
-
+pub trait WorkQueue: Queue {
     /// Sends at most [`rules::MAX_BATCH_ENTRIES`] messages whose bodies add
     /// up to at most [`rules::MAX_PAYLOAD_BYTES`], each already checked
     /// with [`rules::check_message`], in one call. Returns one outcome per
@@ -68,21 +90,4 @@ pub trait WorkQueue: Send + Sync {
         &self,
         request: ReceiveRequest,
     ) -> impl Future<Output = Result<Vec<ReceivedMessage>, Self::Error>> + Send;
-
-    /// Deletes a received message. Deleting a message that is already gone
-    /// succeeds; its deduplication id stays remembered for the rest of its
-    /// five minutes.
-    fn delete(&self, receipt: &ReceiptHandle) -> impl Future<Output = Result<(), Self::Error>> + Send;
-
-    /// Sets how long a received message stays invisible, counted from now
-    /// (zero makes it visible at once, at the head of its group).
-    fn change_visibility(
-        &self,
-        receipt: &ReceiptHandle,
-        timeout: Duration,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
-
-    /// Depth, in-flight count and (where the queue can tell) the age of the
-    /// oldest message.
-    fn attributes(&self) -> impl Future<Output = Result<QueueAttributes, Self::Error>> + Send;
 }

@@ -6,7 +6,7 @@
 
 mod support;
 
-use sluice_domain::WorkQueue;
+use sluice_domain::Queue;
 use sluice_testkit::TestRedis;
 use sluice_testkit::crash_point::{CrashPlan, CrashingConnection};
 use sluice_testkit::crash_scenario::{Answer, Front, every_crash_point, table};

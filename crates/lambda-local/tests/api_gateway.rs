@@ -55,7 +55,7 @@ async fn http_requests_reach_the_ingest_binary_as_api_gateway_events() {
     assert_eq!(body, json!({"event_ids": ["s:acme:90002:product:7:t-7"], "status": "enqueued"}));
     let sqs = sluice_aws::sqs_client(&sluice_aws::SqsEndpoint::Local(sqs_url)).await;
     let queue = sluice_aws::SqsQueue::new(sqs, queue_url);
-    assert_eq!(sluice_domain::WorkQueue::attributes(&queue).await.unwrap().visible, 1, "enqueued through SQS");
+    assert_eq!(sluice_domain::Queue::attributes(&queue).await.unwrap().visible, 1, "enqueued through SQS");
 
     let refused = post("wrong-key").send().await.unwrap();
     assert_eq!(refused.status(), 401);

@@ -1,10 +1,12 @@
 //! The queues a [`DevStack`](crate::DevStack) runs on, created (or found
 //! with the same settings) at its start: the FIFO event queue and the
-//! standard flush and mall drain queues, each with its dead-letter queue.
+//! standard flush and mall drain queues, each with its dead-letter queue;
+//! and what a dead predecessor held in flight in them, returned.
 
 use crate::dev_stack::DevConfig;
-use anyhow::anyhow;
-use sluice_queue::{GroupScan, QueueBackend, QueueConfig, QueueError, RedrivePolicy};
+use anyhow::{Context, anyhow};
+use sluice_queue::{ConsumerLease, GroupScan, QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
+use sluice_redis::Connection;
 
 /// The pipeline's queue and its dead-letter queue.
 pub const EVENTS_QUEUE: &str = "sluice-events.fifo";
@@ -48,6 +50,24 @@ pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConf
         create(backend, queue, &standard).await?;
     }
     Ok(())
+}
+
+/// Returns to their queues the messages a dead predecessor (the lease's
+/// previous holder) held in flight in the queues a stack consumes (nothing
+/// consumes the dead-letter queues), so their groups go on at once instead
+/// of after the visibility timeout; how many.
+pub(crate) async fn release_in_flight(
+    backend: &RedisBackend<Connection>,
+    lease: &ConsumerLease<Connection>,
+) -> anyhow::Result<u64> {
+    let mut released = 0;
+    for queue in [EVENTS_QUEUE, FLUSH_QUEUE, MALL_DRAIN_QUEUE] {
+        released += backend
+            .release_in_flight(queue, lease)
+            .await
+            .with_context(|| format!("cannot return the messages a previous run held in {queue}"))?;
+    }
+    Ok(released)
 }
 
 /// Creates `name`, or finds it with the same settings; a queue kept in

@@ -29,8 +29,8 @@
 //! [`DevStack::lease_lost`] returns.
 
 pub use crate::dev_config::DevConfig;
-use crate::dev_queues::create_queues;
 pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
+use crate::dev_queues::{create_queues, release_in_flight};
 use crate::drain_task::DrainTask;
 use crate::flush_worker::{FlushStats, run_flush_worker};
 use crate::function_processes::{
@@ -38,18 +38,18 @@ use crate::function_processes::{
     start_functions,
 };
 use crate::mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
-use crate::metrics_endpoint::{METRICS_PATH, MetricSources};
+use crate::metrics_endpoint::{self, METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeStats};
 use crate::sfn_api::{self, ExecutionTotals, StepFunctionsApi};
+use crate::stack_setup::listen;
 pub use crate::stack_setup::take_consumer_lease;
-use crate::stack_setup::{listen, port};
 use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
 use sluice_asl::{Executor, StateMachine};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::queue::QueueAttributes;
-use sluice_domain::{DrainRequests, QueueDrainRequests, WorkQueue};
+use sluice_domain::{DrainRequests, Queue, QueueDrainRequests};
 use sluice_ingest::{Counters, Ingest};
 use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
@@ -130,17 +130,10 @@ impl DevStack {
         let guard = shutdown.clone().drop_guard();
         let backend = RedisBackend::new(conn.clone(), config.keyspace.clone());
         create_queues(&backend, &config).await?;
-        let mut released = 0;
-        for queue in [EVENTS_QUEUE, FLUSH_QUEUE, MALL_DRAIN_QUEUE] {
-            released += backend
-                .release_in_flight(queue, &lease)
-                .await
-                .with_context(|| format!("cannot return the messages a previous run held in {queue}"))?;
-        }
+        let released = release_in_flight(&backend, &lease).await?;
         let backend = backend.fenced(lease.guard());
 
-        let sqs_listener = listen(config.sqs_port, "the SQS endpoint", "--sqs-port").await?;
-        let sqs_url = format!("http://127.0.0.1:{}", port(&sqs_listener)?);
+        let (sqs_listener, sqs_url) = listen(config.sqs_port, "the SQS endpoint", "--sqs-port").await?;
         let api = SqsApi::new(backend, sqs_url.clone());
         let (events_url, dlq_url) = (api.queue_url(EVENTS_QUEUE), api.queue_url(EVENTS_DLQ));
         let (flush_url, flush_dlq_url) = (api.queue_url(FLUSH_QUEUE), api.queue_url(FLUSH_DLQ));
@@ -202,8 +195,7 @@ impl DevStack {
         if !missing.is_empty() {
             bail!("the pipeline definition calls tasks with no step: {missing:?}");
         }
-        let sfn_listener = listen(config.sfn_port, "the Step Functions endpoint", "--sfn-port").await?;
-        let sfn_url = format!("http://127.0.0.1:{}", port(&sfn_listener)?);
+        let (sfn_listener, sfn_url) = listen(config.sfn_port, "the Step Functions endpoint", "--sfn-port").await?;
         let definition = substitutions.apply(PIPELINE_DEFINITION);
         let sfn = StepFunctionsApi::new(sfn_api::DEFAULT_KEPT_EXECUTIONS).with_state_machine(
             PIPELINE_NAME,
@@ -256,8 +248,7 @@ impl DevStack {
             }
         };
 
-        let ingest_listener = listen(config.ingest_port, "ingest", "--ingest-port").await?;
-        let ingest_url = format!("http://127.0.0.1:{}", port(&ingest_listener)?);
+        let (ingest_listener, ingest_url) = listen(config.ingest_port, "ingest", "--ingest-port").await?;
         let ingest_stop = shutdown.child_token();
         let (counters, ingest_task) = match &functions {
             None => {
@@ -278,8 +269,7 @@ impl DevStack {
             }
         };
 
-        let metrics_listener = listen(config.metrics_port, "metrics", "--metrics-port").await?;
-        let metrics_url = format!("http://127.0.0.1:{}{METRICS_PATH}", port(&metrics_listener)?);
+        let (metrics_listener, metrics_url) = listen(config.metrics_port, "metrics", "--metrics-port").await?;
         let sources = MetricSources {
             ingest: counters.clone(),
             pipe: pipe_stats.clone(),
@@ -290,13 +280,7 @@ impl DevStack {
             flush_queue: SqsDelayQueue::clone(&flush_queue),
             flush_dlq: flush_dlq.clone(),
         };
-        let stopped = shutdown.cancelled_owned();
-        tokio::spawn(async move {
-            let app = crate::metrics_endpoint::router(sources);
-            if let Err(e) = axum::serve(metrics_listener, app).with_graceful_shutdown(stopped).await {
-                tracing::warn!(error = %e, "the metrics endpoint stopped");
-            }
-        });
+        tokio::spawn(metrics_endpoint::serve(metrics_listener, sources, shutdown.cancelled_owned()));
 
         let mut urls = vec![
             ("Ingest", format!("{ingest_url}{}", sluice_ingest::WEBHOOK_PATH)),
@@ -310,7 +294,7 @@ impl DevStack {
             ("Flush dead-letter queue", flush_dlq_url),
             ("Mall drain queue", mall_drain_url),
             ("Mall drain dead-letter queue", mall_drain_dlq_url),
-            ("Metrics", metrics_url),
+            ("Metrics", format!("{metrics_url}{METRICS_PATH}")),
         ];
         if let Some(drain) = &drain {
             urls.push(("PostgreSQL", drain.endpoint.clone()));
@@ -356,13 +340,13 @@ impl DevStack {
     /// The mall drain queue: while it holds a request (waiting, in flight
     /// or delayed), some mall's dirty set is still being drained.
     pub async fn mall_drain_queue(&self) -> anyhow::Result<QueueAttributes> {
-        Ok(sluice_domain::DelayQueue::attributes(&self.mall_drain_requests).await?)
+        Ok(sluice_domain::Queue::attributes(&self.mall_drain_requests).await?)
     }
 
     /// Flush requests that failed too often, waiting in the flush
     /// dead-letter queue.
     pub async fn flush_dead_letters(&self) -> anyhow::Result<QueueAttributes> {
-        Ok(sluice_domain::DelayQueue::attributes(&self.flush_dlq).await?)
+        Ok(sluice_domain::Queue::attributes(&self.flush_dlq).await?)
     }
 
     /// Returns once this stack no longer holds its consumer lease (another

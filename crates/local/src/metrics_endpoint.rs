@@ -13,13 +13,14 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use sluice_aws::{SqsDelayQueue, SqsQueue};
+use sluice_domain::Queue;
 use sluice_domain::emf::Counter;
 use sluice_domain::queue::QueueAttributes;
-use sluice_domain::{DelayQueue, WorkQueue};
 use sluice_ingest::Counters;
 use sluice_pipeline::step_metrics::{self, StepMetrics};
 use std::fmt::Write;
 use std::sync::Arc;
+use tokio::net::TcpListener;
 
 /// The route.
 pub const METRICS_PATH: &str = "/metrics";
@@ -41,13 +42,24 @@ pub fn router(sources: MetricSources) -> Router {
     Router::new().route(METRICS_PATH, get(metrics)).with_state(Arc::new(sources))
 }
 
+/// Serves `GET /metrics` on `listener` until `stopped`.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    sources: MetricSources,
+    stopped: impl Future<Output = ()> + Send + 'static,
+) {
+    if let Err(e) = axum::serve(listener, router(sources)).with_graceful_shutdown(stopped).await {
+        tracing::warn!(error = %e, "the metrics endpoint stopped");
+    }
+}
+
 async fn metrics(State(sources): State<Arc<MetricSources>>) -> impl IntoResponse {
     let mut queues = Vec::new();
     let probes = [
-        ("events", WorkQueue::attributes(&sources.events).await.map_err(|e| e.to_string())),
-        ("events_dlq", WorkQueue::attributes(&sources.events_dlq).await.map_err(|e| e.to_string())),
-        ("flush", DelayQueue::attributes(&sources.flush_queue).await.map_err(|e| e.to_string())),
-        ("flush_dlq", DelayQueue::attributes(&sources.flush_dlq).await.map_err(|e| e.to_string())),
+        ("events", Queue::attributes(&sources.events).await.map_err(|e| e.to_string())),
+        ("events_dlq", Queue::attributes(&sources.events_dlq).await.map_err(|e| e.to_string())),
+        ("flush", Queue::attributes(&sources.flush_queue).await.map_err(|e| e.to_string())),
+        ("flush_dlq", Queue::attributes(&sources.flush_dlq).await.map_err(|e| e.to_string())),
     ];
     for (name, attributes) in probes {
         match attributes {

@@ -18,12 +18,12 @@ pub async fn take_consumer_lease(
     backend.take_consumer_lease(LeaseOwner::this_process(), LeaseSettings::default()).await
 }
 
-pub(crate) async fn listen(port: u16, what: &str, flag: &str) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(("127.0.0.1", port))
+/// A listener on 127.0.0.1:`port` (0: a free one), and its
+/// `http://127.0.0.1:<port>`.
+pub(crate) async fn listen(port: u16, what: &str, flag: &str) -> anyhow::Result<(TcpListener, String)> {
+    let listener = TcpListener::bind(("127.0.0.1", port))
         .await
-        .map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port} for {what}: {e} (choose another with {flag})"))
-}
-
-pub(crate) fn port(listener: &TcpListener) -> anyhow::Result<u16> {
-    Ok(listener.local_addr()?.port())
+        .map_err(|e| anyhow!("cannot listen on 127.0.0.1:{port} for {what}: {e} (choose another with {flag})"))?;
+    let url = format!("http://127.0.0.1:{}", listener.local_addr()?.port());
+    Ok((listener, url))
 }

@@ -9,7 +9,7 @@
 mod support;
 
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
-use sluice_domain::{QueueDrainRequests, WorkQueue};
+use sluice_domain::{Queue, QueueDrainRequests};
 use sluice_pipeline::MallDrainService;
 use sluice_redis::{MallHolds, Tag};
 use sluice_sandbox::cafe24::ChangeReport;

@@ -4,7 +4,7 @@
 
 mod support;
 
-use sluice_domain::WorkQueue;
+use sluice_domain::Queue;
 use sluice_sandbox::FaultConfig;
 use sluice_sandbox::TimeoutMode;
 use sluice_testkit::now_ms;

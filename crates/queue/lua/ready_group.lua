@@ -22,6 +22,19 @@ local function join_ready(ready, by_head, g, head)
   end
 end
 
+-- Group g, nothing of it in flight any more: ready again in gstate and
+-- `ready`, by its head `first` (its first order member), or forgotten when
+-- it has none (receive.lua's blocked groups whose moment passed,
+-- settle_group.lua's groups taken out of flight early).
+local function unblock(ready, gstate, by_head, g, first)
+  if first then
+    redis.call('HSET', gstate, g, 'r')
+    join_ready(ready, by_head, g, tonumber(string.sub(first, #g + 2)))
+  else
+    redis.call('HDEL', gstate, g)
+  end
+end
+
 -- Message `seq` of group g left the queue while g was ready: under 'sqs',
 -- re-file g by its new head (order: the queue's order key), or drop it
 -- with its state (gstate) when it is empty. A ring serves whatever head

@@ -49,13 +49,7 @@ end
 
 for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', now)) do
   redis.call('ZREM', KEYS[8], g)
-  local head = heads(g, 0, 1)
-  if #head > 0 then
-    redis.call('HSET', KEYS[7], g, 'r')
-    join_ready(KEYS[6], by_head, g, tonumber(string.sub(head[1], #g + 2)))
-  else
-    redis.call('HDEL', KEYS[7], g)
-  end
+  unblock(KEYS[6], KEYS[7], by_head, g, heads(g, 0, 1)[1])
 end
 
 -- SQS FIFO: the sequence number of the last message the scan sees, the

@@ -24,12 +24,7 @@ local function settle_group(g, now, by_head)
     return false
   end
   redis.call('ZREM', KEYS[8], g)
-  if #members > 0 then
-    redis.call('HSET', KEYS[7], g, 'r')
-    join_ready(KEYS[6], by_head, g, tonumber(string.sub(members[1], #g + 2)))
-  else
-    redis.call('HDEL', KEYS[7], g)
-  end
+  unblock(KEYS[6], KEYS[7], by_head, g, members[1])
   return true
 end
 

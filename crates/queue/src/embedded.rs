@@ -15,10 +15,10 @@ use crate::backend::QueueBackend;
 use crate::config::QueueKind;
 use crate::error::QueueError;
 use crate::validation;
-use sluice_domain::WorkQueue;
 use sluice_domain::queue::{
     OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendOutcome,
 };
+use sluice_domain::{Queue, WorkQueue};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -113,8 +113,6 @@ pub async fn long_poll<B: QueueBackend>(
 }
 
 impl<B: QueueBackend> WorkQueue for EmbeddedQueue<B> {
-    type Error = QueueError;
-
     async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, QueueError> {
         match self.backend.send(&self.name, entries).await {
             Ok(accepted) => Ok(accepted.into_iter().map(SendOutcome::Accepted).collect()),
@@ -132,6 +130,10 @@ impl<B: QueueBackend> WorkQueue for EmbeddedQueue<B> {
         let (max, visibility, wait) = (request.max_messages(), request.visibility_timeout(), request.wait());
         long_poll(&self.backend, &self.name, max, visibility, wait, None).await
     }
+}
+
+impl<B: QueueBackend> Queue for EmbeddedQueue<B> {
+    type Error = QueueError;
 
     async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), QueueError> {
         self.backend.delete_message(&self.name, receipt).await

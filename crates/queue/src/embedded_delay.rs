@@ -12,7 +12,7 @@ use sluice_domain::queue::{
     DelayedMessage, DelayedOutcome, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedDelayedMessage,
     ReceivedMessage,
 };
-use sluice_domain::{DelayQueue, WorkQueue};
+use sluice_domain::{DelayQueue, Queue};
 use std::time::Duration;
 
 /// One standard queue of a backend, as a [`DelayQueue`]. It wraps an
@@ -39,8 +39,6 @@ impl<B: QueueBackend> EmbeddedDelayQueue<B> {
 }
 
 impl<B: QueueBackend> DelayQueue for EmbeddedDelayQueue<B> {
-    type Error = QueueError;
-
     async fn send_delayed_call(&self, entries: &[&DelayedMessage]) -> Result<Vec<DelayedOutcome>, QueueError> {
         match self.backend().send_delayed(self.name(), entries).await {
             Ok(ids) => Ok(ids.into_iter().map(Ok).collect()),
@@ -58,17 +56,21 @@ impl<B: QueueBackend> DelayQueue for EmbeddedDelayQueue<B> {
         let messages = long_poll(self.backend(), self.name(), max, visibility, wait, None).await?;
         Ok(messages.into_iter().map(delayed).collect())
     }
+}
+
+impl<B: QueueBackend> Queue for EmbeddedDelayQueue<B> {
+    type Error = QueueError;
 
     async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), QueueError> {
-        WorkQueue::delete(&self.0, receipt).await
+        self.0.delete(receipt).await
     }
 
     async fn change_visibility(&self, receipt: &ReceiptHandle, timeout: Duration) -> Result<(), QueueError> {
-        WorkQueue::change_visibility(&self.0, receipt, timeout).await
+        self.0.change_visibility(receipt, timeout).await
     }
 
     async fn attributes(&self) -> Result<QueueAttributes, QueueError> {
-        WorkQueue::attributes(&self.0).await
+        self.0.attributes().await
     }
 }
 

@@ -4,7 +4,7 @@
 //! without spinning on Redis.
 
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
-use sluice_domain::{DedupId, GroupKey, WorkQueue};
+use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};
 use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_redis::{Keyspace, RedisProcess, ServerOptions};
 use sluice_testkit::{TestRedis, key_slot};

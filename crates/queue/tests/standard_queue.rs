@@ -6,7 +6,7 @@
 //! mix.
 
 use sluice_domain::queue::DelayedMessage;
-use sluice_domain::{DelayQueue, WorkQueue};
+use sluice_domain::{DelayQueue, Queue, WorkQueue};
 use sluice_queue::{
     EmbeddedDelayQueue, EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError, RedisBackend,
     RedrivePolicy,

@@ -7,9 +7,51 @@
 //!
 //! [`connect`](crate::connect()) builds one from [`ConnectSettings`](crate::ConnectSettings).
 
-use redis::aio::{ConnectionLike, ConnectionManager};
+use redis::aio::ConnectionManager;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
+
+/// `impl redis::aio::ConnectionLike` for a connection that hands each
+/// request on, from what it does with each: a command (`$cmd`), a
+/// pipeline's commands (`$pipeline`, `$offset`, `$count`) and the database
+/// number, each an expression of `$this` (the connection). The trait's
+/// signatures, written once for every connection that forwards to another:
+/// [`Connection`], and the testkit's counting, slot-checking and crashing
+/// connections.
+#[macro_export]
+macro_rules! forward_requests {
+    (
+        impl [$($generics:tt)*] $type:ty, |$this:ident| {
+            command($cmd:ident) => $command:expr,
+            pipeline($pipeline:ident, $offset:ident, $count:ident) => $commands:expr,
+            db => $db:expr $(,)?
+        }
+    ) => {
+        impl<$($generics)*> ::redis::aio::ConnectionLike for $type {
+            fn req_packed_command<'a>(
+                &'a mut self,
+                $cmd: &'a ::redis::Cmd,
+            ) -> ::redis::RedisFuture<'a, ::redis::Value> {
+                let $this = self;
+                $command
+            }
+
+            fn req_packed_commands<'a>(
+                &'a mut self,
+                $pipeline: &'a ::redis::Pipeline,
+                $offset: usize,
+                $count: usize,
+            ) -> ::redis::RedisFuture<'a, Vec<::redis::Value>> {
+                let $this = self;
+                $commands
+            }
+
+            fn get_db(&self) -> i64 {
+                let $this = self;
+                $db
+            }
+        }
+    };
+}
 
 /// A connection to a standalone Redis or to a cluster.
 #[derive(Clone)]
@@ -36,30 +78,19 @@ impl std::fmt::Debug for Connection {
     }
 }
 
-impl ConnectionLike for Connection {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        match self {
-            Self::Standalone(conn) => conn.req_packed_command(cmd),
-            Self::Cluster(conn) => conn.req_packed_command(cmd),
-        }
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        match self {
-            Self::Standalone(conn) => conn.req_packed_commands(pipeline, offset, count),
-            Self::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
-        }
-    }
-
-    fn get_db(&self) -> i64 {
-        match self {
-            Self::Standalone(conn) => conn.get_db(),
-            Self::Cluster(conn) => conn.get_db(),
-        }
+forward_requests! {
+    impl[] Connection, |this| {
+        command(cmd) => match this {
+            Connection::Standalone(conn) => conn.req_packed_command(cmd),
+            Connection::Cluster(conn) => conn.req_packed_command(cmd),
+        },
+        pipeline(pipeline, offset, count) => match this {
+            Connection::Standalone(conn) => conn.req_packed_commands(pipeline, offset, count),
+            Connection::Cluster(conn) => conn.req_packed_commands(pipeline, offset, count),
+        },
+        db => match this {
+            Connection::Standalone(conn) => conn.get_db(),
+            Connection::Cluster(conn) => conn.get_db(),
+        },
     }
 }

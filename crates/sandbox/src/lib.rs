@@ -15,8 +15,10 @@
 //! - [`sheets`]: the Google Sheets API v4, Google's OAuth, its quotas, faults and control plane.
 //! - [`fault`]: fault injection shared by every sandbox.
 //! - `server`: serving a sandbox's router and stopping it.
+//! - `control_plane`: what the sandboxes' control planes share (JSON in and out, their errors).
 
 pub mod cafe24;
+mod control_plane;
 pub mod fault;
 mod server;
 pub mod sheets;

@@ -139,7 +139,7 @@ async fn run(plan: Plan) -> Outcome {
 #[derive(Default)]
 struct Book {
     /// The 202's receipt of each webhook, or why none came.
-    webhooks: Vec<Result<Value, String>>,
+    webhooks: Vec<Result<Value, stack::NotAccepted>>,
     /// Per sheet, the row ids accepted, in the order sent.
     rows: Vec<Vec<String>>,
     rows_refused: Vec<String>,

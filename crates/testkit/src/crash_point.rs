@@ -7,8 +7,8 @@
 //!
 //! A pipeline counts as one command: it is one await point.
 
+use redis::Cmd;
 use redis::aio::ConnectionLike;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -125,42 +125,31 @@ fn crash(side: Side, what: &str) -> ! {
     panic!("simulated crash {} `{what}`", if side == Side::Before { "before" } else { "after" })
 }
 
-impl<C: ConnectionLike + Send> ConnectionLike for CrashingConnection<C> {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        Box::pin(async move {
-            let side = self.plan.step(|| describe(cmd));
-            if side == Some(Side::Before) {
-                crash(Side::Before, &describe(cmd));
-            }
-            let answer = self.inner.req_packed_command(cmd).await;
-            if side == Some(Side::After) {
-                crash(Side::After, &describe(cmd));
-            }
-            answer
-        })
+/// Sends one request (`send`), the task dying just before or just after
+/// it when `plan` is armed for it.
+async fn send_or_crash<F: Future>(plan: &CrashPlan, what: impl Fn() -> String, send: impl FnOnce() -> F) -> F::Output {
+    let side = plan.step(&what);
+    if side == Some(Side::Before) {
+        crash(Side::Before, &what());
     }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        Box::pin(async move {
-            let what = || format!("pipeline of {}", pipeline.cmd_iter().count());
-            let side = self.plan.step(what);
-            if side == Some(Side::Before) {
-                crash(Side::Before, &what());
-            }
-            let answer = self.inner.req_packed_commands(pipeline, offset, count).await;
-            if side == Some(Side::After) {
-                crash(Side::After, &what());
-            }
-            answer
-        })
+    let answer = send().await;
+    if side == Some(Side::After) {
+        crash(Side::After, &what());
     }
+    answer
+}
 
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
+sluice_redis::forward_requests! {
+    impl[C: ConnectionLike + Send] CrashingConnection<C>, |this| {
+        command(cmd) => {
+            let inner = &mut this.inner;
+            Box::pin(send_or_crash(&this.plan, move || describe(cmd), move || inner.req_packed_command(cmd)))
+        },
+        pipeline(pipeline, offset, count) => {
+            let (plan, inner) = (&this.plan, &mut this.inner);
+            let what = move || format!("pipeline of {}", pipeline.cmd_iter().count());
+            Box::pin(send_or_crash(plan, what, move || inner.req_packed_commands(pipeline, offset, count)))
+        },
+        db => this.inner.get_db(),
     }
 }

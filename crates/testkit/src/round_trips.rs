@@ -10,8 +10,8 @@
 //!
 //! [`waits`]: CountingConnection::waits
 
+use redis::RedisFuture;
 use redis::aio::ConnectionLike;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -52,40 +52,32 @@ impl<C> CountingConnection<C> {
 
 struct InFlight(Arc<AtomicU64>);
 
+/// `request`, holding `guard` until it is answered or dropped.
+fn counted<'a, T: Send + 'a>(guard: InFlight, request: RedisFuture<'a, T>) -> RedisFuture<'a, T> {
+    Box::pin(async move {
+        let answer = request.await;
+        drop(guard);
+        answer
+    })
+}
+
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-impl<C: ConnectionLike + Send> ConnectionLike for CountingConnection<C> {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        let guard = self.start();
-        let request = self.inner.req_packed_command(cmd);
-        Box::pin(async move {
-            let answer = request.await;
-            drop(guard);
-            answer
-        })
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        let guard = self.start();
-        let request = self.inner.req_packed_commands(pipeline, offset, count);
-        Box::pin(async move {
-            let answer = request.await;
-            drop(guard);
-            answer
-        })
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
+sluice_redis::forward_requests! {
+    impl[C: ConnectionLike + Send] CountingConnection<C>, |this| {
+        command(cmd) => {
+            let guard = this.start();
+            counted(guard, this.inner.req_packed_command(cmd))
+        },
+        pipeline(pipeline, offset, count) => {
+            let guard = this.start();
+            counted(guard, this.inner.req_packed_commands(pipeline, offset, count))
+        },
+        db => this.inner.get_db(),
     }
 }
 

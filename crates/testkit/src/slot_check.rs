@@ -9,8 +9,8 @@
 //! `redis-server` still catches a script that a cluster would refuse.
 
 use crate::slot::key_slot;
+use redis::Cmd;
 use redis::aio::ConnectionLike;
-use redis::{Cmd, Pipeline, RedisFuture, Value};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// What the connection saw: every script call's keys, and the calls that
@@ -71,24 +71,17 @@ pub struct SlotCheckingConnection<C> {
     pub log: Arc<SlotLog>,
 }
 
-impl<C: ConnectionLike + Send> ConnectionLike for SlotCheckingConnection<C> {
-    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
-        self.log.record(cmd);
-        self.inner.req_packed_command(cmd)
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        pipeline: &'a Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisFuture<'a, Vec<Value>> {
-        pipeline.cmd_iter().for_each(|cmd| self.log.record(cmd));
-        self.inner.req_packed_commands(pipeline, offset, count)
-    }
-
-    fn get_db(&self) -> i64 {
-        self.inner.get_db()
+sluice_redis::forward_requests! {
+    impl[C: ConnectionLike + Send] SlotCheckingConnection<C>, |this| {
+        command(cmd) => {
+            this.log.record(cmd);
+            this.inner.req_packed_command(cmd)
+        },
+        pipeline(pipeline, offset, count) => {
+            pipeline.cmd_iter().for_each(|cmd| this.log.record(cmd));
+            this.inner.req_packed_commands(pipeline, offset, count)
+        },
+        db => this.inner.get_db(),
     }
 }
 

@@ -8,8 +8,8 @@ mod support;
 
 use lambda_http::tower::ServiceExt;
 use sluice_config::EnvSource;
-use sluice_domain::WorkQueue;
 use sluice_domain::queue::ReceiveRequest;
+use sluice_domain::{Queue, WorkQueue};
 use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_ingest::Ingest;
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};

@@ -25,7 +25,8 @@
 //!   once. SQS may also, rarely, deliver a message twice, so a consumer
 //!   must be idempotent.
 
-use super::message::{MessageId, QueueAttributes, ReceiptHandle, ReceiveRequest, SendFailure};
+use super::Queue;
+use super::message::{MessageId, ReceiptHandle, ReceiveRequest, SendFailure};
 use super::rules::{self, MAX_BATCH_ENTRIES, MAX_PAYLOAD_BYTES, codes};
 use std::future::Future;
 use std::time::{Duration, SystemTime};
@@ -77,10 +78,7 @@ pub struct ReceivedDelayedMessage {
 /// one SQS `SendMessageBatch`-sized call; callers use
 /// [`send_delayed`](DelayQueue::send_delayed) for one message and
 /// [`send_delayed_batch`](DelayQueue::send_delayed_batch) for any number.
-pub trait DelayQueue: Send + Sync {
-    /// Why a whole call failed. Per-entry failures are [`SendFailure`]s.
-    type Error: std::error::Error + Send + Sync + 'static;
-
+pub trait DelayQueue: Queue {
     /// Sends at most [`rules::MAX_BATCH_ENTRIES`] messages whose bodies add
     /// up to at most [`rules::MAX_PAYLOAD_BYTES`], each already checked
     /// with [`rules::check_delayed`], in one call. Returns one outcome per
@@ -119,20 +117,6 @@ pub trait DelayQueue: Send + Sync {
         &self,
         request: ReceiveRequest,
     ) -> impl Future<Output = Result<Vec<ReceivedDelayedMessage>, Self::Error>> + Send;
-
-    /// Deletes a received message; deleting one already gone succeeds.
-    fn delete(&self, receipt: &ReceiptHandle) -> impl Future<Output = Result<(), Self::Error>> + Send;
-
-    /// Sets how long a received message stays invisible, counted from now
-    /// (zero makes it receivable at once).
-    fn change_visibility(
-        &self,
-        receipt: &ReceiptHandle,
-        timeout: Duration,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
-
-    /// Waiting, in flight and delayed messages.
-    fn attributes(&self) -> impl Future<Output = Result<QueueAttributes, Self::Error>> + Send;
 }
 
 fn call_failed(message: String) -> SendFailure {

@@ -3,13 +3,13 @@
 //! body starts with `fail`, and fails a whole call when any body is `down`.
 //! One fake serves both because both ports batch the same way.
 
-use super::WorkQueue;
 use super::delay::{DelayQueue, DelayedMessage, DelayedOutcome, ReceivedDelayedMessage};
 use super::message::{
     Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure,
     SendOutcome,
 };
 use super::rules::{MAX_BATCH_ENTRIES, MAX_PAYLOAD_BYTES};
+use super::{Queue, WorkQueue};
 use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -58,8 +58,6 @@ impl Recorder {
 }
 
 impl WorkQueue for Recorder {
-    type Error = Down;
-
     async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, Down> {
         let answers = self.answer(entries.iter().map(|e| (e.body.clone(), None)).collect())?;
         Ok(answers
@@ -74,6 +72,10 @@ impl WorkQueue for Recorder {
     async fn receive(&self, _: ReceiveRequest) -> Result<Vec<ReceivedMessage>, Down> {
         Ok(Vec::new())
     }
+}
+
+impl Queue for Recorder {
+    type Error = Down;
 
     async fn delete(&self, _: &ReceiptHandle) -> Result<(), Down> {
         Ok(())
@@ -88,28 +90,14 @@ impl WorkQueue for Recorder {
     }
 }
 
-/// Nothing but the sends is recorded: the rest answers as the FIFO side does.
+/// Nothing but the sends is recorded.
 impl DelayQueue for Recorder {
-    type Error = Down;
-
     async fn send_delayed_call(&self, entries: &[&DelayedMessage]) -> Result<Vec<DelayedOutcome>, Down> {
         self.answer(entries.iter().map(|e| (e.body.clone(), e.delay)).collect())
     }
 
     async fn receive(&self, _: ReceiveRequest) -> Result<Vec<ReceivedDelayedMessage>, Down> {
         Ok(Vec::new())
-    }
-
-    async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), Down> {
-        WorkQueue::delete(self, receipt).await
-    }
-
-    async fn change_visibility(&self, receipt: &ReceiptHandle, timeout: Duration) -> Result<(), Down> {
-        WorkQueue::change_visibility(self, receipt, timeout).await
-    }
-
-    async fn attributes(&self) -> Result<QueueAttributes, Down> {
-        WorkQueue::attributes(self).await
     }
 }
 

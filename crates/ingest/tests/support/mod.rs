@@ -7,10 +7,10 @@
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sluice_cafe24::Secret;
-use sluice_domain::WorkQueue;
 use sluice_domain::queue::{
     OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure, SendOutcome,
 };
+use sluice_domain::{Queue, WorkQueue};
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError};
 use sluice_redis::{ConnectSettings, Connection};
@@ -75,8 +75,6 @@ pub struct TestQueue {
 }
 
 impl WorkQueue for TestQueue {
-    type Error = QueueError;
-
     async fn send_call(&self, entries: &[&OutgoingMessage]) -> Result<Vec<SendOutcome>, QueueError> {
         self.control.calls.fetch_add(1, Ordering::SeqCst);
         self.control.entries.fetch_add(entries.len(), Ordering::SeqCst);
@@ -99,6 +97,10 @@ impl WorkQueue for TestQueue {
     async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedMessage>, QueueError> {
         self.inner.receive(request).await
     }
+}
+
+impl Queue for TestQueue {
+    type Error = QueueError;
 
     async fn delete(&self, receipt: &ReceiptHandle) -> Result<(), QueueError> {
         self.inner.delete(receipt).await

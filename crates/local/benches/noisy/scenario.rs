@@ -165,7 +165,7 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
         let (max_depth, peak_memory) = (max_depth.clone(), peak_memory.clone());
         tokio::spawn(async move {
             while !done.load(Ordering::Relaxed) {
-                if let Ok(a) = sluice_domain::WorkQueue::attributes(&events).await {
+                if let Ok(a) = sluice_domain::Queue::attributes(&events).await {
                     max_depth.fetch_max(a.visible + a.in_flight, Ordering::Relaxed);
                 }
                 peak_memory.fetch_max(used_memory(&conn).await.max(0) as u64, Ordering::Relaxed);

@@ -197,7 +197,7 @@ pub(crate) async fn run(
         let (events, done, max_depth) = (stack.events.clone(), done.clone(), max_depth.clone());
         tokio::spawn(async move {
             while !done.load(Ordering::Relaxed) {
-                if let Ok(a) = sluice_domain::WorkQueue::attributes(&events).await {
+                if let Ok(a) = sluice_domain::Queue::attributes(&events).await {
                     max_depth.fetch_max(a.visible + a.in_flight, Ordering::Relaxed);
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;

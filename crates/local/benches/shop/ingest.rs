@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::Secret;
-use sluice_domain::WorkQueue;
+use sluice_domain::{Queue, WorkQueue};
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend};

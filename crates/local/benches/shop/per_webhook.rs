@@ -19,7 +19,7 @@ use axum::middleware::{self, Next};
 use redis::aio::ConnectionLike;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::Secret;
-use sluice_domain::{ResourceKind, WorkQueue};
+use sluice_domain::{Queue, ResourceKind, WorkQueue};
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
 use sluice_local::sfn_api::ExecutionCounts;
 use sluice_queue::sqs_api::{self, SqsApi};

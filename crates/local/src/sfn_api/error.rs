@@ -15,7 +15,7 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use sluice_queue::aws_json::CONTENT_TYPE;
+use sluice_queue::aws_json::{CONTENT_TYPE, ServiceError};
 
 /// A Step Functions error response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +57,20 @@ impl ApiError {
             "1 validation error detected: Value null at '{member}' failed to satisfy constraint: Member must not be \
              null"
         ))
+    }
+}
+
+impl ServiceError for ApiError {
+    fn serialization(message: String) -> Self {
+        Self::serialization(message)
+    }
+
+    /// axum's 2 MB default limit.
+    fn too_large() -> Self {
+        Self::validation(
+            "The request body is larger than this endpoint reads (2 MB); Step Functions takes at most 256 KiB of \
+             execution input",
+        )
     }
 }
 

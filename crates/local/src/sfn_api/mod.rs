@@ -53,7 +53,7 @@ mod wire;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::rejection::BytesRejection;
 use axum::http::HeaderMap;
 use axum::response::Response;
 use error::ApiError;
@@ -185,25 +185,7 @@ async fn handle(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let answer = match body {
-        Ok(body) => dispatch(&api, &headers, &body).await,
-        Err(rejection) => Err(unreadable(&rejection)),
-    };
-    aws_json::respond(answer)
-}
-
-/// A body that could not be read (larger than axum's 2 MB default, or its
-/// framing broken) is answered in Step Functions' error shape, as every
-/// other refusal is, rather than axum's plain text: an SDK would otherwise
-/// report an unparseable error instead of the reason.
-fn unreadable(rejection: &BytesRejection) -> ApiError {
-    match rejection {
-        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => ApiError::validation(
-            "The request body is larger than this endpoint reads (2 MB); Step Functions takes at most 256 KiB of \
-             execution input",
-        ),
-        other => ApiError::serialization(format!("The request body could not be read: {other}")),
-    }
+    aws_json::answer(body, |body| async move { dispatch(&api, &headers, &body).await }).await
 }
 
 async fn dispatch(api: &StepFunctionsApi, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
@@ -234,5 +216,5 @@ async fn dispatch(api: &StepFunctionsApi, headers: &HeaderMap, body: &[u8]) -> R
 
 /// Parses a request body; an empty body is an empty request.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    aws_json::parse(body).map_err(|e| ApiError::serialization(format!("The request body is not valid: {e}")))
+    aws_json::parse(body)
 }

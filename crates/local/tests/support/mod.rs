@@ -8,7 +8,7 @@
 use sluice_asl::Clock;
 use sluice_cafe24::{Cafe24Config, Change, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
-use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
+use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConfig};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig};

@@ -3,7 +3,7 @@
 use futures::future::join_all;
 use redis::aio::MultiplexedConnection;
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
-use sluice_domain::{DedupId, GroupKey, WorkQueue};
+use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};
 use sluice_queue::{EmbeddedQueue, GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::{Keyspace, RedisProcess};
 use std::sync::Arc;

@@ -21,7 +21,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use sluice_domain::queue::rules::RuleViolation;
 
-use crate::aws_json::CONTENT_TYPE;
+use super::MAX_REQUEST_BYTES;
+use crate::aws_json::{CONTENT_TYPE, ServiceError};
 
 /// An SQS error response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,19 +144,6 @@ impl ApiError {
         "SerializationException"
     );
 
-    /// A request body over the endpoint's limit. SQS's model has no shape
-    /// for it (its front door refuses such requests before the service
-    /// sees them); this is the generic AWS one, with HTTP's 413.
-    pub(crate) fn request_too_large(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            shape: "com.amazon.coral.service#RequestEntityTooLargeException",
-            code: "RequestEntityTooLarge",
-            sender_fault: true,
-            message: message.into(),
-        }
-    }
-
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::INTERNAL_SERVER_ERROR,
@@ -221,6 +209,27 @@ impl From<QueueError> for ApiError {
                 tracing::error!(error = %err, "embedded queue failed");
                 Self::internal(format!("The embedded queue failed: {err}"))
             }
+        }
+    }
+}
+
+impl ServiceError for ApiError {
+    fn serialization(message: String) -> Self {
+        Self::serialization(message)
+    }
+
+    /// SQS's model has no shape for it (its front door refuses such
+    /// requests before the service sees them): the generic AWS one, with
+    /// HTTP's 413.
+    fn too_large() -> Self {
+        Self {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            shape: "com.amazon.coral.service#RequestEntityTooLargeException",
+            code: "RequestEntityTooLarge",
+            sender_fault: true,
+            message: format!(
+                "The request body is larger than {MAX_REQUEST_BYTES} bytes, more than any SQS request needs."
+            ),
         }
     }
 }

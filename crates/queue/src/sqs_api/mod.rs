@@ -40,7 +40,7 @@
 //!   ListDeadLetterSourceQueues.
 //! - `wire`: the request shapes; `error`: SQS's error shape and codes.
 
-mod error;
+pub(crate) mod error;
 mod messages;
 mod move_tasks;
 mod queues;
@@ -52,7 +52,7 @@ use crate::backend::QueueBackend;
 use crate::embedded::StopWaiting;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
@@ -155,23 +155,7 @@ async fn handle<B: QueueBackend>(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    let answer = match body {
-        Ok(body) => dispatch(&api, &headers, &body).await,
-        Err(rejection) => Err(unreadable(&rejection)),
-    };
-    aws_json::respond(answer)
-}
-
-/// A body that could not be read (too large, or its framing broken) is
-/// answered in SQS's error shape, as the endpoint's other refusals are,
-/// rather than axum's plain text.
-fn unreadable(rejection: &BytesRejection) -> ApiError {
-    match rejection {
-        BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => ApiError::request_too_large(
-            format!("The request body is larger than {MAX_REQUEST_BYTES} bytes, more than any SQS request needs."),
-        ),
-        other => ApiError::serialization(format!("The request body could not be read: {other}")),
-    }
+    aws_json::answer(body, |body| async move { dispatch(&api, &headers, &body).await }).await
 }
 
 async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &[u8]) -> Result<Value, ApiError> {
@@ -209,5 +193,5 @@ async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &
 
 /// Parses a request body; an empty body is an empty request.
 fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
-    aws_json::parse(body).map_err(|e| ApiError::serialization(format!("The request body is not valid: {e}")))
+    aws_json::parse(body)
 }

@@ -4,7 +4,7 @@
 use crate::forms::{Fixture, Form, Spec};
 use sluice_domain::queue::rules::codes;
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest, ReceivedMessage, SendOutcome};
-use sluice_domain::{DedupId, GroupKey, WorkQueue};
+use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};
 use std::time::Duration;
 
 fn message(group: &str, dedup: &str, body: &str) -> OutgoingMessage {

@@ -9,7 +9,7 @@ use crate::forms::{DelayForm, DelaySpec, Fixture, Spec};
 use sluice_domain::queue::{
     DelayedMessage, OutgoingMessage, ReceiveRequest, ReceivedDelayedMessage, SendFailure, SendOutcome,
 };
-use sluice_domain::{DedupId, DelayQueue, GroupKey, WorkQueue};
+use sluice_domain::{DedupId, DelayQueue, GroupKey, Queue, WorkQueue};
 use std::time::Duration;
 use tokio::time::Instant;
 

@@ -27,6 +27,7 @@ use crate::cafe24::SandboxError;
 use crate::cafe24::changes::{self, Edit};
 use crate::cafe24::config::BucketConfig;
 use crate::cafe24::state::Shared;
+use crate::control_plane::{After, Answer, Body, ControlError, Fail, body, ok};
 use crate::fault::FaultConfig;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, Query, State};
@@ -39,8 +40,6 @@ use serde_json::{Map, Value, json};
 use sluice_domain::ResourceKind;
 use std::sync::Arc;
 use std::time::Instant;
-
-type Body<T> = Result<Json<T>, JsonRejection>;
 
 pub(crate) fn router() -> Router<Arc<Shared>> {
     Router::new()
@@ -66,33 +65,15 @@ pub(crate) async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, Json(body)).into_response()
 }
 
-/// A control-plane failure: `{"error": "…"}` with the status its kind
-/// calls for.
-#[derive(Debug)]
-struct Fail(SandboxError);
-
-impl From<SandboxError> for Fail {
-    fn from(e: SandboxError) -> Self {
-        Self(e)
+impl ControlError for SandboxError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::UnknownMall(_) | Self::UnknownResource { .. } => StatusCode::NOT_FOUND,
+            Self::MallExists(_) | Self::AlreadyExists { .. } => StatusCode::CONFLICT,
+            Self::InvalidInput(_) => StatusCode::BAD_REQUEST,
+            Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
     }
-}
-
-impl IntoResponse for Fail {
-    fn into_response(self) -> Response {
-        let status = match self.0 {
-            SandboxError::UnknownMall(_) | SandboxError::UnknownResource { .. } => StatusCode::NOT_FOUND,
-            SandboxError::MallExists(_) | SandboxError::AlreadyExists { .. } => StatusCode::CONFLICT,
-            SandboxError::InvalidInput(_) => StatusCode::BAD_REQUEST,
-            SandboxError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        (status, Json(json!({ "error": self.0.to_string() }))).into_response()
-    }
-}
-
-type Answer = Result<Response, Fail>;
-
-fn body<T>(body: Body<T>) -> Result<T, Fail> {
-    body.map(|Json(v)| v).map_err(|e| Fail(SandboxError::InvalidInput(format!("body: {}", e.body_text()))))
 }
 
 fn kind(segment: &str) -> Result<ResourceKind, Fail> {
@@ -100,14 +81,11 @@ fn kind(segment: &str) -> Result<ResourceKind, Fail> {
         "products" => Ok(ResourceKind::Product),
         "orders" => Ok(ResourceKind::Order),
         "customers" => Ok(ResourceKind::Customer),
-        other => Err(Fail(SandboxError::InvalidInput(format!(
+        other => Err(SandboxError::InvalidInput(format!(
             "resource kind `{other}` is not one of products, orders, customers"
-        )))),
+        ))
+        .into()),
     }
-}
-
-fn ok<T: serde::Serialize>(status: StatusCode, value: T) -> Answer {
-    Ok((status, Json(value)).into_response())
 }
 
 async fn malls(State(shared): State<Arc<Shared>>) -> Response {
@@ -211,12 +189,6 @@ async fn update(
 async fn delete(State(shared): State<Arc<Shared>>, Path((mall, k, id)): Path<(String, String, String)>) -> Answer {
     let kind = kind(&k)?;
     ok(StatusCode::OK, changes::apply(&shared, &mall, kind, Edit::Delete(id)).await?)
-}
-
-#[derive(Debug, Deserialize)]
-struct After {
-    #[serde(default)]
-    after: u64,
 }
 
 async fn calls(State(shared): State<Arc<Shared>>, Query(q): Query<After>) -> Response {

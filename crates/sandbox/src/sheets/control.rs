@@ -19,11 +19,11 @@
 //!
 //! Errors are `{"error": "…"}` with 400 or 404.
 
+use crate::control_plane::{After, Answer, Body, ControlError, body, ok};
 use crate::fault::FaultConfig;
 use crate::sheets::SandboxError;
 use crate::sheets::faults::SheetsFault;
 use crate::sheets::state::Shared;
-use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -33,8 +33,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Instant;
-
-type Body<T> = Result<Json<T>, JsonRejection>;
 
 pub(crate) fn router() -> Router<Arc<Shared>> {
     Router::new()
@@ -51,42 +49,14 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/sandbox/sheets/plan", get(plan).put(set_plan))
 }
 
-/// A control-plane failure: `{"error": "…"}` with the status its kind
-/// calls for.
-#[derive(Debug)]
-struct Fail(SandboxError);
-
-impl From<SandboxError> for Fail {
-    fn from(e: SandboxError) -> Self {
-        Self(e)
+impl ControlError for SandboxError {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::UnknownSpreadsheet(_) | Self::UnknownSheet { .. } => StatusCode::NOT_FOUND,
+            Self::InvalidInput(_) => StatusCode::BAD_REQUEST,
+            Self::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
     }
-}
-
-impl IntoResponse for Fail {
-    fn into_response(self) -> Response {
-        let status = match self.0 {
-            SandboxError::UnknownSpreadsheet(_) | SandboxError::UnknownSheet { .. } => StatusCode::NOT_FOUND,
-            SandboxError::InvalidInput(_) => StatusCode::BAD_REQUEST,
-            SandboxError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        (status, Json(json!({ "error": self.0.to_string() }))).into_response()
-    }
-}
-
-type Answer = Result<Response, Fail>;
-
-fn body<T>(body: Body<T>) -> Result<T, Fail> {
-    body.map(|Json(v)| v).map_err(|e| Fail(SandboxError::InvalidInput(format!("body: {}", e.body_text()))))
-}
-
-fn ok<T: serde::Serialize>(status: StatusCode, value: T) -> Answer {
-    Ok((status, Json(value)).into_response())
-}
-
-#[derive(Debug, Deserialize)]
-struct After {
-    #[serde(default)]
-    after: u64,
 }
 
 async fn calls(State(shared): State<Arc<Shared>>, Query(q): Query<After>) -> Response {
@@ -102,7 +72,7 @@ struct NewClient {
 async fn add_client(State(shared): State<Arc<Shared>>, new: Body<NewClient>) -> Answer {
     let new = body(new)?;
     if new.client_id.is_empty() || new.client_secret.is_empty() {
-        return Err(Fail(SandboxError::InvalidInput("client_id and client_secret must not be empty".into())));
+        return Err(SandboxError::InvalidInput("client_id and client_secret must not be empty".into()).into());
     }
     shared.lock().oauth.add_client(&new.client_id, &new.client_secret);
     ok(StatusCode::CREATED, json!({"client_id": new.client_id}))
@@ -117,7 +87,7 @@ struct NewUser {
 async fn add_user(State(shared): State<Arc<Shared>>, new: Body<NewUser>) -> Answer {
     let new = body(new)?;
     if new.user.is_empty() {
-        return Err(Fail(SandboxError::InvalidInput("user must not be empty".into())));
+        return Err(SandboxError::InvalidInput("user must not be empty".into()).into());
     }
     let refresh_token = shared.lock().oauth.issue_refresh(&new.client_id, &new.user);
     ok(StatusCode::CREATED, json!({"client_id": new.client_id, "user": new.user, "refresh_token": refresh_token}))

@@ -30,26 +30,30 @@
 //! waits out the 330 s visibility timeout. Started while another run of
 //! the same Redis and prefix lives, it exits with code 2 and one line.
 
+mod status_line;
+mod upstream_config;
+
 use super::tokens::now_ms;
+use crate::database_target::DatabaseTarget;
 use crate::dev_state::DevState;
 use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret, TokenGrant};
-use sluice_config::{EnvSource, SecretSetting};
+use sluice_cafe24::{Secret, TokenGrant};
+use sluice_config::EnvSource;
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DelayWorkerConfig, DevConfig, DevStack, DrainSetup, IngestCounts, PipeConfig, take_consumer_lease};
+use sluice_local::{DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig, stored_token};
 use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
-use sluice_sheets::SheetsConfig;
 use sluice_sink::DrainConfig;
+use status_line::status_line;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
+use upstream_config::{cafe24_config, settings, sheets_config};
 
 /// The SQS endpoint's default port: the one local SQS stand-ins
 /// (ElasticMQ) made customary, so existing `--endpoint-url`s work.
@@ -230,7 +234,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cafe24 = cafe24_config(&env, sandbox.as_ref())?;
     let pipeline = sluice_config::pipeline_config(&env)?;
     let database = crate::database_target::for_dev(args.database_url.clone(), args.no_drain).await?;
-    let drain = database.as_ref().ok().map(|database| DrainSetup {
+    let drain = database.found().map(|database| DrainSetup {
         pool: database.pool.clone(),
         endpoint: database.endpoint.clone(),
         config: DrainConfig::default(),
@@ -292,7 +296,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{what}: {url}");
     }
     println!("Functions: {functions}");
-    if let Err(why) = &database {
+    if let DatabaseTarget::Absent(why) = &database {
         println!(
             "Drain to PostgreSQL: off ({why}); snapshots stay in Redis. Turn it on with --database-url \
              postgres://user:password@host:port/database (or SLUICE_DATABASE_URL)."
@@ -333,61 +337,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The `SLUICE_*` variables with the flags that override them laid over:
-/// the same settings the functions read (`sluice_config`).
-fn settings(args: &Args) -> EnvSource {
-    EnvSource::from_process()
-        .with("key_prefix", Some(args.key_prefix.clone()))
-        .with("cafe24_base_url", Some(args.cafe24_base_url.clone()))
-        .with("cafe24_client_id", args.cafe24_client_id.clone())
-        .with("google_client_id", args.google_client_id.clone())
-        .with("sheets_api_url", args.sheets_api_url.clone())
-        .with("google_token_url", args.google_token_url.clone())
-        .with("google_project", args.google_project.clone())
-        .with("alert_url", args.alert_url.clone())
-}
-
-/// A secret `sluice dev` can use: a value (it reads nothing from AWS).
-fn secret_value(setting: SecretSetting, name: &str) -> anyhow::Result<Secret> {
-    match setting {
-        SecretSetting::Value(value) => Ok(value),
-        SecretSetting::Arn(_) => bail!("{name}_SECRET_ARN: sluice dev reads no secrets from AWS; set {name} instead"),
-    }
-}
-
-/// The Google client from the settings; without a client id, one with
-/// none (the sheet path then waits for `sluice credentials set` to matter).
-fn sheets_config(env: &EnvSource) -> anyhow::Result<SheetsConfig> {
-    if let Some(google) = sluice_config::google_client(env)? {
-        let secret = secret_value(google.secret, "SLUICE_GOOGLE_CLIENT")?;
-        return Ok(SheetsConfig { client_secret: secret, ..google.config });
-    }
-    let api = env.get("sheets_api_url").unwrap_or(sluice_sheets::config::PRODUCTION_API_BASE_URL);
-    let token = env.get("google_token_url").unwrap_or(sluice_sheets::config::PRODUCTION_TOKEN_URL);
-    SheetsConfig::new("", Secret::new(String::new()))
-        .with_api_base_url(api)
-        .context("--sheets-api-url")?
-        .with_token_url(token)
-        .context("--google-token-url")
-}
-
-/// The sandbox's app with `--sandbox-mall`; else the Cafe24 app of the
-/// settings, or none without a client id.
-fn cafe24_config(env: &EnvSource, sandbox: Option<&Cafe24Sandbox>) -> anyhow::Result<Cafe24Config> {
-    if sandbox.is_some() {
-        let defaults = Cafe24SandboxConfig::default();
-        let template = BaseUrlTemplate::new(sandbox.map(Cafe24Sandbox::base_url_template).unwrap_or_default())?;
-        return Ok(Cafe24Config::new(defaults.client_id, defaults.client_secret).with_base_url(template));
-    }
-    if env.get("cafe24_client_id").is_none() {
-        let template = env.get("cafe24_base_url").unwrap_or_default();
-        let template = BaseUrlTemplate::new(template).context("--cafe24-base-url")?;
-        return Ok(Cafe24Config::new("", Secret::new(String::new())).with_base_url(template));
-    }
-    let (config, secret) = sluice_config::cafe24_config(env)?;
-    Ok(Cafe24Config { client_secret: secret_value(secret, "SLUICE_CAFE24_CLIENT")?, ..config })
-}
-
 async fn start_sandbox(args: &Args) -> anyhow::Result<Cafe24Sandbox> {
     let config = Cafe24SandboxConfig {
         malls: args.sandbox_malls.clone(),
@@ -422,34 +371,4 @@ async fn connect_sandbox(
     let key = env.get("api_keys").and_then(|keys| keys.split(',').next()).unwrap_or(DEV_API_KEY).trim().to_owned();
     sandbox.set_webhook_target(Some(WebhookTarget { url: ingest, api_key: Secret::new(key) }));
     Ok(())
-}
-
-/// On a terminal, one line redrawn every second; elsewhere nothing (the
-/// draw target hides itself, so the output stays parseable). Never returns.
-async fn status_line(stack: &DevStack) {
-    let line = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout())
-        .with_style(ProgressStyle::with_template("{msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let ingest = IngestCounts::of(stack);
-        let done = stack.pipe.items_done.load(std::sync::atomic::Ordering::Relaxed);
-        let failed = stack.pipe.items_failed.load(std::sync::atomic::Ordering::Relaxed);
-        let queues = match stack.queues().await {
-            Ok((events, dlq)) => {
-                format!("queue {} (+{} in flight), DLQ {}", events.visible, events.in_flight, dlq.visible)
-            }
-            Err(e) => format!("queue: {e}"),
-        };
-        let drain = match &stack.drain {
-            None => String::new(),
-            Some(drain) => match drain.behind().await {
-                Ok(behind) => format!(" | PostgreSQL {behind} behind"),
-                Err(e) => format!(" | drain: {e}"),
-            },
-        };
-        line.set_message(format!(
-            "webhooks {} (enqueued {}, coalesced {}, rejected {}) | items done {done}, failed {failed} | {queues}{drain}",
-            ingest.received, ingest.enqueued, ingest.coalesced, ingest.rejected
-        ));
-    }
 }

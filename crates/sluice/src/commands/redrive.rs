@@ -24,7 +24,7 @@ use crate::usage;
 use anyhow::Context;
 use sluice_aws::{SfnEndpoint, SqsEndpoint, SqsQueue, StateMachineClient, SyncOutcome, sfn_client, sqs_client};
 use sluice_domain::queue::{ReceiptHandle, ReceiveRequest, ReceivedMessage};
-use sluice_domain::{GroupKey, WorkQueue};
+use sluice_domain::{GroupKey, Queue, WorkQueue};
 use std::process::ExitCode;
 use std::time::Duration;
 

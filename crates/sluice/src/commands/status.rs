@@ -15,7 +15,7 @@ use crate::redis_target::StateRedis;
 use anyhow::Context;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_config::EnvSource;
-use sluice_domain::{GroupAbout, WorkQueue};
+use sluice_domain::{GroupAbout, Queue};
 use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
 use sluice_pipeline::{ServiceCore, StatusReader};
 use sluice_redis::{DEFAULT_GROUP, LaggingGroup, SnapshotStore, WindowUsage};
@@ -158,7 +158,7 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         let Some(url) = url else { continue };
         // Any queue's counts read the same way (GetQueueAttributes).
         let queue = SqsQueue::new(client.clone(), &url);
-        let q = WorkQueue::attributes(&queue).await.with_context(|| url.clone())?;
+        let q = Queue::attributes(&queue).await.with_context(|| url.clone())?;
         let alarm = if name.ends_with("dead-letter") && q.visible > 0 { "  <- see `sluice dlq show`" } else { "" };
         println!("  {name:<20} {:>9}  {:>9}  {:>7}{alarm}", q.visible, q.in_flight, q.delayed);
     }

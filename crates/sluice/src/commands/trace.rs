@@ -11,6 +11,7 @@
 //! `SLUICE_DATABASE_URL`, else in the database `sluice dev` drains into by
 //! default (see `database_target`).
 
+use crate::database_target::DatabaseTarget;
 use crate::redis_target::StateRedis;
 use sluice_redis::{TraceEntry, Traces};
 use std::process::ExitCode;
@@ -64,9 +65,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// (`SLUICE_DATABASE_URL`, else `sluice dev`'s default database).
 async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
     let retention = "unknown, or older than the trace retention (7 days by default)";
-    let pool = match crate::database_target::operator_pool("sluice trace").await? {
-        Ok(pool) => pool,
-        Err(why) => {
+    let pool = match crate::database_target::for_operator("sluice trace").await? {
+        DatabaseTarget::Found(database) => database.pool,
+        DatabaseTarget::Absent(why) => {
             println!(
                 "no trace for {event}: {retention}; PostgreSQL not searched: {why} (SLUICE_DATABASE_URL names one)"
             );

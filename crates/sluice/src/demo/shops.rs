@@ -13,7 +13,7 @@
 
 use super::shop_report::{Report, Sent, StoredView};
 use crate::commands::dev::store_tokens;
-use crate::database_target::{self, DrainDatabase};
+use crate::database_target::{self, DatabaseTarget, DrainDatabase};
 use crate::functions_args::{FunctionsArgs, describe};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -88,7 +88,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let functions = args.functions.mode(&redis, &api_key)?;
     let described = describe(&functions);
     let database = database.await.context("starting the database")??;
-    let stack = start_stack(conn, &sandbox, &args, &api_key, functions, database.as_ref().ok()).await?;
+    let stack = start_stack(conn, &sandbox, &args, &api_key, functions, database.found()).await?;
     println!("Redis: {}", redis.description);
     println!(
         "Cafe24 sandbox: {} ({} malls, buckets of {} draining {}/s)",
@@ -101,7 +101,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{what}: {url}");
     }
     println!("Functions: {described}");
-    if let Err(why) = &database {
+    if let DatabaseTarget::Absent(why) = &database {
         println!(
             "PostgreSQL: none ({why}); the report reads Redis instead. For the drain and its checks: \
              sudo apt-get install -y postgresql, or --database-url postgres://user:password@host:port/database"
@@ -137,7 +137,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let drained = wait_drained(&stack, deadline).await;
     let elapsed = started.elapsed();
     let view = match (&stack.drain, &database) {
-        (Some(drain), Ok(database)) => {
+        (Some(drain), DatabaseTarget::Found(database)) => {
             let behind = wait_written(drain, deadline).await;
             StoredView::from_postgres(&database.pool, behind).await?
         }
@@ -237,19 +237,19 @@ async fn send_all(
 /// The database the demo drains into: `--database-url` when given, else a
 /// private server when PostgreSQL is installed (never a user's database
 /// unasked), else `SLUICE_DATABASE_URL`; or why none, in a few words.
-async fn demo_database(flag: Option<String>) -> anyhow::Result<Result<DrainDatabase, String>> {
+async fn demo_database(flag: Option<String>) -> anyhow::Result<DatabaseTarget> {
     const WHO: &str = "sluice demo shops";
     if let Some(url) = flag {
-        return Ok(Ok(DrainDatabase::open(WHO, &url).await?));
+        return Ok(DatabaseTarget::Found(DrainDatabase::open(WHO, &url).await?));
     }
     let private = database_target::private().await;
     if let Err(why) = &private
         && let Some(url) = database_target::configured_url(WHO, None)?
     {
         println!("No private PostgreSQL ({why}); using SLUICE_DATABASE_URL.");
-        return Ok(Ok(DrainDatabase::open(WHO, &url).await?));
+        return Ok(DatabaseTarget::Found(DrainDatabase::open(WHO, &url).await?));
     }
-    Ok(private)
+    Ok(private.into())
 }
 
 /// Waits until the drain has written every stored snapshot; how many it

@@ -2,7 +2,7 @@
 //! as Cafe24 would, and what the answers say about which accepted events
 //! were never stored.
 
-use super::stack::{Stale, trace_stages};
+use super::stack::{NotAccepted, Stale, trace_stages};
 use super::{API_KEY, SENDER_PATIENCE};
 use serde_json::Value;
 use sluice_cafe24::WebhookBody;
@@ -20,7 +20,7 @@ pub(crate) struct Delivery {
     /// Why each retry was needed: a 5xx error code or "connection".
     pub(crate) retried_for: Vec<String>,
     /// The 202 receipt, or the last answer when the sender gave up.
-    pub(crate) outcome: Result<Value, String>,
+    pub(crate) outcome: Result<Value, NotAccepted>,
     /// From the first attempt to the last answer.
     pub(crate) took: Duration,
     pub(crate) answered_at: Instant,
@@ -44,7 +44,7 @@ pub(crate) async fn deliver(
         trace_id: trace_id.to_owned(),
         attempts: 0,
         retried_for: Vec::new(),
-        outcome: Err("never sent".into()),
+        outcome: Err(NotAccepted("never sent".into())),
         took: Duration::ZERO,
         answered_at: first,
     };
@@ -65,7 +65,7 @@ pub(crate) async fn deliver(
                 delivery.took = delivery.answered_at - first;
                 delivery.outcome = match status.as_u16() {
                     202 => Ok(answer),
-                    _ => Err(format!("{status} {answer}")),
+                    _ => Err(NotAccepted(format!("{status} {answer}"))),
                 };
                 return delivery;
             }
@@ -74,7 +74,8 @@ pub(crate) async fn deliver(
         if Instant::now() + backoff > give_up {
             delivery.answered_at = Instant::now();
             delivery.took = delivery.answered_at - first;
-            delivery.outcome = Err(format!("gave up after {} attempts, the last: {why}", delivery.attempts));
+            delivery.outcome =
+                Err(NotAccepted(format!("gave up after {} attempts, the last: {why}", delivery.attempts)));
             return delivery;
         }
         delivery.retried_for.push(why);

@@ -4,6 +4,7 @@
 
 use super::stack::{Proc, listening, sluice};
 use super::{BUCKET_CAPACITY, BUCKET_DRAIN};
+use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 /// The thread that kills and restarts sluice dev when told, and its channel.
 pub(crate) struct Killer {
     pub(crate) kills: mpsc::Sender<usize>,
-    pub(crate) thread: std::thread::JoinHandle<Result<(Dev, Vec<Restart>), String>>,
+    pub(crate) thread: std::thread::JoinHandle<anyhow::Result<(Dev, Vec<Restart>)>>,
 }
 
 /// One kill and restart.
@@ -36,13 +37,13 @@ pub(crate) fn killer(
     mut dev: Dev,
     start: DevStart,
     kills: mpsc::Receiver<usize>,
-) -> Result<(Dev, Vec<Restart>), String> {
+) -> anyhow::Result<(Dev, Vec<Restart>)> {
     let mut restarts = Vec::new();
     for after_change in kills {
         let old_redis = dev.redis_port;
         let killed_at = Instant::now();
         dev.proc.signal("-KILL");
-        dev.proc.wait(Duration::from_secs(10)).ok_or("sluice dev did not die of SIGKILL in 10 s")?;
+        dev.proc.wait(Duration::from_secs(10)).context("sluice dev did not die of SIGKILL in 10 s")?;
         let old_redis_up_at_restart = listening(old_redis);
         dev = start.spawn()?;
         let ready_at = Instant::now();
@@ -75,7 +76,7 @@ pub(crate) struct DevStart {
 }
 
 impl DevStart {
-    pub(crate) fn spawn(&self) -> Result<Dev, String> {
+    pub(crate) fn spawn(&self) -> anyhow::Result<Dev> {
         let mut command = sluice(&self.workdir);
         command
             .args([
@@ -104,7 +105,7 @@ impl DevStart {
             .strip_prefix("private redis-server on 127.0.0.1:")
             .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|port| port.parse().ok())
-            .ok_or_else(|| format!("sluice dev did not start a private redis-server: {line:?}"))?;
+            .ok_or_else(|| anyhow::anyhow!("sluice dev did not start a private redis-server: {line:?}"))?;
         Ok(Dev { proc, redis_port })
     }
 }

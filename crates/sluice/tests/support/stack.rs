@@ -19,6 +19,12 @@ use std::time::{Duration, Instant};
 /// How long a process may take to print its `Ready.` line.
 pub const START_LIMIT: Duration = Duration::from_secs(30);
 
+/// Why a webhook or row got no 2xx: the 4xx answer, or the last answer
+/// before its sender gave up.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct NotAccepted(pub String);
+
 /// A `sluice` child process and the lines it printed up to `Ready.`;
 /// killed when dropped.
 pub struct Proc {
@@ -27,8 +33,8 @@ pub struct Proc {
 }
 
 impl Proc {
-    pub fn spawn(command: &mut Command) -> Result<Self, String> {
-        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().map_err(|e| e.to_string())?;
+    pub fn spawn(command: &mut Command) -> anyhow::Result<Self> {
+        let mut child = command.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
         // Keeps reading after `Ready.`, so the pipe never fills.
@@ -42,7 +48,7 @@ impl Proc {
         while !proc.seen.iter().any(|l| l.starts_with("Ready.")) {
             match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(line) => proc.seen.push(line),
-                Err(_) => return Err(format!("no `Ready.` line within {START_LIMIT:?}; it printed {:?}", proc.seen)),
+                Err(_) => anyhow::bail!("no `Ready.` line within {START_LIMIT:?}; it printed {:?}", proc.seen),
             }
         }
         Ok(proc)

@@ -6,7 +6,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use crate::stack::{Proc, credentials_set, post, sluice, tokens_set};
+use crate::stack::{NotAccepted, Proc, credentials_set, post, sluice, tokens_set};
 use serde_json::Value;
 use serde_json::json;
 use sluice_redis::{Keyspace, MallHolds, Tag};
@@ -199,7 +199,7 @@ pub async fn post_until_answered(
     body: &Value,
     trace_id: Option<&str>,
     patience: Duration,
-) -> Result<Value, String> {
+) -> Result<Value, NotAccepted> {
     let give_up = Instant::now() + patience;
     let mut backoff = Duration::from_millis(50);
     loop {
@@ -212,12 +212,12 @@ pub async fn post_until_answered(
             Ok(r) => {
                 let status = r.status();
                 let answer: Value = r.json().await.unwrap_or(Value::Null);
-                return if status.is_success() { Ok(answer) } else { Err(format!("{status} {answer}")) };
+                return if status.is_success() { Ok(answer) } else { Err(NotAccepted(format!("{status} {answer}"))) };
             }
             Err(e) => format!("connection: {e}"),
         };
         if Instant::now() + backoff > give_up {
-            return Err(format!("gave up after {patience:?}, the last answer: {why}"));
+            return Err(NotAccepted(format!("gave up after {patience:?}, the last answer: {why}")));
         }
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(Duration::from_secs(1));
