@@ -51,6 +51,11 @@ pub(crate) enum PrivateRedisKind {
 }
 
 impl FunctionsArgs {
+    /// Whether the steps and ingest run in this process (the default).
+    pub(crate) fn in_process(&self) -> bool {
+        self.functions == Functions::InProcess
+    }
+
     /// `SLUICE_REDIS_URL`, or the private Redis `--private-redis` asks for.
     pub(crate) fn redis_target(&self) -> anyhow::Result<RedisTarget> {
         RedisTarget::from_env_or_deployment(match self.private_redis {

@@ -123,6 +123,23 @@ async fn a_killed_dev_takes_its_private_redis_down_and_keeps_the_data() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// With --functions processes the ingest function runs with the
+/// template's settings: an ingest flag it would ignore is refused, before
+/// anything starts.
+#[test]
+fn dev_refuses_an_ingest_flag_the_ingest_function_would_ignore() {
+    for flag in [&["--accept-deadline-ms", "250"][..], &["--max-accepting", "8"], &["--no-flow-control"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+            .args(["dev", "--functions", "processes"])
+            .args(flag)
+            .output()
+            .expect("run sluice");
+        assert_eq!(out.status.code(), Some(2), "{flag:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(flag[0]) && stderr.contains("template"), "{flag:?}: {stderr}");
+    }
+}
+
 #[test]
 fn dev_refuses_a_bad_option_with_exit_2() {
     let out = Command::new(env!("CARGO_BIN_EXE_sluice"))

@@ -123,7 +123,9 @@ pub(crate) struct Args {
           value_parser = clap::value_parser!(u64).range(1..))]
     accept_deadline_ms: u64,
     /// Every webhook becomes a message, however deep its mall's backlog
-    /// (not with --functions processes: the template turns flow control on).
+    /// (refused with --functions processes, as --max-accepting and
+    /// --accept-deadline-ms are: the ingest function reads the template's
+    /// settings).
     #[arg(long)]
     no_flow_control: bool,
     /// Where the private redis-server keeps its data between runs (unused
@@ -208,7 +210,33 @@ impl Args {
     }
 }
 
+/// An ingest flag given with --functions processes, where the ingest
+/// function would run with the template's value instead: refused rather
+/// than ignored.
+fn ingest_flag_a_function_would_ignore(args: &Args) -> Option<&'static str> {
+    if args.functions.in_process() {
+        return None;
+    }
+    use sluice_ingest::config::{DEFAULT_ACCEPT_DEADLINE, DEFAULT_MAX_ACCEPTING};
+    if args.max_accepting as usize != DEFAULT_MAX_ACCEPTING {
+        Some("--max-accepting")
+    } else if args.accept_deadline_ms != DEFAULT_ACCEPT_DEADLINE.as_millis() as u64 {
+        Some("--accept-deadline-ms")
+    } else if args.no_flow_control {
+        Some("--no-flow-control")
+    } else {
+        None
+    }
+}
+
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(flag) = ingest_flag_a_function_would_ignore(&args) {
+        let message = format!(
+            "{flag} sets the in-process ingest; with --functions processes the ingest function reads \
+             infra/template.yaml's settings, as in AWS: leave {flag} out"
+        );
+        return Err(crate::usage("sluice dev", message));
+    }
     let redis = RedisTarget::from_env_or_private(Some(args.redis_dir.clone()))?;
     let conn = redis.connect().await?;
     let keyspace = Keyspace::new(args.key_prefix.clone())?;
@@ -292,7 +320,17 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         urls.push(("Cafe24 sandbox".into(), sandbox.base_url()));
         connect_sandbox(sandbox, &stack, &args, &env).await?;
     }
-    for (what, url) in &urls {
+    // Written before anything printed says the stack serves: a script that
+    // waits for the URLs and then runs `sluice tokens set` finds the file.
+    let state = DevState {
+        redis_url: redis.url.clone(),
+        redis_ca_file: redis.ca_file(),
+        key_prefix: args.key_prefix.clone(),
+        urls,
+    };
+    let state_path = DevState::path();
+    state.write(&state_path)?;
+    for (what, url) in &state.urls {
         println!("{what}: {url}");
     }
     println!("Functions: {functions}");
@@ -304,14 +342,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stop = crate::stop_signal::install();
     println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
-    let state = DevState {
-        redis_url: redis.url.clone(),
-        redis_ca_file: redis.ca_file(),
-        key_prefix: args.key_prefix.clone(),
-        urls,
-    };
-    let state_path = DevState::path();
-    state.write(&state_path)?;
     let mut lease_lost = false;
     tokio::select! {
         () = stop.wait() => {}
