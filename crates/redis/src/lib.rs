@@ -71,6 +71,7 @@
 //! - [`trace`]: every event's journey.
 //! - [`snapshot_store`]: fetched snapshots, sharded streams, idempotent.
 //! - [`snapshot_consumer`]: the streams read as a consumer group, acknowledged, trimmed.
+//! - `stream_reply` (private): stream entries read out of a reply without copying it.
 //! - [`token_store`]: OAuth token pairs.
 //! - [`credential_state`]: a credential's rejection and its sheets.
 //! - [`sheet_buffer`]: each Google Sheet's buffer, in-flight and parked rows.
@@ -108,6 +109,7 @@ pub mod sheet_flow;
 pub mod sheet_state;
 pub mod snapshot_consumer;
 pub mod snapshot_store;
+mod stream_reply;
 pub mod token_store;
 pub mod trace;
 

@@ -17,8 +17,9 @@
 
 use crate::error::Error;
 use crate::snapshot_store::StoredEntry;
+use crate::stream_reply::{ClaimedEntries, ReadEntries};
 use redis::aio::ConnectionLike;
-use redis::streams::{StreamAutoClaimReply, StreamId, StreamInfoGroupsReply, StreamPendingReply, StreamReadReply};
+use redis::streams::{StreamInfoGroupsReply, StreamPendingReply};
 use std::time::Duration;
 
 /// A group's oldest pending id, and its pending count per consumer.
@@ -116,7 +117,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     /// Takes over up to `count` entries other consumers have held for at
     /// least `min_idle` without acknowledging them.
     pub async fn claim_idle(&self, shard: u32, min_idle: Duration, count: usize) -> Result<Vec<StoredEntry>, Error> {
-        let reply: StreamAutoClaimReply = redis::cmd("XAUTOCLAIM")
+        let ClaimedEntries(claimed) = redis::cmd("XAUTOCLAIM")
             .arg(self.key(shard)?)
             .arg(&self.group)
             .arg(&self.consumer)
@@ -126,7 +127,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
             .arg(count)
             .query_async(&mut self.conn.clone())
             .await?;
-        Ok(reply.claimed.into_iter().map(entry).collect())
+        Ok(claimed)
     }
 
     /// Acknowledges `ids` on the shard; returns how many were pending.
@@ -218,7 +219,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     }
 
     async fn read_group(&self, shard: u32, count: usize, from: &str) -> Result<Vec<StoredEntry>, Error> {
-        let reply: Option<StreamReadReply> = redis::cmd("XREADGROUP")
+        let ReadEntries(entries) = redis::cmd("XREADGROUP")
             .arg("GROUP")
             .arg(&self.group)
             .arg(&self.consumer)
@@ -229,7 +230,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
             .arg(from)
             .query_async(&mut self.conn.clone())
             .await?;
-        Ok(reply.into_iter().flat_map(|r| r.keys).flat_map(|k| k.ids).map(entry).collect())
+        Ok(entries)
     }
 
     async fn oldest_pending(&self, key: &str, group: &str) -> Result<Option<(u64, u64)>, Error> {
@@ -259,17 +260,6 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
             .await?;
         Ok(entries.into_iter().next().map(|(id, _)| id))
     }
-}
-
-/// A delivered entry with its fields as text. An entry whose fields are
-/// gone (deleted from the stream while pending) comes back with none.
-fn entry(id: StreamId) -> StoredEntry {
-    let fields = id
-        .map
-        .into_iter()
-        .filter_map(|(name, value)| redis::from_redis_value::<String>(value).ok().map(|v| (name, v)))
-        .collect();
-    StoredEntry { id: id.id, fields }
 }
 
 /// `ms-seq` as numbers.

@@ -15,7 +15,15 @@
 //!    work item, gone after their TTL: flat once the TTL has passed, at
 //!    rate × TTL), and what that gives at 1 million webhooks a day.
 //!
-//! Prints markdown (`make bench` writes it to bench/drain.md).
+//! Prints markdown (`make bench` writes it to bench/drain.md), with the
+//! CPU seconds each part used (drain, redis-server, PostgreSQL): on a
+//! machine shared with other work, the ratios within one run and the CPU
+//! per row are what compare.
+
+#[path = "support/cpu.rs"]
+mod cpu;
+#[path = "support/memory.rs"]
+mod memory;
 
 use sluice_redis::Connection;
 use sluice_redis::SnapshotStore;
@@ -249,62 +257,6 @@ async fn lag(store: &SnapshotStore<Connection>, pool: &PgPool, rate: usize, seco
     (at(0.50), at(0.99))
 }
 
-/// What a round of the steady flow left in Redis.
-struct MemoryRound {
-    used: u64,
-    streams: u64,
-    seen_keys: u64,
-    seen_count: usize,
-}
-
-/// `rounds` rounds of `per_round` snapshots stored then drained.
-async fn memory_rounds(
-    redis: &TestRedis,
-    store: &SnapshotStore<Connection>,
-    pool: &PgPool,
-    rounds: usize,
-    per_round: usize,
-) -> Vec<MemoryRound> {
-    let mut conn = redis.conn().await;
-    let drain = Drain::new(
-        store.consumer("sink", "memory").expect("consumer"),
-        SnapshotWriter::new(pool.clone()),
-        DrainConfig::default(),
-    );
-    let mut out = Vec::new();
-    for round in 0..rounds {
-        let start = SNAPSHOTS + round * per_round;
-        fill_range(store, start..start + per_round, 100 + round as i64).await;
-        drain.until_empty(Instant::now() + Duration::from_secs(600)).await.expect("drain");
-        let info: String = redis::cmd("INFO").arg("memory").query_async(&mut conn).await.expect("INFO");
-        let used = info
-            .lines()
-            .find_map(|l| l.strip_prefix("used_memory:"))
-            .and_then(|v| v.trim().parse().ok())
-            .expect("used_memory");
-        let mut streams = 0;
-        for shard in 0..SHARDS {
-            let key = store.consumer("sink", "memory").expect("consumer").stream_key(shard).expect("key").to_owned();
-            let bytes: Option<u64> =
-                redis::cmd("MEMORY").arg("USAGE").arg(&key).query_async(&mut conn).await.expect("MEMORY USAGE");
-            streams += bytes.unwrap_or(0);
-        }
-        let keys = redis.keys().await;
-        let seen: Vec<&String> = keys.iter().filter(|k| k.contains(":seen:")).collect();
-        // MEMORY USAGE of a sample: the keys are all alike.
-        let sample = seen.len().min(1000);
-        let mut sampled = 0;
-        for key in seen.iter().take(sample) {
-            let bytes: Option<u64> =
-                redis::cmd("MEMORY").arg("USAGE").arg(key.as_str()).query_async(&mut conn).await.expect("MEMORY USAGE");
-            sampled += bytes.unwrap_or(0);
-        }
-        let seen_keys = if sample == 0 { 0 } else { sampled * seen.len() as u64 / sample as u64 };
-        out.push(MemoryRound { used, streams, seen_keys, seen_count: seen.len() });
-    }
-    out
-}
-
 #[tokio::main]
 async fn main() {
     let server = PostgresServer::start().await.expect("private postgresql");
@@ -313,14 +265,25 @@ async fn main() {
     migrate(&pool).await.expect("migrate");
     let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).expect("store");
 
+    let load_before = cpu::load();
+    let before = cpu::now(&redis, &pool).await;
     let ceiling = copy_ceiling(&pool).await;
+    let mut spent =
+        vec![("one COPY (the ceiling)".to_owned(), SNAPSHOTS as f64 / ceiling, cpu::now(&redis, &pool).await - before)];
     let naive = naive(&pool).await;
     reset(&pool).await;
     let mut drains = Vec::new();
     for (round, consumers) in [1usize, 2, 4].into_iter().enumerate() {
         fill(&store, 10 + round as i64).await;
         reset(&pool).await;
-        drains.push((consumers, drain_with(&store, &pool, consumers).await));
+        let before = cpu::now(&redis, &pool).await;
+        let rate = drain_with(&store, &pool, consumers).await;
+        spent.push((
+            format!("drain, {consumers} consumer(s)"),
+            SNAPSHOTS as f64 / rate,
+            cpu::now(&redis, &pool).await - before,
+        ));
+        drains.push((consumers, rate));
     }
     reset(&pool).await;
     let staging = copy_staging(&pool).await;
@@ -328,12 +291,16 @@ async fn main() {
     let unnest = unnest_batches(&pool).await;
     reset(&pool).await;
     let (p50, p99) = lag(&store, &pool, 1000, 10).await;
-    let memory = memory_rounds(&redis, &store, &pool, MEMORY_ROUNDS, MEMORY_PER_ROUND).await;
+    let memory = memory::rounds(&redis, &store, &pool, MEMORY_ROUNDS, MEMORY_PER_ROUND).await;
 
     println!("# Drain: snapshot streams → PostgreSQL\n");
     println!(
-        "This machine (2 cores): a private PostgreSQL and redis-server; {SNAPSHOTS} snapshots of {MALLS} malls, \
-         {BODY_BYTES}-byte bodies, over {SHARDS} stream shards; batches of {}.\n",
+        "This machine (2 cores, load average {load_before} at the start, {} at the end): a private PostgreSQL \
+         and redis-server; {SNAPSHOTS} snapshots of {MALLS} malls, {BODY_BYTES}-byte bodies, over {SHARDS} stream \
+         shards; batches of {}. The drain's transactions commit with `synchronous_commit` on (the writer sets \
+         it: entries are acknowledged when the commit returns); the private server runs with `fsync` off, so \
+         no commit here waits for a disk, the ceiling's or the drain's.\n",
+        cpu::load(),
         DrainConfig::default().batch
     );
     println!("## 1. Throughput\n\n| writer | rows/s | ÷ COPY ceiling |\n|---|---:|---:|");
@@ -351,6 +318,24 @@ async fn main() {
         two / ceiling,
         if two / ceiling >= 0.5 { "met" } else { "not met" }
     );
+    println!(
+        "Where the CPU went (seconds for the {SNAPSHOTS} rows; 2 cores; the bench process is the drain, or the COPY's client):\n"
+    );
+    println!("| run | wall | drain process | redis-server | PostgreSQL | total |\n|---|---:|---:|---:|---:|---:|");
+    for (run, wall, cpu::Cpu(drain, redis, pg)) in &spent {
+        println!("| {run} | {wall:.2} s | {drain:.2} | {redis:.2} | {pg:.2} | {:.2} |", drain + redis + pg);
+    }
+    if let Some((_, _, cpu::Cpu(drain, redis, pg))) = spent.iter().find(|(run, _, _)| run.starts_with("drain, 2")) {
+        let bound = SNAPSHOTS as f64 / ((drain + redis + pg) / 2.0);
+        println!(
+            "\nWith both cores busy all the time, that CPU allows at most {bound:.0} rows/s: {:.2} of the ceiling. \
+             PostgreSQL alone needs {:.1}× the COPY's CPU (the ON CONFLICT probe and the index insert on two \
+             tables, the events rows, WAL), while the COPY keeps one core.",
+            bound / ceiling,
+            pg / spent[0].2.2
+        );
+    }
+    println!();
     println!(
         "## 2. Writing a batch of 500 (PostgreSQL only, one connection)\n\n| how | rows/s | ratio |\n|---|---:|---:|"
     );

@@ -118,6 +118,16 @@ impl DrainHealth {
     }
 }
 
+/// What the read half of a pass took from a shard.
+#[derive(Debug)]
+struct Taken {
+    shard: u32,
+    entries: Vec<StoredEntry>,
+    claimed: u64,
+    /// Entries acknowledged while reading (their fields were gone).
+    acked: u64,
+}
+
 /// A drain worker: one consumer of the snapshot streams.
 #[derive(Debug)]
 pub struct Drain<C> {
@@ -151,6 +161,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
 
     /// One batch from `shard`, written, acknowledged and trimmed.
     pub async fn pass(&self, shard: u32) -> Result<PassReport, SinkError> {
+        let taken = self.take(shard).await?;
+        self.settle(taken).await
+    }
+
+    /// The read half of a pass: this consumer's own pending entries, else
+    /// claimed ones, else new ones.
+    async fn take(&self, shard: u32) -> Result<Taken, SinkError> {
         if !self.groups_ready[shard as usize].load(Ordering::Relaxed) {
             self.consumer.ensure_group(shard).await?;
             self.groups_ready[shard as usize].store(true, Ordering::Relaxed);
@@ -164,7 +181,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         let (gone, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.fields.is_empty());
         entries = kept;
         let gone: Vec<String> = gone.into_iter().map(|e| e.id).collect();
-        let mut acked = self.consumer.ack(shard, &gone).await?;
+        let acked = self.consumer.ack(shard, &gone).await?;
         if entries.is_empty() {
             entries = self.consumer.claim_idle(shard, self.config.claim_idle, batch).await?;
             claimed = entries.len() as u64;
@@ -172,6 +189,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         if entries.is_empty() {
             entries = self.consumer.new_entries(shard, batch).await?;
         }
+        Ok(Taken { shard, entries, claimed, acked })
+    }
+
+    /// The write half of a pass: the batch written in one transaction,
+    /// then acknowledged, then trimmed.
+    async fn settle(&self, taken: Taken) -> Result<PassReport, SinkError> {
+        let Taken { shard, entries, claimed, mut acked } = taken;
         if entries.is_empty() {
             return Ok(PassReport { acked, ..PassReport::default() });
         }
@@ -195,12 +219,23 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         })
     }
 
-    /// One pass over every shard.
+    /// One pass over every shard, the next shard's batch read while this
+    /// one is written: Redis and the parsing overlap PostgreSQL's work
+    /// instead of waiting for it. Never the same shard's (a second read
+    /// would return the batch being written as pending, to write twice).
     pub async fn round(&self) -> Result<PassReport, SinkError> {
+        let shards = self.consumer.shards();
         let mut report = PassReport::default();
-        for shard in 0..self.consumer.shards() {
-            report.add(self.pass(shard).await?);
+        if shards == 0 {
+            return Ok(report);
         }
+        let mut next = self.take(0).await?;
+        for shard in 1..shards {
+            let (written, read) = tokio::join!(self.settle(next), self.take(shard));
+            report.add(written?);
+            next = read?;
+        }
+        report.add(self.settle(next).await?);
         Ok(report)
     }
 

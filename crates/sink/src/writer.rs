@@ -31,6 +31,11 @@
 //! appended it, after the event's journey. Its rows are keyed by the
 //! entry, so a redelivered one records nothing again.
 //!
+//! The transaction commits with `synchronous_commit` on, whatever the
+//! server's or role's setting: the drain acknowledges the entries as soon as the
+//! commit returns, and a commit acknowledged before it is durable could be
+//! lost in a crash after the entries left the stream.
+//!
 //! A deadlock or serialization failure (another client locking the same
 //! rows in another order) rolls the transaction back; the batch is tried
 //! again at once, a few times, before the error reaches the drain.
@@ -43,6 +48,9 @@ use serde_json::{Value, json};
 use sluice_redis::StoredEntry;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// `BEGIN` and the commit's durability in one round trip.
+const BEGIN: &str = "BEGIN; SET LOCAL synchronous_commit TO on";
 
 const UPSERT: &str = "\
 INSERT INTO sluice.snapshots AS s
@@ -179,7 +187,7 @@ impl SnapshotWriter {
         }
         let rows: Vec<SnapshotRow> = newest.into_values().collect();
 
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool.begin_with(BEGIN).await?;
         let written_keys: HashSet<(String, String, String)> = if rows.is_empty() {
             HashSet::new()
         } else {
