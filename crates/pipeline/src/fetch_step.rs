@@ -52,10 +52,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn fetch(&self, input: FetchInput) -> Result<FetchOutput, StepError> {
         let work = input.item.shop_work()?;
         let mall = &work.event.mall_id;
-        if self.hold_if_held(mall, &work.event_id, &input.item).await? {
+        // Two independent reads under the mall's tag, side by side: the
+        // common case pays one round trip for both checks.
+        let token_usable = async { if input.token_checked { Ok(true) } else { self.token_usable(mall).await } };
+        let (held, token_usable) = tokio::join!(self.hold_if_held(mall, &work.event_id, &input.item), token_usable);
+        if held? {
             return Ok(FetchOutput::held());
         }
-        if !input.token_checked && !self.token_usable(mall).await? {
+        if !token_usable? {
             return Ok(FetchOutput::needs_token());
         }
         self.fetch_in_budget(&input.item).await
