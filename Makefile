@@ -109,13 +109,13 @@ package:
 CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos
 chaos: deps
 	rm -rf $(CHAOS_ROWS)
-	$(CARGO) test -p sluice --test crash_restart -- --ignored --nocapture
-	$(CARGO) test -p sluice --test redis_restart -- --ignored --nocapture --test-threads 1
-	$(CARGO) test -p sluice --test cluster_failover -- --ignored --nocapture
-	$(CARGO) test -p sluice --test abuse -- --ignored --nocapture
-	$(CARGO) test -p sluice --test sheet_crash -- --ignored --nocapture
-	$(CARGO) test -p sluice --test upstream_faults -- --ignored --nocapture
-	$(CARGO) test -p sluice --test load_held -- --ignored --nocapture
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture crash_restart::
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture redis_restart:: --test-threads 1
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture cluster_failover::
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture abuse::
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture sheet_crash::
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture upstream_faults::
+	$(CARGO) test -p sluice --test integration -- --ignored --nocapture load_held::
 	@scripts/chaos-table.sh
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
@@ -139,7 +139,7 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
 	$(CARGO) bench --quiet -p sluice-local --bench sheets | tee bench/sheets.md
 	$(CARGO) bench --quiet -p sluice-local --bench noisy | tee bench/noisy.md
-	$(CARGO) test --quiet -p sluice-local --test noisy_sheet -- --ignored --nocapture
+	$(CARGO) test --quiet -p sluice-local --test integration -- --ignored --nocapture noisy_sheet::
 	$(CARGO) bench --quiet -p sluice-sink --bench drain | tee bench/drain.md
 
 ## lint: formatting and clippy, warnings are errors.

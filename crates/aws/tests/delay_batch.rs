@@ -5,7 +5,7 @@
 //! conformance suite (`crates/queue/tests/conformance`), through the
 //! embedded queue's SQS endpoint.
 
-mod support;
+use crate::support;
 
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, SqsError, sqs_client};
 use sluice_domain::DelayQueue;

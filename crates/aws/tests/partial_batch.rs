@@ -2,7 +2,7 @@
 //! scripted endpoint of `support` (SQS fails single entries only under its
 //! own load, which no local endpoint can be made to do).
 
-mod support;
+use crate::support;
 
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::queue::rules::{MAX_PAYLOAD_BYTES, RuleViolation};

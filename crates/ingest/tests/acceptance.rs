@@ -2,7 +2,7 @@
 //! recognised as redeliveries; every outcome in the answer, the counters
 //! and the event's trace.
 
-mod support;
+use crate::support;
 
 use redis::AsyncCommands;
 use reqwest::StatusCode;

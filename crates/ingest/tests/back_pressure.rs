@@ -5,7 +5,7 @@
 //! the sender's retry once the pressure is gone is accepted and enqueued
 //! exactly once.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! problem, and leaves nothing behind: no message, no send call, no Redis
 //! key (no gate, no trace).
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! still enqueued exactly once, a sequential sender's group keeps its
 //! order, and a graceful shutdown answers every request in flight.
 
-mod support;
+use crate::support;
 
 use futures::future::join_all;
 use reqwest::StatusCode;

@@ -4,7 +4,7 @@
 //! connection idle the longest makes room; with none idle, the new one
 //! waits), and costs the server a bounded amount.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! retry), and the killed delivery's retry gets through within one lease
 //! (see `sluice_testkit::crash_scenario`).
 
-mod support;
+use crate::support;
 
 use sluice_domain::Queue;
 use sluice_testkit::TestRedis;

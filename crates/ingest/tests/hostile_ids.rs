@@ -6,7 +6,7 @@
 //! keys span two slots fails with CROSSSLOT, and through a connection that
 //! checks the slot of every key of every script call it sends.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

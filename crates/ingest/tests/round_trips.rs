@@ -4,7 +4,7 @@
 //! its trace entry go in one call under the event's hash tag; the writes
 //! after the send go side by side.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use sluice_testkit::TestRedis;

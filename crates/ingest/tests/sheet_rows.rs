@@ -4,7 +4,7 @@
 //! its log entry; a queue that does not take the row is a 503 the sender
 //! retries.
 
-mod support;
+use crate::support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

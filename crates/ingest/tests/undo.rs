@@ -2,7 +2,7 @@
 //! a 5xx (or 400 for a message the queue calls malformed), the leases the
 //! request held are given up at once, and the retry gets through.
 
-mod support;
+use crate::support;
 
 use redis::AsyncCommands;
 use reqwest::StatusCode;

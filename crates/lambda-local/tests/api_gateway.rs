@@ -5,7 +5,7 @@
 //! through the local SQS endpoint, the API keys come from the local
 //! Secrets Manager.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sluice_lambda_local::{Endpoints, Template, serve_api_gateway};

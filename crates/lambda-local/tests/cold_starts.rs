@@ -3,7 +3,7 @@
 //! API's `/init/error`, and exits, never panicking; the invocation that
 //! waited gets that report, with the line. Checked with the real binaries.
 
-mod support;
+use crate::support;
 
 use sluice_domain::Secret;
 use sluice_lambda_local::{Endpoints, FunctionError, LocalLambda, Template};

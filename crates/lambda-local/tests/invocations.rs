@@ -4,7 +4,7 @@
 //! reused and never more than the limit run at once, and none outlives
 //! the service.
 
-mod support;
+use crate::support;
 
 use futures::future::join_all;
 use serde_json::Value;

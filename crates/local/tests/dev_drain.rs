@@ -4,7 +4,7 @@
 //! `alert_after` raises one alert, its recovery another, and nothing is
 //! lost meanwhile; stopping the stack stops the drain.
 
-mod support;
+use crate::support;
 
 use sluice_local::DrainSetup;
 use sluice_sink::DrainConfig;

@@ -2,7 +2,7 @@
 //! to go round-robin, and a stack asking for the other scan than its
 //! queues were made with is refused, naming the flags that keep them.
 
-mod support;
+use crate::support;
 
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_local::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_QUEUE};

@@ -3,7 +3,7 @@
 //! its dirty set and drained within its bucket by its drain chain, while
 //! other malls go through the queue as before. Each test bounds its run.
 
-mod support;
+use crate::support;
 
 use sluice_cafe24::Secret;
 use sluice_redis::{Backlogs, FlowControl, Tag};

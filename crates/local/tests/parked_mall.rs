@@ -6,7 +6,7 @@
 //! `sluice tokens set` runs) releases them by themselves, all stored in
 //! arrival order, and one alert says it is back.
 
-mod support;
+use crate::support;
 
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
 use sluice_domain::{Queue, QueueDrainRequests};

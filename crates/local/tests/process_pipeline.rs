@@ -14,7 +14,7 @@
 //! twice, every resource as Cafe24 has it, every row exactly once with
 //! its header once, no 429.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sluice_cafe24::Secret;

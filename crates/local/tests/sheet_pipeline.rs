@@ -3,7 +3,7 @@
 //! state, the flush queue with its delayed requests, the flush worker, and
 //! the sandbox Google Sheets enforcing Google's quotas.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};

@@ -2,7 +2,7 @@
 //! state machine, the real steps, real Redis, the sandbox Cafe24 over real
 //! HTTP. Each test bounds its own run time.
 
-mod support;
+use crate::support;
 
 use sluice_domain::Queue;
 use sluice_sandbox::FaultConfig;

@@ -1,7 +1,7 @@
 //! The sheet flush against the sandbox Google Sheets: batching, order,
 //! the header, the quotas, and exactly once under each injected fault.
 
-mod sheet_support;
+use crate::sheet_support;
 
 use sheet_support::{DOC, SheetTest, USER, request};
 use sluice_pipeline::SheetConfig;

@@ -4,7 +4,7 @@
 //! there, are covered by that step's flush request, and land once, in
 //! arrival order, even when that step is run again.
 
-mod sheet_support;
+use crate::sheet_support;
 
 use sheet_support::{SheetTest, work};
 use sluice_domain::BufferedRow;

@@ -1,6 +1,6 @@
 //! The steps one at a time, against real Redis and the sandbox Cafe24.
 
-mod sheet_support;
+use crate::sheet_support;
 
 use serde_json::json;
 use sluice_domain::{ErrorKind, ResourceKind};

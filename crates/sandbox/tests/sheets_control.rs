@@ -1,7 +1,7 @@
 //! The Sheets sandbox's call record and its `/sandbox/sheets/…` control
 //! plane, over real HTTP.
 
-mod sheets_support;
+use crate::sheets_support;
 
 use reqwest::Method;
 use serde_json::json;

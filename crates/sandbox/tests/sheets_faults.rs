@@ -2,7 +2,7 @@
 //! "applied, but the response timed out", "applied, but reported failed",
 //! token endpoint faults, and the probabilistic plan.
 
-mod sheets_support;
+use crate::sheets_support;
 
 use serde_json::json;
 use sheets_support::{FIRST_GID, Fixture, SPREADSHEET, bounded};

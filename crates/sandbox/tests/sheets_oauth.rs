@@ -2,7 +2,7 @@
 //! authentication, access token expiry (by lifetime and on demand),
 //! revocation, and the 401s the API answers.
 
-mod sheets_support;
+use crate::sheets_support;
 
 use base64::Engine;
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! user and per project, reads apart from writes, Google's 429 body, and
 //! what counts.
 
-mod sheets_support;
+use crate::sheets_support;
 
 use serde_json::json;
 use sheets_support::{CLIENT_ID, FIRST_GID, Fixture, SPREADSHEET, USER, bounded};

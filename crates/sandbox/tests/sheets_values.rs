@@ -2,7 +2,7 @@
 //! Google's wire format: append, get, update, ranges, value options, and
 //! the 400/403/404 answers.
 
-mod sheets_support;
+use crate::sheets_support;
 
 use serde_json::json;
 use sheets_support::{FIRST_GID, FORM_GID, Fixture, SPREADSHEET, USER, bounded};

@@ -2,7 +2,7 @@
 //! fails or stalls, over real HTTP on 127.0.0.1: each is typed so the flush
 //! step knows whether rows may have been written.
 
-mod fixture;
+use crate::fixture;
 
 use fixture::{CLIENT_SECRET, Fixture, GID, LIMIT, SPREADSHEET, USER, client_for, rows};
 use sluice_domain::ErrorKind;

@@ -2,7 +2,7 @@
 //! 127.0.0.1: resolving titles, appending, reading and writing values,
 //! and what happens when the sheet or spreadsheet is gone.
 
-mod fixture;
+use crate::fixture;
 
 use fixture::{Fixture, GID, LIMIT, SPREADSHEET, TITLE, USER, rows};
 use serde_json::json;

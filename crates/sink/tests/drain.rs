@@ -3,7 +3,7 @@
 //! only below what every group acknowledged, a dead consumer's entries are
 //! claimed, and an outage loses nothing.
 
-mod support;
+use crate::support;
 
 use sluice_redis::Traces;
 use sluice_sink::DrainConfig;

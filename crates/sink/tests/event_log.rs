@@ -5,7 +5,7 @@
 //! snapshots keeps both outcomes; a batch written again records nothing
 //! twice; migration 0003 rekeys the rows an older drain wrote.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use sluice_redis::{StoredEntry, Traces};

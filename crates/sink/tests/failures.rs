@@ -5,7 +5,7 @@
 //! ends with one outcome, the newest snapshot wins, and nothing is
 //! acknowledged that is not committed.
 
-mod support;
+use crate::support;
 
 use sluice_redis::{Connection, Traces};
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter};

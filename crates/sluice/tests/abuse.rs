@@ -18,11 +18,8 @@
 //! `make chaos` runs the ignored long variant (`SLUICE_ABUSE_REQUESTS`,
 //! default 20,000).
 
-#[path = "support/abuse.rs"]
-mod abuse;
-mod support;
-
-use abuse::{Abuse, Outcome, Target, exchange, fault, request, to};
+use crate::support;
+use crate::support::abuse::{Abuse, Outcome, Target, exchange, fault, request, to};
 use futures::StreamExt;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -125,8 +122,10 @@ async fn run(seed: u64, requests: usize) -> ChaosRow {
                     let outcome = exchange(address, &bytes).await;
                     return (i, None, outcome, started.elapsed());
                 }
-                let abuse =
-                    abuse::abuse(&mut StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37)), &queue_url);
+                let abuse = support::abuse::abuse(
+                    &mut StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9E37)),
+                    &queue_url,
+                );
                 let address = if abuse.target == Target::Sqs { &sqs } else { &ingest };
                 let outcome = exchange(address, &abuse.bytes).await;
                 (i, Some(abuse), outcome, Duration::ZERO)

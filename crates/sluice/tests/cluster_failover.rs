@@ -18,12 +18,8 @@
 //! `make test` runs one short kill (`SLUICE_CHAOS_SEED` picks another
 //! seed); `make chaos` runs the ignored pair, one kill and one switch.
 
-#[path = "support/redis_outage.rs"]
-mod outage;
-#[path = "support/outage_stack.rs"]
-mod outage_stack;
-#[path = "support/stack.rs"]
-mod stack;
+use crate::support::outage_stack;
+use crate::support::redis_outage as outage;
 
 use outage::{Figures, Outage};
 use outage_stack::{DRAIN_LIMIT, OutageStack};

@@ -1,11 +1,11 @@
 //! `sluice dev` as a user runs it: a process serving SQS on 127.0.0.1,
 //! talked to with the real SQS adapter.
 
+use crate::support;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
 use sluice_testkit::TestRedis;
-mod support;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! is killed outright (`kill -9`, no destructor runs) its function
 //! processes end by themselves: their Runtime API went with it.
 
-mod support;
+use crate::support;
 
 use sluice_lambda_local::{FunctionBinaries, Template};
 use sluice_testkit::processes::{children, is_gone};

@@ -7,7 +7,7 @@
 //! keeps its message in flight for as long as the test needs; each request
 //! it sees is reported with the path asked for.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use sluice_testkit::TestRedis;

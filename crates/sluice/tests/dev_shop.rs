@@ -4,7 +4,7 @@
 //! may carry, too); `sluice trace` shows the journey. With a database, the
 //! drain writes the product to PostgreSQL and the trace says so.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};

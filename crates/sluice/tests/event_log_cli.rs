@@ -2,7 +2,7 @@
 //! event parked in the dead-letter queue reaches PostgreSQL's
 //! `sluice.events` and is traced from there once its Redis trace is gone.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};

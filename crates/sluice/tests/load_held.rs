@@ -27,12 +27,9 @@
 //!
 //! `make test` holds for 8 s; `make chaos` runs the ignored 60 s variant.
 
-#[path = "support/load.rs"]
-mod load;
-#[path = "support/redis_outage.rs"]
-mod outage;
-#[path = "support/stack.rs"]
-mod stack;
+use crate::support::load;
+use crate::support::redis_outage as outage;
+use crate::support::stack;
 
 use load::{Poster, SHEETS, SPREADSHEET, Shot, Window, proc_kb, row_id};
 use outage::Outcome;

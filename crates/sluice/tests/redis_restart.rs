@@ -21,12 +21,8 @@
 //! `make chaos` runs the ignored many-seed variant (`SLUICE_CHAOS_SEEDS`, a
 //! range, default `1-4`; `SLUICE_CHAOS_DOWN` seconds of outage instead of 3-6 s).
 
-#[path = "support/redis_outage.rs"]
-mod outage;
-#[path = "support/outage_stack.rs"]
-mod outage_stack;
-#[path = "support/stack.rs"]
-mod stack;
+use crate::support::outage_stack;
+use crate::support::redis_outage as outage;
 
 use outage::{Figures, Outage, Redis};
 use outage_stack::{DRAIN_LIMIT, OutageStack};

@@ -4,7 +4,7 @@
 //! succeeded, stopping at the first that fails; other groups' messages are
 //! left where they were; each execution ARN is printed. Bad flags exit 2.
 
-mod support;
+use crate::support;
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::{Value, json};

@@ -16,8 +16,7 @@
 //! The interrupted flushes' sheets wait out their lock's lease (60 s), so
 //! the run takes over a minute: `make chaos` runs it, not `make test`.
 
-#[path = "support/stack.rs"]
-mod stack;
+use crate::support::stack;
 
 use serde_json::{Value, json};
 use sluice_testkit::chaos_report::ChaosRow;

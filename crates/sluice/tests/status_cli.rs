@@ -2,7 +2,7 @@
 //! queue's, over real HTTP): queue depths, the groups waiting longest by
 //! name, and the malls and credentials found from the groups active lately.
 
-mod support;
+use crate::support;
 
 use sluice_aws::{SqsEndpoint, sqs_client};
 use sluice_domain::{GroupAbout, Topic};

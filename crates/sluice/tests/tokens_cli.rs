@@ -4,7 +4,7 @@
 //! (the held events would stay unasked for); with one, it stores the token,
 //! turns the hold to releasing and queues the mall's drain run.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use sluice_aws::{SqsEndpoint, sqs_client};

@@ -23,10 +23,8 @@
 //! (`SLUICE_CHAOS_SEED`); `make chaos` runs `SLUICE_CHAOS_SEEDS` (default
 //! 1-2, so the whole suite stays near 10 minutes) of the long plan.
 
-#[path = "support/stack.rs"]
-mod stack;
-#[path = "support/upstreams.rs"]
-mod upstreams;
+use crate::support::stack;
+use crate::support::upstreams;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};

@@ -3,7 +3,7 @@
 //! `lambda_http::Request`s, answered by the router built from environment
 //! variables, with a real Redis and the embedded queue in place of SQS.
 
-mod support;
+use crate::support;
 
 use base64::prelude::{BASE64_STANDARD, Engine};
 use lambda_http::tower::{Service, ServiceExt};

@@ -4,7 +4,7 @@
 //! Lambda killed at its timeout, or whose sandbox dies, stops at an await
 //! point exactly like this.
 
-mod support;
+use crate::support;
 
 use lambda_http::tower::ServiceExt;
 use sluice_config::EnvSource;

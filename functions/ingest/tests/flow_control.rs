@@ -5,7 +5,7 @@
 //! needs no queue: a sheet with `SLUICE_SHEET_MAX_QUEUED` rows in the
 //! queue has its next rows held in its overflow.
 
-mod support;
+use crate::support;
 
 use lambda_http::tower::ServiceExt;
 use serde_json::Value;

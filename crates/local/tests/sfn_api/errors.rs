@@ -2,7 +2,7 @@
 //! the code, with a message naming the problem; and the protocol's own
 //! errors, over raw HTTP.
 
-use crate::endpoint::{Endpoint, bounded};
+use super::endpoint::{Endpoint, bounded};
 use aws_sdk_sfn::error::ProvideErrorMetadata;
 use serde_json::json;
 use sluice_aws::{SfnError, StateMachineClient};

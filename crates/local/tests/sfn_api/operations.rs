@@ -1,6 +1,6 @@
 //! Every operation the endpoint serves, as `aws-sdk-sfn` calls it.
 
-use crate::endpoint::{Endpoint, bounded};
+use super::endpoint::{Endpoint, bounded};
 use aws_sdk_sfn::types::{ExecutionStatus, StateMachineType, SyncExecutionStatus};
 use serde_json::{Value, json};
 use sluice_aws::{StateMachineClient, SyncOutcome};

@@ -1,7 +1,7 @@
 //! The cases: SQS FIFO's semantics as the pipeline relies on them. Each is
 //! generic over the [`Form`]; `main.rs` runs every case against every form.
 
-use crate::forms::{Fixture, Form, Spec};
+use super::forms::{Fixture, Form, Spec};
 use sluice_domain::queue::rules::codes;
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest, ReceivedMessage, SendOutcome};
 use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};

@@ -5,7 +5,7 @@
 //! the [`DelayForm`]; `main.rs` runs each against every form. Delays are
 //! 1 s: waiting for one to pass is the behaviour under test.
 
-use crate::forms::{DelayForm, DelaySpec, Fixture, Spec};
+use super::forms::{DelayForm, DelaySpec, Fixture, Spec};
 use sluice_domain::queue::{
     DelayedMessage, OutgoingMessage, ReceiveRequest, ReceivedDelayedMessage, SendFailure, SendOutcome,
 };

@@ -3,12 +3,19 @@
 //! were never stored.
 
 use super::stack::{NotAccepted, Stale, trace_stages};
-use super::{API_KEY, SENDER_PATIENCE};
 use serde_json::Value;
 use sluice_cafe24::WebhookBody;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// How long a sender keeps retrying one delivery before it gives up: well
+/// beyond the lease a killed attempt leaves on its delivery (ingest's
+/// `accept_lease`), during which a retry is answered 503. Cafe24 itself
+/// retries for far longer.
+pub const SENDER_PATIENCE: Duration = Duration::from_secs(45);
+/// The key `sluice dev` expects in `X-API-Key` by default.
+pub const API_KEY: &str = "sluice-dev";
 
 /// One webhook as its sender saw it.
 #[derive(Debug, Clone)]

@@ -1,9 +1,9 @@
 //! The figures of one crash run of `crash_restart.rs`, and their sum over
 //! the seeds of `make chaos` as its row of `bench/chaos.md`.
 
-use super::Stale;
 use super::crash_deliveries::Book;
 use super::crash_killer::Restart;
+use super::stack::Stale;
 
 /// What the run left stored, checked against what was sent.
 pub(crate) struct Checked {

@@ -3,11 +3,15 @@
 //! every time, timing each restart.
 
 use super::stack::{Proc, listening, sluice};
-use super::{BUCKET_CAPACITY, BUCKET_DRAIN};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+/// Each mall's Admin API bucket, in the sandbox and in sluice alike: small,
+/// so the limiter paces the fetches.
+pub const BUCKET_CAPACITY: u32 = 10;
+pub const BUCKET_DRAIN: u32 = 5;
 
 /// The thread that kills and restarts sluice dev when told, and its channel.
 pub(crate) struct Killer {

@@ -5,7 +5,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use super::outage::{ANSWER_LIMIT, Outcome};
+use super::redis_outage::{ANSWER_LIMIT, Outcome};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

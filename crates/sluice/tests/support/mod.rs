@@ -3,7 +3,17 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod abuse;
+pub mod crash_deliveries;
+pub mod crash_figures;
+pub mod crash_killer;
+pub mod load;
 pub mod local_sqs;
+pub mod outage_stack;
+pub mod redis_outage;
+pub mod sink_rows;
+pub mod stack;
+pub mod upstreams;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};

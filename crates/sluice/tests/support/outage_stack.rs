@@ -8,7 +8,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use super::outage::{self, Attempt, Delivery, Figures, Outage, Sender};
+use super::redis_outage::{self, Attempt, Delivery, Figures, Outage, Sender};
 use super::stack::{self, Proc, Status, get, post, sluice, stale_products, status, stored, tokens_set};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -60,7 +60,7 @@ impl OutageStack {
     ) -> Self {
         let http = sluice_http::builder()
             .connect_timeout(Duration::from_secs(1))
-            .timeout(outage::ANSWER_LIMIT)
+            .timeout(redis_outage::ANSWER_LIMIT)
             .build()
             .unwrap();
         let sandbox = stack::sandbox_cafe24(dir, malls, (BUCKET_CAPACITY, BUCKET_DRAIN));

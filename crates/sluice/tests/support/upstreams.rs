@@ -6,7 +6,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
-use crate::stack::{NotAccepted, Proc, credentials_set, post, sluice, tokens_set};
+use super::stack::{NotAccepted, Proc, credentials_set, post, sluice, tokens_set};
 use serde_json::Value;
 use serde_json::json;
 use sluice_redis::{Keyspace, MallHolds, Tag};
@@ -226,7 +226,7 @@ pub async fn post_until_answered(
 
 /// A sheet's rows as the sandbox holds them, header included.
 pub async fn sheet_rows(http: &reqwest::Client, control: &str, spreadsheet: &str, gid: u64) -> Vec<Value> {
-    let held = crate::stack::get(http, &format!("{control}/spreadsheets/{spreadsheet}/sheets/{gid}/values")).await;
+    let held = super::stack::get(http, &format!("{control}/spreadsheets/{spreadsheet}/sheets/{gid}/values")).await;
     held["values"].as_array().cloned().unwrap_or_default()
 }
 

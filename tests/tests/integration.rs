@@ -1,0 +1,9 @@
+//! The crate's integration tests as one binary, a module per file: a binary
+//! per file linked the whole dependency tree again, most of what
+//! `make test` spent building.
+
+mod asl_error_names;
+mod template_iam;
+mod template_metrics;
+mod template_variables;
+mod template_wiring;
