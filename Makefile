@@ -20,8 +20,8 @@ endif
 ## clients to one sandbox Google Sheet, 1,000 more over five sheets).
 # An unoptimised build (the profile `make test` builds too): the release
 # build alone took 5 min 42 s of a fresh 2-core machine, over the 5 minutes
-# `make run` has there, and neither a lower opt-level nor a lighter profile
-# made it much shorter; this one takes 2 min 36 s. The demos check the same
+# `make run` has there, and a profile at opt-level 1 took longer still
+# (6 min 12 s); this one takes 2 min 36 s. The demos check the same
 # invariants either way; their times are longer unoptimised (README).
 run: deps
 	$(CARGO) build --quiet -p sluice

@@ -7,3 +7,4 @@ mod template_iam;
 mod template_metrics;
 mod template_variables;
 mod template_wiring;
+mod untested_targets;

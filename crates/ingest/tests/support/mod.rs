@@ -2,8 +2,6 @@
 //! per test), the embedded queue in memory behind a [`TestQueue`] that
 //! counts send calls and fails or holds them on demand.
 
-#![allow(dead_code, unreachable_pub)]
-
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sluice_cafe24::Secret;
@@ -22,16 +20,16 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-pub const KEY: &str = "test-key-0123456789";
-pub const OTHER_KEY: &str = "rotated-key-9876543210";
-pub const QUEUE: &str = "events.fifo";
+pub(crate) const KEY: &str = "test-key-0123456789";
+pub(crate) const OTHER_KEY: &str = "rotated-key-9876543210";
+pub(crate) const QUEUE: &str = "events.fifo";
 /// Every wait in these tests is bounded by this.
-pub const BOUND: Duration = Duration::from_secs(10);
+pub(crate) const BOUND: Duration = Duration::from_secs(10);
 
 /// What the test queue does with the next send calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Mode {
+pub(crate) enum Mode {
     Accept = 0,
     /// Every entry fails with a retryable (server-side) error.
     Unavailable = 1,
@@ -41,7 +39,7 @@ pub enum Mode {
 
 /// Shared knobs and counts of a [`TestQueue`].
 #[derive(Debug)]
-pub struct Control {
+pub(crate) struct Control {
     mode: AtomicU8,
     pub calls: AtomicUsize,
     pub entries: AtomicUsize,
@@ -50,26 +48,26 @@ pub struct Control {
 }
 
 impl Control {
-    pub fn set(&self, mode: Mode) {
+    pub(crate) fn set(&self, mode: Mode) {
         self.mode.store(mode as u8, Ordering::SeqCst);
     }
 
-    pub fn hold(&self) {
+    pub(crate) fn hold(&self) {
         self.held.send_replace(true);
     }
 
-    pub fn release(&self) {
+    pub(crate) fn release(&self) {
         self.held.send_replace(false);
     }
 
-    pub fn calls(&self) -> usize {
+    pub(crate) fn calls(&self) -> usize {
         self.calls.load(Ordering::SeqCst)
     }
 }
 
 /// The embedded queue, wrapped.
 #[derive(Debug, Clone)]
-pub struct TestQueue {
+pub(crate) struct TestQueue {
     pub inner: EmbeddedQueue<MemoryBackend>,
     pub control: Arc<Control>,
 }
@@ -116,7 +114,7 @@ impl Queue for TestQueue {
 }
 
 /// A running ingest and everything a test looks at.
-pub struct Harness<C = Connection> {
+pub(crate) struct Harness<C = Connection> {
     pub url: String,
     pub http: reqwest::Client,
     pub redis: TestRedis,
@@ -128,12 +126,12 @@ pub struct Harness<C = Connection> {
 }
 
 impl Harness {
-    pub async fn start(test: &str) -> Self {
+    pub(crate) async fn start(test: &str) -> Self {
         Self::start_with(test, |_| {}).await
     }
 
     /// A harness whose config `tweak` may change (keys and keyspace set).
-    pub async fn start_with(test: &str, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
+    pub(crate) async fn start_with(test: &str, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
         let redis = TestRedis::new(test);
         let conn = connection(redis.settings()).await;
         Self::start_on(redis, conn, tweak).await
@@ -142,7 +140,7 @@ impl Harness {
 
 impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     /// As [`start_with`](Harness::start_with), over a given Redis connection.
-    pub async fn start_on(redis: TestRedis, conn: C, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
+    pub(crate) async fn start_on(redis: TestRedis, conn: C, tweak: impl FnOnce(&mut IngestConfig)) -> Self {
         let backend = MemoryBackend::new();
         backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
         let (held, _) = watch::channel(false);
@@ -168,12 +166,12 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
         Self { url, http: sluice_http::client(), redis, queue, ingest, traces, stop: Some(stop), server: Some(server) }
     }
 
-    pub fn keyspace(&self) -> Keyspace {
+    pub(crate) fn keyspace(&self) -> Keyspace {
         self.redis.keyspace()
     }
 
     /// Posts `body` (a JSON value, or raw text) to the webhook route.
-    pub async fn post(
+    pub(crate) async fn post(
         &self,
         body: impl Into<reqwest::Body>,
         key: Option<&str>,
@@ -198,7 +196,7 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     }
 
     /// Posts a sheet row with `key`.
-    pub async fn post_row(&self, body: &Value, key: Option<&str>) -> (StatusCode, Value) {
+    pub(crate) async fn post_row(&self, body: &Value, key: Option<&str>) -> (StatusCode, Value) {
         let mut request = self.http.post(format!("{}/sheets/rows", self.url)).body(body.to_string());
         if let Some(key) = key {
             request = request.header("x-api-key", key);
@@ -210,13 +208,13 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     }
 
     /// Posts a webhook with the right key.
-    pub async fn send(&self, body: &Value, trace: Option<&str>) -> (StatusCode, Value) {
+    pub(crate) async fn send(&self, body: &Value, trace: Option<&str>) -> (StatusCode, Value) {
         self.post(body.to_string(), Some(KEY), trace).await
     }
 
     /// Every message waiting in the queue, in delivery order (receiving
     /// them: each group is served whole before it blocks).
-    pub async fn drain(&self) -> Vec<ReceivedMessage> {
+    pub(crate) async fn drain(&self) -> Vec<ReceivedMessage> {
         let mut all = Vec::new();
         loop {
             let request = ReceiveRequest::new(10, Duration::from_secs(300), Duration::ZERO).unwrap();
@@ -231,17 +229,17 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
         }
     }
 
-    pub async fn visible(&self) -> u64 {
+    pub(crate) async fn visible(&self) -> u64 {
         self.queue.inner.backend().attributes(QUEUE).await.unwrap().visible
     }
 
-    pub async fn trace(&self, event_id: &str) -> Vec<TraceEntry> {
+    pub(crate) async fn trace(&self, event_id: &str) -> Vec<TraceEntry> {
         self.traces.read(event_id).await.unwrap()
     }
 
     /// The group ledger `sluice status` reads.
     #[allow(dead_code)]
-    pub async fn ledger(&self) -> sluice_redis::GroupLedger<sluice_redis::Connection> {
+    pub(crate) async fn ledger(&self) -> sluice_redis::GroupLedger<sluice_redis::Connection> {
         sluice_redis::GroupLedger::new(self.redis.conn().await, self.redis.keyspace())
     }
 
@@ -249,18 +247,18 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     /// lately (`{groups:<n>}:seen:` and `:about:` of each shard, kept 14
     /// days by design).
     #[allow(dead_code)]
-    pub async fn keys_but_group_activity(&self) -> Vec<String> {
+    pub(crate) async fn keys_but_group_activity(&self) -> Vec<String> {
         let ledger = self.redis.keyspace().prefix().to_owned() + "{groups:";
         let is_activity = |k: &str| k.starts_with(&ledger) && (k.ends_with("}:seen:") || k.ends_with("}:about:"));
         self.redis.keys().await.into_iter().filter(|k| !is_activity(k)).collect()
     }
 
-    pub async fn stages(&self, event_id: &str) -> Vec<String> {
+    pub(crate) async fn stages(&self, event_id: &str) -> Vec<String> {
         self.trace(event_id).await.into_iter().map(|e| e.stage).collect()
     }
 
     /// Stops the server gracefully and waits for it (and the batcher).
-    pub async fn shutdown(&mut self) {
+    pub(crate) async fn shutdown(&mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -272,7 +270,7 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
 
 /// A connection as `settings` say, failing fast (one reconnect attempt,
 /// 2 s timeouts) so an outage test does not wait long.
-pub async fn connection(mut settings: ConnectSettings) -> Connection {
+pub(crate) async fn connection(mut settings: ConnectSettings) -> Connection {
     settings.reconnect_retries = 1;
     settings.connect_timeout = Duration::from_secs(2);
     settings.response_timeout = Duration::from_secs(2);
@@ -280,12 +278,12 @@ pub async fn connection(mut settings: ConnectSettings) -> Connection {
 }
 
 /// A product webhook as Cafe24 sends it.
-pub fn product(mall: &str, product_no: u64) -> Value {
+pub(crate) fn product(mall: &str, product_no: u64) -> Value {
     json!({"event_no": 90002, "resource": {"mall_id": mall, "event_shop_no": "1", "product_no": product_no}})
 }
 
 /// The one event id a 202 names.
-pub fn event_id(answer: &Value) -> String {
+pub(crate) fn event_id(answer: &Value) -> String {
     let ids = answer["event_ids"].as_array().expect("event_ids");
     assert_eq!(ids.len(), 1, "{answer}");
     ids[0].as_str().unwrap().to_owned()

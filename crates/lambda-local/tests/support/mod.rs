@@ -2,9 +2,6 @@
 //! as a test gives them, the function binaries built when stale, and the
 //! service started from both.
 
-// Each test binary uses part of this module.
-#![allow(dead_code, unreachable_pub)]
-
 use serde_json::{Value, json};
 use sluice_domain::Secret;
 use sluice_lambda_local::{Bindings, Endpoints, FunctionBinaries, LocalLambda, LocalLambdaConfig, Template};
@@ -14,11 +11,11 @@ use tokio_util::sync::CancellationToken;
 
 /// Longest any test here waits for an invocation (a cold debug build
 /// connecting to Redis takes well under a second).
-pub const INVOKE_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const INVOKE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The template's references as a test binds them: `redis_url` for the
 /// cache, the test's key prefix, placeholders for what these tests do not call.
-pub fn bindings(redis: &TestRedis, redis_url: &str) -> Bindings {
+pub(crate) fn bindings(redis: &TestRedis, redis_url: &str) -> Bindings {
     Bindings::new()
         .parameter("Stage", "local")
         .parameter("Cafe24ClientId", "app")
@@ -38,7 +35,7 @@ pub fn bindings(redis: &TestRedis, redis_url: &str) -> Bindings {
 }
 
 /// The service for `template` and `bindings`, at most `max` environments a function.
-pub async fn start(template: Template, bindings: Bindings, max: usize) -> LocalLambda {
+pub(crate) async fn start(template: Template, bindings: Bindings, max: usize) -> LocalLambda {
     let config = LocalLambdaConfig {
         template,
         bindings,
@@ -50,7 +47,7 @@ pub async fn start(template: Template, bindings: Bindings, max: usize) -> LocalL
 }
 
 /// A pipe batch of one message that is not a work item, as plan-batch takes it.
-pub fn batch(id: &str) -> Value {
+pub(crate) fn batch(id: &str) -> Value {
     json!({"messages": [{
         "messageId": id,
         "receiptHandle": format!("rh-{id}"),

@@ -4,8 +4,6 @@
 //! tests run each requested flush themselves, so they decide when), and an
 //! alert receiver on 127.0.0.1.
 
-#![allow(dead_code, unreachable_pub)]
-
 use axum::Router;
 use axum::routing::post;
 use futures::future::BoxFuture;
@@ -24,14 +22,14 @@ use sluice_testkit::{TestRedis, now_ms};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub const CLIENT_ID: &str = "test-client";
-pub const CLIENT_SECRET: &str = "test-secret";
-pub const USER: &str = "cred-1";
-pub const DOC: &str = "doc-1";
+pub(crate) const CLIENT_ID: &str = "test-client";
+pub(crate) const CLIENT_SECRET: &str = "test-secret";
+pub(crate) const USER: &str = "cred-1";
+pub(crate) const DOC: &str = "doc-1";
 
 /// Flush requests, in the order asked.
 #[derive(Debug, Default)]
-pub struct RecordingTrigger {
+pub(crate) struct RecordingTrigger {
     pub requests: Mutex<Vec<(FlushRequest, Duration)>>,
 }
 
@@ -42,7 +40,7 @@ impl FlushTrigger for RecordingTrigger {
     }
 }
 
-pub struct SheetTest {
+pub(crate) struct SheetTest {
     pub redis: TestRedis,
     pub sandbox: SheetsSandbox,
     pub steps: SheetService<Connection>,
@@ -55,7 +53,12 @@ impl SheetTest {
     /// A sandbox with one spreadsheet of `gids` sheets and one user, the
     /// steps configured with `settings` and a client timing out after
     /// `timeout`.
-    pub async fn start(test: &str, sandbox: SheetsSandboxConfig, settings: SheetConfig, timeout: Duration) -> Self {
+    pub(crate) async fn start(
+        test: &str,
+        sandbox: SheetsSandboxConfig,
+        settings: SheetConfig,
+        timeout: Duration,
+    ) -> Self {
         let redis = TestRedis::new(test);
         let sandbox = SheetsSandbox::start(sandbox).await.unwrap();
         sandbox.add_client(CLIENT_ID, CLIENT_SECRET);
@@ -76,12 +79,12 @@ impl SheetTest {
 
     /// Buffers row `id` of sheet `gid` as the state machine's BufferRow
     /// state does.
-    pub async fn buffer(&self, gid: u64, id: &str) {
+    pub(crate) async fn buffer(&self, gid: u64, id: &str) {
         self.buffer_output(gid, id).await;
     }
 
     /// [`buffer`](Self::buffer), answering the step's output.
-    pub async fn buffer_output(&self, gid: u64, id: &str) -> sluice_pipeline::sheet_io::BufferOutput {
+    pub(crate) async fn buffer_output(&self, gid: u64, id: &str) -> sluice_pipeline::sheet_io::BufferOutput {
         let work = work(gid, id);
         let item = ItemPlan {
             item_id: format!("msg-{id}"),
@@ -94,7 +97,7 @@ impl SheetTest {
     }
 
     /// Buffers each of `ids`, in order, as rows of sheet `gid`.
-    pub async fn buffer_all(&self, gid: u64, ids: &[String]) {
+    pub(crate) async fn buffer_all(&self, gid: u64, ids: &[String]) {
         for id in ids {
             self.buffer(gid, id).await;
         }
@@ -102,14 +105,14 @@ impl SheetTest {
 
     /// A flush of sheet `gid`, as the flush queue would deliver the latest
     /// request for it (with its gate token).
-    pub async fn flush(&self, gid: u64) -> FlushOutput {
+    pub(crate) async fn flush(&self, gid: u64) -> FlushOutput {
         let latest = self.trigger.requests.lock().unwrap().iter().rev().find(|(r, _)| r.sheet_gid == gid).cloned();
         self.steps.flush_sheet(latest.map_or_else(|| request(gid), |(r, _)| r)).await.unwrap()
     }
 
     /// Flushes until the sheet is idle, as the trigger's requests would,
     /// giving up after `limit` runs.
-    pub async fn flush_until_idle(&self, gid: u64, limit: usize) -> Vec<FlushOutput> {
+    pub(crate) async fn flush_until_idle(&self, gid: u64, limit: usize) -> Vec<FlushOutput> {
         let mut outputs = Vec::new();
         for _ in 0..limit {
             let output = self.flush(gid).await;
@@ -127,7 +130,7 @@ impl SheetTest {
     }
 
     /// Row ids in column A of sheet `gid`, header first.
-    pub fn column_a(&self, gid: u64) -> Vec<String> {
+    pub(crate) fn column_a(&self, gid: u64) -> Vec<String> {
         self.sandbox
             .sheet_values(DOC, gid)
             .unwrap_or_default()
@@ -142,7 +145,7 @@ impl SheetTest {
 }
 
 /// Row `id` of sheet `gid` as ingest reads it.
-pub fn work(gid: u64, id: &str) -> SheetWork {
+pub(crate) fn work(gid: u64, id: &str) -> SheetWork {
     let row = SheetRow {
         credential_id: USER.into(),
         spreadsheet_id: DOC.into(),
@@ -155,7 +158,7 @@ pub fn work(gid: u64, id: &str) -> SheetWork {
     SheetWork::new(row, now_ms())
 }
 
-pub fn request(gid: u64) -> FlushRequest {
+pub(crate) fn request(gid: u64) -> FlushRequest {
     let row = SheetRow {
         credential_id: USER.into(),
         spreadsheet_id: DOC.into(),
@@ -169,7 +172,7 @@ pub fn request(gid: u64) -> FlushRequest {
 }
 
 /// A Slack-compatible incoming webhook on 127.0.0.1 keeping each `text`.
-pub async fn alert_receiver(texts: Arc<Mutex<Vec<String>>>) -> String {
+pub(crate) async fn alert_receiver(texts: Arc<Mutex<Vec<String>>>) -> String {
     let app = Router::new().route(
         "/alerts",
         post(move |body: axum::Json<Value>| {

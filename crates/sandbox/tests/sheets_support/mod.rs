@@ -4,7 +4,6 @@
 //! the sandbox, not a client library.
 
 // Each test crate uses a different part of this module.
-#![allow(dead_code)]
 
 use serde_json::{Value, json};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};

@@ -1,8 +1,6 @@
 //! What the drain tests share: a Redis with the snapshot streams, a
 //! database with the schema, and a few readers of both.
 
-#![allow(dead_code, unreachable_pub)]
-
 use sluice_redis::Connection;
 use sluice_redis::SnapshotStore;
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
@@ -10,31 +8,31 @@ use sluice_testkit::TestRedis;
 use sqlx::PgPool;
 use std::time::{Duration, Instant};
 
-pub const SHARDS: u32 = 2;
+pub(crate) const SHARDS: u32 = 2;
 /// Every test finishes well within this.
-pub const LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 
-pub struct Rig {
+pub(crate) struct Rig {
     pub redis: TestRedis,
     pub store: SnapshotStore<Connection>,
     pub pool: PgPool,
 }
 
 impl Rig {
-    pub async fn new(test: &str, pool: PgPool) -> Self {
+    pub(crate) async fn new(test: &str, pool: PgPool) -> Self {
         let redis = TestRedis::new(test);
         let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).unwrap();
         migrate(&pool).await.expect("migrate");
         Self { redis, store, pool }
     }
 
-    pub fn drain(&self, consumer: &str, config: DrainConfig) -> Drain<Connection> {
+    pub(crate) fn drain(&self, consumer: &str, config: DrainConfig) -> Drain<Connection> {
         let consumer = self.store.consumer("sink", consumer).unwrap();
         Drain::new(consumer, SnapshotWriter::new(self.pool.clone()), config)
     }
 
     /// Appends a found snapshot of product `id` of `mall` fetched at `version`.
-    pub async fn append(&self, mall: &str, id: &str, version: i64, events: &[&str]) {
+    pub(crate) async fn append(&self, mall: &str, id: &str, version: i64, events: &[&str]) {
         let key = format!("{mall}/{id}/{version}/{}", events.join(","));
         let body = serde_json::json!({"product_no": id, "v": version}).to_string();
         let fields = [
@@ -51,7 +49,7 @@ impl Rig {
         self.store.append(mall, &key, &fields).await.unwrap();
     }
 
-    pub async fn row_version(&self, mall: &str, id: &str) -> Option<i64> {
+    pub(crate) async fn row_version(&self, mall: &str, id: &str) -> Option<i64> {
         sqlx::query_scalar("SELECT version FROM sluice.snapshots WHERE mall_id = $1 AND resource_id = $2")
             .bind(mall)
             .bind(id)
@@ -60,11 +58,11 @@ impl Rig {
             .unwrap()
     }
 
-    pub async fn rows(&self) -> i64 {
+    pub(crate) async fn rows(&self) -> i64 {
         sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots").fetch_one(&self.pool).await.unwrap()
     }
 
-    pub async fn stream_lengths(&self) -> u64 {
+    pub(crate) async fn stream_lengths(&self) -> u64 {
         let mut conn = self.redis.conn().await;
         let mut total = 0;
         for shard in 0..SHARDS {
@@ -75,6 +73,6 @@ impl Rig {
     }
 }
 
-pub fn deadline() -> Instant {
+pub(crate) fn deadline() -> Instant {
     Instant::now() + LIMIT
 }

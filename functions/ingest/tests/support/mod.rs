@@ -1,12 +1,10 @@
 //! API Gateway HTTP API events, as AWS sends them to the ingest Lambda.
 
-#![allow(unreachable_pub)]
-
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
 /// An API Gateway HTTP API (payload 2.0) event for `POST /webhooks/cafe24`.
-pub fn event(body: &str, headers: &[(&str, &str)], base64: bool) -> Value {
+pub(crate) fn event(body: &str, headers: &[(&str, &str)], base64: bool) -> Value {
     let mut all: HashMap<String, String> = [
         ("content-type", "application/json"),
         ("host", "abc123.execute-api.ap-northeast-2.amazonaws.com"),
