@@ -14,7 +14,7 @@
 use crate::function_pool::FunctionPool;
 use crate::function_spec::SqsSource;
 use md5::{Digest, Md5};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use sluice_domain::DelayQueue;
 use sluice_domain::queue::{ReceiveRequest, ReceivedDelayedMessage};
 use std::collections::HashSet;
@@ -144,21 +144,39 @@ fn failed_items(answer: &[u8], messages: &[ReceivedDelayedMessage]) -> Option<Ha
 
 /// One message as the event's record.
 fn record(message: &ReceivedDelayedMessage, config: &SqsEventSourceConfig) -> Value {
+    let sender = Map::from_iter([("SenderId".to_owned(), json!(crate::bindings::LOCAL_ACCOUNT))]);
+    sqs_record(message, sender, Some((&config.source.queue_arn, &config.region)))
+}
+
+/// A received message as an SQS event record: the shape both Lambda's SQS
+/// event source and EventBridge Pipes hand on (camelCase keys, every
+/// attribute a string). `attributes` are those beyond the ones every queue
+/// kind has (a FIFO queue's group, deduplication id and sequence number);
+/// `source` the queue's ARN and region, when known.
+pub fn sqs_record(
+    message: &ReceivedDelayedMessage,
+    attributes: Map<String, Value>,
+    source: Option<(&str, &str)>,
+) -> Value {
     let ms = |t: SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
-    json!({
+    let mut all = Map::from_iter([
+        ("ApproximateReceiveCount".to_owned(), json!(message.receive_count.to_string())),
+        ("SentTimestamp".to_owned(), json!(ms(message.sent_at))),
+        ("ApproximateFirstReceiveTimestamp".to_owned(), json!(ms(message.first_received_at))),
+    ]);
+    all.extend(attributes);
+    let mut record = json!({
         "messageId": message.message_id.as_str(),
         "receiptHandle": message.receipt.as_str(),
         "body": message.body,
-        "attributes": {
-            "ApproximateReceiveCount": message.receive_count.to_string(),
-            "SentTimestamp": ms(message.sent_at),
-            "SenderId": crate::bindings::LOCAL_ACCOUNT,
-            "ApproximateFirstReceiveTimestamp": ms(message.first_received_at),
-        },
+        "attributes": all,
         "messageAttributes": {},
         "md5OfBody": hex::encode(Md5::digest(message.body.as_bytes())),
         "eventSource": "aws:sqs",
-        "eventSourceARN": config.source.queue_arn,
-        "awsRegion": config.region,
-    })
+    });
+    if let Some((arn, region)) = source {
+        record["eventSourceARN"] = json!(arn);
+        record["awsRegion"] = json!(region);
+    }
+    record
 }

@@ -17,14 +17,15 @@
 //! that Step Functions refuses or never answers, leaves its whole batch,
 //! as in AWS.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use sluice_aws::{StateMachineClient, SyncOutcome};
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::{ReceiveRequest, ReceivedMessage};
+use sluice_lambda_local::sqs_event_source::sqs_record;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 /// How the pipe pulls.
@@ -201,24 +202,16 @@ impl<Q: WorkQueue> Worker<Q> {
 /// (330 s), where the queue is usually back within seconds.
 const SETTLE_PATIENCE: Duration = Duration::from_secs(15);
 
-/// A received message as Pipes hands it to Step Functions.
+/// A received message as Pipes hands it to Step Functions: an SQS event
+/// record with the FIFO queue's attributes (the queue's ARN left out: the
+/// pipe reads whatever queue it is given).
 pub fn pipe_message(message: &ReceivedMessage) -> Value {
-    let ms = |t: std::time::SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis()).to_string();
-    json!({
-        "messageId": message.message_id.as_str(),
-        "receiptHandle": message.receipt.as_str(),
-        "body": message.body,
-        "attributes": {
-            "ApproximateReceiveCount": message.receive_count.to_string(),
-            "MessageGroupId": message.group.as_str(),
-            "MessageDeduplicationId": message.dedup.as_str(),
-            "SentTimestamp": ms(message.sent_at),
-            "ApproximateFirstReceiveTimestamp": ms(message.first_received_at),
-            "SequenceNumber": message.sequence_number,
-        },
-        "messageAttributes": {},
-        "eventSource": "aws:sqs",
-    })
+    let fifo = Map::from_iter([
+        ("MessageGroupId".to_owned(), json!(message.group.as_str())),
+        ("MessageDeduplicationId".to_owned(), json!(message.dedup.as_str())),
+        ("SequenceNumber".to_owned(), json!(message.sequence_number)),
+    ]);
+    sqs_record(&message.into(), fifo, None)
 }
 
 /// The message ids an execution's output (JSON text) reports failed;

@@ -10,12 +10,12 @@
 -- 'noqueue'. In-flight and delayed messages are the heads (at most 10) of
 -- groups blocked beyond now, so this reads at most 10 messages per blocked
 -- group; a delayed one has a receive count of 0.
+-- (clock.lua is prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 'noqueue'
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local in_flight = 0
 local delayed = 0
 for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. now, '+inf')) do

@@ -20,6 +20,7 @@
 -- delay_ms, scan, window}
 -- with status 'created' or 'exists' (the stored settings, for the caller to
 -- compare), or {'nodlq'} when the dead-letter queue does not exist.
+-- (clock.lua is prepended.)
 
 local function settings(status)
   local s = redis.call('HMGET', KEYS[2], 'vis', 'wait', 'cbd', 'dlq', 'maxrc', 'created', 'inc', 'delay', 'scan',
@@ -33,8 +34,7 @@ end
 if ARGV[5] ~= '' and redis.call('EXISTS', KEYS[3]) == 0 then
   return {'nodlq'}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 redis.call('HSET', KEYS[2], 'vis', ARGV[2], 'wait', ARGV[3], 'cbd', ARGV[4], 'dlq', ARGV[5],
   'maxrc', ARGV[6], 'created', string.format('%d', now), 'inc', ARGV[7], 'seq', 0, 'delay', ARGV[8],
   'scan', ARGV[9], 'window', ARGV[10])

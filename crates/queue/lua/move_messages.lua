@@ -14,12 +14,12 @@
 -- ARGV[3]      slice size
 --
 -- Returns {'ok', moved, cursor, done 0|1}, or {'noqueue', 1|2} naming the
--- missing queue. (ready_group.lua and move_message.lua are prepended.)
+-- missing queue. (clock.lua, ready_group.lua and move_message.lua are
+-- prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return {'noqueue', 1} end
 if redis.call('EXISTS', KEYS[9]) == 0 then return {'noqueue', 2} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local slice = tonumber(ARGV[3])
 local seqs = redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. ARGV[2], '+inf', 'LIMIT', 0, slice)
 local moved = 0

@@ -15,7 +15,7 @@
 -- this receipt), on which a delete changes nothing; 'notinflight' for a
 -- visibility change of a message not in flight under this receipt;
 -- 'invalid' for a handle of another incarnation; 'noqueue'.
--- (ready_group.lua and settle_group.lua are prepended.)
+-- (clock.lua, ready_group.lua and settle_group.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return 'noqueue'
@@ -32,8 +32,7 @@ local meta = cjson.decode(raw)
 if meta.rc ~= tonumber(ARGV[4]) then
   return 'stale'
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local g = meta.g
 local by_head = scans_by_head(KEYS[1])
 

@@ -25,7 +25,7 @@
 --          then per message: seq, id, body, group, dedup, sent, rc, fr}
 -- or {'noqueue'}, or {'stale'} when the caller's redrive policy is not the
 -- stored one (it reloads the settings and calls again).
--- (ready_group.lua and move_message.lua are prepended.)
+-- (clock.lua, ready_group.lua and move_message.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'noqueue'}
@@ -37,8 +37,7 @@ end
 local max_receives = tonumber(cfg[2]) or 0
 local dlq = ARGV[3] ~= '' and #KEYS >= 15 and max_receives > 0 and redis.call('EXISTS', KEYS[9]) == 1
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local max = tonumber(ARGV[1])
 local visible_at = now + tonumber(ARGV[2])
 local by_head = cfg[4] == 'sqs'

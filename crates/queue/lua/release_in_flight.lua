@@ -16,7 +16,7 @@
 -- ARGV[2]     rank in `blocked` to start at, ARGV[3] groups per call
 --
 -- Returns {'ok', released, next_rank, done 0|1}, {'notowner'} or {'noqueue'}.
--- (ready_group.lua and settle_group.lua are prepended.)
+-- (clock.lua, ready_group.lua and settle_group.lua are prepended.)
 
 if redis.call('GET', KEYS[9]) ~= ARGV[1] then
   return {'notowner'}
@@ -24,8 +24,7 @@ end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'noqueue'}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local start = tonumber(ARGV[2])
 local slice = tonumber(ARGV[3])
 local by_head = scans_by_head(KEYS[1])

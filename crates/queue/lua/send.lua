@@ -20,13 +20,12 @@
 --          message i: message id (drawn by the caller), group, dedup id, body
 --
 -- Returns {'ok', '<message id> <seq>' per message} or {'noqueue'}.
--- (ready_group.lua is prepended.)
+-- (clock.lua and ready_group.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'noqueue'}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local window = tonumber(ARGV[1])
 local by_head = scans_by_head(KEYS[1])
 

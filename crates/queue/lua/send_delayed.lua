@@ -16,12 +16,12 @@
 --             ms ('' for the queue's DelaySeconds, cfg 'delay'), body
 --
 -- Returns {'ok', message id per message} or {'noqueue'}.
+-- (clock.lua is prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
   return {'noqueue'}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local queue_delay = tonumber(redis.call('HGET', KEYS[1], 'delay')) or 0
 
 local out = {'ok'}

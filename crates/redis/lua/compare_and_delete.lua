@@ -6,13 +6,11 @@
 --
 -- Returns 1 when deleted, 0 when the key is gone (expired), -1 when it holds
 -- another value (someone else owns it now).
+-- (holder_check.lua is prepended.)
 
-local current = redis.call('GET', KEYS[1])
-if not current then
-  return 0
-end
-if current ~= ARGV[1] then
-  return -1
+local refused = holder_check(KEYS[1], ARGV[1])
+if refused then
+  return refused
 end
 redis.call('DEL', KEYS[1])
 return 1

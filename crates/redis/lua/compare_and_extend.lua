@@ -6,17 +6,11 @@
 --
 -- Returns 1 when extended, 0 when the lock is gone (expired), -1 when another
 -- holder has it now.
---
--- The holder check is compare_and_delete.lua's, written again: a script
--- runs alone and cannot call another, and one script with a delete-or-
--- extend switch would be harder to read than the six lines twice.
+-- (holder_check.lua is prepended.)
 
-local current = redis.call('GET', KEYS[1])
-if not current then
-  return 0
-end
-if current ~= ARGV[1] then
-  return -1
+local refused = holder_check(KEYS[1], ARGV[1])
+if refused then
+  return refused
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1

@@ -57,3 +57,21 @@ pub const ALL: &[(&str, &Price)] = &[
     ("NAT gateway", &NAT_HOUR),
     ("NAT gateway data", &NAT_GB),
 ];
+
+/// What the cost tables assume rather than measure, shared by the shop's
+/// and the sheet's so their months compare.
+pub mod assumed {
+    /// Ingest's billed time per webhook: its Redis round trips (under 1 ms
+    /// each to ElastiCache in one region) and one SQS send (about 10 ms).
+    pub const INGEST_MS: f64 = 15.0;
+    /// A step Lambda's billed time when it waits only on a round trip or
+    /// two to ElastiCache (not on an upstream API).
+    pub const REDIS_STEP_MS: f64 = 10.0;
+    /// The template's memory for every function (infra/template.yaml Globals).
+    pub const FUNCTION_GB: f64 = 0.25;
+    /// An Express execution's memory: one 64 MB chunk (a batch of 10 small items).
+    pub const EXPRESS_GB: f64 = 0.0625;
+    /// Log bytes per Lambda invocation: START, END and REPORT lines and one
+    /// EMF metrics line.
+    pub const LOG_BYTES_PER_INVOCATION: f64 = 700.0;
+}

@@ -26,7 +26,7 @@
 //!   must be idempotent.
 
 use super::Queue;
-use super::message::{MessageId, ReceiptHandle, ReceiveRequest, SendFailure};
+use super::message::{MessageId, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure};
 use super::rules::{self, MAX_BATCH_ENTRIES, MAX_PAYLOAD_BYTES, codes};
 use std::future::Future;
 use std::time::{Duration, SystemTime};
@@ -70,6 +70,22 @@ pub struct ReceivedDelayedMessage {
     pub sent_at: SystemTime,
     /// `ApproximateFirstReceiveTimestamp`.
     pub first_received_at: SystemTime,
+}
+
+/// A FIFO message as any queue kind's: its group, deduplication id and
+/// sequence number left out (what an SQS event record holds of every
+/// message, whichever queue it came from).
+impl From<&ReceivedMessage> for ReceivedDelayedMessage {
+    fn from(m: &ReceivedMessage) -> Self {
+        Self {
+            message_id: m.message_id.clone(),
+            receipt: m.receipt.clone(),
+            body: m.body.clone(),
+            receive_count: m.receive_count,
+            sent_at: m.sent_at,
+            first_received_at: m.first_received_at,
+        }
+    }
 }
 
 /// One delay queue, as sluice uses it.

@@ -13,6 +13,9 @@ use serde_json::Value;
 use sluice_local::sfn_api::ExecutionCounts;
 use sluice_pipeline::SheetConfig;
 use sluice_sandbox::{SheetsOp, SheetsSandboxConfig};
+use sluice_testkit::aws_prices::assumed::{
+    EXPRESS_GB, FUNCTION_GB, INGEST_MS, LOG_BYTES_PER_INVOCATION, REDIS_STEP_MS,
+};
 use sluice_testkit::aws_prices::{self as pricing, Price};
 use std::fmt::Write;
 use std::sync::Arc;
@@ -26,17 +29,12 @@ const STEADY_FOR: Duration = Duration::from_secs(15);
 const TRICKLE_ROWS: usize = 10;
 const TRICKLE_GAP: Duration = Duration::from_millis(1100);
 
-/// Assumed, not measured (as in the shop's cost table): Lambda time per
-/// invocation, the template's memory, log bytes per invocation.
-const INGEST_MS: f64 = 15.0;
-const STEP_MS: f64 = 10.0;
-/// A flush waits on Google: one append, sometimes a read first.
+/// Assumed, not measured (the rest as in the shop's cost table,
+/// `aws_prices::assumed`): a flush waits on Google, one append, sometimes
+/// a read first.
 const FLUSH_MS: f64 = 300.0;
 /// The seed shape's Lambda appends the row itself.
 const SEED_APPEND_MS: f64 = 300.0;
-const FUNCTION_GB: f64 = 0.25;
-const EXPRESS_GB: f64 = 0.0625;
-const LOG_BYTES_PER_INVOCATION: f64 = 700.0;
 /// Bytes through the NAT gateway per Google call (request and answer) and
 /// per row carried.
 const GOOGLE_CALL_BYTES: f64 = 2048.0;
@@ -209,7 +207,7 @@ fn lines(flow: Option<&Flow>, n: f64) -> Vec<(&'static str, f64)> {
             cost(&pricing::EXPRESS_REQUEST, executions)
                 + cost(&pricing::EXPRESS_GB_SECOND, executions * (mean_ms / 100.0).ceil() * 0.1 * EXPRESS_GB),
         ),
-        ("step and flush Lambdas", lambda(tasks + flushes, tasks * STEP_MS + flushes * FLUSH_MS)),
+        ("step and flush Lambdas", lambda(tasks + flushes, tasks * REDIS_STEP_MS + flushes * FLUSH_MS)),
         (
             // ECPUs only: the buffers hold rows for seconds.
             "ElastiCache Serverless (Valkey)",
@@ -232,7 +230,7 @@ fn write_costs(flows: &[&Flow]) {
         out,
         "Written by `make bench` (crates/local/benches/sheets/per_row.rs) from the counts of bench/sheets.md section \
          4 and the prices of crates/testkit/src/aws_prices.rs (the same as bench/cost.md's). Assumed, not measured: \
-         Lambda time per invocation (ingest {INGEST_MS} ms, buffer and plan steps {STEP_MS} ms, a flush \
+         Lambda time per invocation (ingest {INGEST_MS} ms, buffer and plan steps {REDIS_STEP_MS} ms, a flush \
          {FLUSH_MS} ms, the seed shape's append {SEED_APPEND_MS} ms, {FUNCTION_GB} GB arm64), \
          {LOG_BYTES_PER_INVOCATION} log bytes per invocation, one NAT gateway, {GOOGLE_CALL_BYTES} bytes per Google \
          call plus {ROW_BYTES} per row, ECPUs = Redis commands (the stand-in queue's included: an upper bound). \

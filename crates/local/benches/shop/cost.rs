@@ -7,24 +7,14 @@
 //! here as constants, so a reader can see what moves the result.
 
 use crate::per_webhook::{IngestCosts, RunCounts};
+use sluice_testkit::aws_prices::assumed::{
+    EXPRESS_GB, FUNCTION_GB, INGEST_MS, LOG_BYTES_PER_INVOCATION, REDIS_STEP_MS,
+};
 use sluice_testkit::aws_prices::{self as pricing, Price};
 use std::fmt::Write;
 
-/// Ingest's billed time per webhook in Lambda: its Redis round trips
-/// (under 1 ms each to ElastiCache in one region) and one SQS send (about
-/// 10 ms). Assumed: `sluice dev` runs it in-process.
-const INGEST_MS: f64 = 15.0;
-/// A step Lambda's billed time: a fetch waits on Cafe24 over the
-/// internet, the other steps on a round trip or two to ElastiCache.
+/// A fetch waits on Cafe24 over the internet.
 const FETCH_MS: f64 = 150.0;
-const OTHER_STEP_MS: f64 = 10.0;
-/// The template's memory for every function (infra/template.yaml Globals).
-const FUNCTION_GB: f64 = 0.25;
-/// An Express execution's memory: one 64 MB chunk (a batch of 10 small items).
-const EXPRESS_GB: f64 = 0.0625;
-/// Log bytes per Lambda invocation: START, END and REPORT lines and one EMF
-/// metrics line.
-const LOG_BYTES_PER_INVOCATION: f64 = 700.0;
 /// Bytes of one Cafe24 answer through the NAT gateway.
 const CAFE24_ANSWER_BYTES: f64 = 4096.0;
 /// Empty long polls the pipes make on an idle queue: 8 pipes
@@ -83,7 +73,7 @@ impl PerWebhook {
     fn lines(&self, n: f64) -> Vec<(&'static str, f64)> {
         let cost = |p: &Price, units: f64| p.usd * units;
         let executions = n * self.executions;
-        let step_seconds = n * (self.fetches * FETCH_MS + (self.tasks - self.fetches).max(0.0) * OTHER_STEP_MS) / 1e3;
+        let step_seconds = n * (self.fetches * FETCH_MS + (self.tasks - self.fetches).max(0.0) * REDIS_STEP_MS) / 1e3;
         let invocations = n * (1.0 + self.tasks);
         let cache_gb = (n / 30.0 * CACHE_BYTES_PER_DAILY_WEBHOOK / 1e9).max(0.1);
         vec![
@@ -138,7 +128,7 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
         "Written by `make bench` (crates/local/benches/shop/cost.rs) from the counts of the same run as bench/shop.md \
          section 4 and the prices of crates/testkit/src/aws_prices.rs (us-east-1, on demand, first tier, no free \
          tier, read 2026-11-25). Assumed, not measured: Lambda time per invocation (ingest {INGEST_MS} ms, fetch \
-         {FETCH_MS} ms, other steps {OTHER_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
+         {FETCH_MS} ms, other steps {REDIS_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
          per invocation, one NAT gateway, ECPUs = Redis commands (1 KB or less each; the commands counted include the \
          stand-in queue's, so an upper bound). A flow-control drain run's inline waits for the bucket are billed \
          Lambda time not counted here; its SQS requests are counted at the FIFO price (its queue is a standard \

@@ -17,14 +17,14 @@ macro_rules! script {
     };
 }
 
-script!(CREATE_QUEUE, "create_queue.lua");
+script!(CREATE_QUEUE, "clock.lua" + "create_queue.lua");
 script!(DELETE_QUEUE, "delete_queue.lua");
 script!(PURGE_QUEUE, "purge_queue.lua");
-script!(SEND, "ready_group.lua" + "send.lua");
-script!(SEND_DELAYED, "send_delayed.lua");
-script!(RECEIVE, "ready_group.lua" + "move_message.lua" + "receive.lua");
-script!(RECEIPT, "ready_group.lua" + "settle_group.lua" + "receipt.lua");
-script!(ATTRIBUTES, "attributes.lua");
-script!(MOVE_MESSAGES, "ready_group.lua" + "move_message.lua" + "move_messages.lua");
+script!(SEND, "clock.lua" + "ready_group.lua" + "send.lua");
+script!(SEND_DELAYED, "clock.lua" + "send_delayed.lua");
+script!(RECEIVE, "clock.lua" + "ready_group.lua" + "move_message.lua" + "receive.lua");
+script!(RECEIPT, "clock.lua" + "ready_group.lua" + "settle_group.lua" + "receipt.lua");
+script!(ATTRIBUTES, "clock.lua" + "attributes.lua");
+script!(MOVE_MESSAGES, "clock.lua" + "ready_group.lua" + "move_message.lua" + "move_messages.lua");
 script!(LEASE, "lease.lua");
-script!(RELEASE_IN_FLIGHT, "ready_group.lua" + "settle_group.lua" + "release_in_flight.lua");
+script!(RELEASE_IN_FLIGHT, "clock.lua" + "ready_group.lua" + "settle_group.lua" + "release_in_flight.lua");
