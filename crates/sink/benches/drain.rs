@@ -15,6 +15,8 @@
 //!    work item, gone after their TTL: flat once the TTL has passed, at
 //!    rate × TTL), and what that gives at 1 million webhooks a day.
 //!
+//! `-- --throughput-only`: part 1 alone, in short lines (to try a change).
+//!
 //! Prints markdown (`make bench` writes it to bench/drain.md), with the
 //! CPU seconds each part used (drain, redis-server, PostgreSQL): on a
 //! machine shared with other work, the ratios within one run and the CPU
@@ -284,6 +286,15 @@ async fn main() {
             cpu::now(&redis, &pool).await - before,
         ));
         drains.push((consumers, rate));
+    }
+    if std::env::args().any(|a| a == "--throughput-only") {
+        for (consumers, rate) in &drains {
+            println!("{consumers} consumer(s): {rate:.0} rows/s, {:.2} of the ceiling ({ceiling:.0})", rate / ceiling);
+        }
+        for (run, wall, cpu::Cpu(drain, redis, pg)) in &spent {
+            println!("{run}: {wall:.2} s; CPU drain {drain:.2}, redis {redis:.2}, PostgreSQL {pg:.2}");
+        }
+        return;
     }
     reset(&pool).await;
     let staging = copy_staging(&pool).await;

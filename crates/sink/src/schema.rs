@@ -13,6 +13,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (1, "snapshots and events", include_str!("../migrations/0001_snapshots_and_events.sql")),
     (2, "event position", include_str!("../migrations/0002_event_position.sql")),
     (3, "event sources", include_str!("../migrations/0003_event_sources.sql")),
+    (4, "byte order keys", include_str!("../migrations/0004_byte_order_keys.sql")),
 ];
 
 /// The migrator: the `sluice` schema created first, its bookkeeping table
