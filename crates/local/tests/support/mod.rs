@@ -3,10 +3,9 @@
 //! faster clock, fed by the tests straight through its queue.
 
 // Each test binary compiles this module and uses only part of it.
-#![allow(dead_code, unreachable_pub)]
 
 use sluice_asl::Clock;
-use sluice_cafe24::{Cafe24Config, Change, Secret, topic_for};
+use sluice_cafe24::{Cafe24Config, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig};
@@ -24,23 +23,23 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// The API key the stack's ingest takes.
-pub const KEY: &str = "test-key";
+pub(crate) const KEY: &str = "test-key";
 
 /// `sluice dev`'s stack on free ports under `redis`'s keyspace, ingest
 /// taking [`KEY`].
-pub fn dev_config(redis: &TestRedis, cafe24: Cafe24Config, sheets: SheetsConfig) -> DevConfig {
+pub(crate) fn dev_config(redis: &TestRedis, cafe24: Cafe24Config, sheets: SheetsConfig) -> DevConfig {
     let api_keys = ApiKeys::from_list(&Secret::new(KEY)).expect("api keys");
     let ingest = IngestConfig { keyspace: redis.keyspace(), ..IngestConfig::new(api_keys) };
     DevConfig::on_free_ports(ingest, cafe24, sheets)
 }
 
 /// Starts `config`'s stack on `redis`.
-pub async fn start(redis: &TestRedis, config: DevConfig) -> DevStack {
+pub(crate) async fn start(redis: &TestRedis, config: DevConfig) -> DevStack {
     DevStack::start(redis.conn().await, config).await.expect("stack")
 }
 
 /// What a test may vary.
-pub struct Setup {
+pub(crate) struct Setup {
     pub malls: Vec<String>,
     /// The sandbox's bucket (the upstream's truth).
     pub upstream_bucket: BucketConfig,
@@ -57,7 +56,7 @@ pub struct Setup {
 }
 
 impl Setup {
-    pub fn new(malls: &[&str]) -> Self {
+    pub(crate) fn new(malls: &[&str]) -> Self {
         Self {
             malls: malls.iter().map(|m| m.to_string()).collect(),
             upstream_bucket: BucketConfig::new(10, 20.0),
@@ -72,7 +71,7 @@ impl Setup {
     }
 }
 
-pub struct Stack {
+pub(crate) struct Stack {
     pub redis: TestRedis,
     pub sandbox: Cafe24Sandbox,
     pub dev: DevStack,
@@ -80,7 +79,7 @@ pub struct Stack {
 }
 
 impl Stack {
-    pub async fn start(test: &str, setup: Setup) -> Self {
+    pub(crate) async fn start(test: &str, setup: Setup) -> Self {
         let redis = TestRedis::new(test);
         let sandbox = Cafe24Sandbox::start(Cafe24SandboxConfig {
             malls: setup.malls.clone(),
@@ -120,12 +119,12 @@ impl Stack {
 
     /// Enqueues the event of each change, as ingest would (without
     /// coalescing: every event is its own message).
-    pub async fn enqueue(&mut self, changes: &[ChangeReport]) {
+    pub(crate) async fn enqueue(&mut self, changes: &[ChangeReport]) {
         let works: Vec<ShopWork> = changes.iter().map(work_for).collect();
         self.enqueue_works(works).await;
     }
 
-    pub async fn enqueue_works(&mut self, works: Vec<ShopWork>) {
+    pub(crate) async fn enqueue_works(&mut self, works: Vec<ShopWork>) {
         let messages: Vec<OutgoingMessage> = works.iter().map(ShopWork::to_message).collect();
         for outcome in self.dev.events.send_batch(&messages).await {
             assert!(outcome.is_accepted(), "{outcome:?}");
@@ -133,7 +132,7 @@ impl Stack {
         self.sent.extend(works);
     }
 
-    pub async fn enqueue_raw(&self, group: &str, dedup: &str, body: &str) {
+    pub(crate) async fn enqueue_raw(&self, group: &str, dedup: &str, body: &str) {
         let message = OutgoingMessage::new(
             sluice_domain::GroupKey::parse(group).unwrap(),
             sluice_domain::DedupId::parse(dedup).unwrap(),
@@ -142,26 +141,24 @@ impl Stack {
         assert!(self.dev.events.send_batch(&[message]).await[0].is_accepted());
     }
 
-    pub fn sent(&self) -> &[ShopWork] {
+    pub(crate) fn sent(&self) -> &[ShopWork] {
         &self.sent
     }
 
     /// Every stored snapshot, in stream order per shard.
-    pub async fn stored(&self) -> Vec<Stored> {
+    pub(crate) async fn stored(&self) -> Vec<Stored> {
         let mut conn = self.redis.conn().await;
         let mut out = Vec::new();
         for shard in 0..4 {
             let key = format!("{}{{store:{shard}}}:stream:", self.redis.keyspace().prefix());
             let entries: Vec<(String, Vec<(String, String)>)> =
                 redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query_async(&mut conn).await.expect("XRANGE");
-            for (entry_id, fields) in entries {
+            for (_, fields) in entries {
                 let fields: HashMap<String, String> = fields.into_iter().collect();
                 if fields.contains_key(sluice_redis::OUTCOME_FIELD) {
                     continue; // a parked event, no snapshot
                 }
                 out.push(Stored {
-                    shard,
-                    entry_id,
                     mall_id: fields["mall_id"].clone(),
                     kind: fields["kind"].clone(),
                     id: fields["id"].clone(),
@@ -176,7 +173,7 @@ impl Stack {
     }
 
     /// Waits until every sent event is answered by a stored snapshot.
-    pub async fn wait_until_stored(&self, timeout: Duration) -> Vec<Stored> {
+    pub(crate) async fn wait_until_stored(&self, timeout: Duration) -> Vec<Stored> {
         let deadline = Instant::now() + timeout;
         loop {
             let stored = self.stored().await;
@@ -196,7 +193,7 @@ impl Stack {
     }
 
     /// Waits until the DLQ holds `n` messages and returns them.
-    pub async fn wait_for_dlq(&self, n: usize, timeout: Duration) -> Vec<sluice_domain::queue::ReceivedMessage> {
+    pub(crate) async fn wait_for_dlq(&self, n: usize, timeout: Duration) -> Vec<sluice_domain::queue::ReceivedMessage> {
         let deadline = Instant::now() + timeout;
         loop {
             let attributes = self.dev.dlq.attributes().await.expect("attributes");
@@ -210,14 +207,14 @@ impl Stack {
     }
 
     /// The stack's URL for `what` (as `sluice dev` prints it).
-    pub fn url(&self, what: &str) -> String {
+    pub(crate) fn url(&self, what: &str) -> String {
         self.dev.urls.iter().find(|(w, _)| *w == what).map(|(_, url)| url.clone()).expect(what)
     }
 
     /// The pipeline's executions the Step Functions endpoint remembers,
     /// newest first, once the pipe has started none that it does not list
     /// and all have ended.
-    pub async fn executions(&self, timeout: Duration) -> Vec<aws_sdk_sfn::types::ExecutionListItem> {
+    pub(crate) async fn executions(&self, timeout: Duration) -> Vec<aws_sdk_sfn::types::ExecutionListItem> {
         let endpoint = sluice_aws::SfnEndpoint::Local(self.url("Step Functions endpoint"));
         let client = sluice_aws::sfn_client(&endpoint).await;
         let deadline = Instant::now() + timeout;
@@ -234,7 +231,7 @@ impl Stack {
         }
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.dev.stop().await.expect("stop");
         self.sandbox.stop().await;
     }
@@ -242,9 +239,7 @@ impl Stack {
 
 /// A stored snapshot, as the drain worker would read it.
 #[derive(Debug, Clone)]
-pub struct Stored {
-    pub shard: u32,
-    pub entry_id: String,
+pub(crate) struct Stored {
     pub mall_id: String,
     pub kind: String,
     pub id: String,
@@ -256,7 +251,7 @@ pub struct Stored {
 }
 
 /// A Slack-compatible webhook on 127.0.0.1 keeping each alert's text.
-pub async fn alert_receiver() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+pub(crate) async fn alert_receiver() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
     let alerts = Arc::new(std::sync::Mutex::new(Vec::new()));
     let kept = alerts.clone();
     let app = axum::Router::new().route(
@@ -272,7 +267,7 @@ pub async fn alert_receiver() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
 }
 
 /// The event id ingest gave the webhook the sandbox sent for `change`.
-pub fn delivered_event_id(change: &ChangeReport) -> String {
+pub(crate) fn delivered_event_id(change: &ChangeReport) -> String {
     let delivery = change.webhook.as_ref().expect("the sandbox sent a webhook");
     let topic = topic_for(change.kind, change.change).topic();
     let resource = ResourceRef { kind: change.kind, id: change.id.clone() };
@@ -281,7 +276,7 @@ pub fn delivered_event_id(change: &ChangeReport) -> String {
 }
 
 /// The event a change's webhook carries, with a unique delivery id.
-pub fn work_for(change: &ChangeReport) -> ShopWork {
+pub(crate) fn work_for(change: &ChangeReport) -> ShopWork {
     static DELIVERIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let delivery = DELIVERIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let topic = topic_for(change.kind, change.change).topic();
@@ -295,28 +290,27 @@ pub fn work_for(change: &ChangeReport) -> ShopWork {
     ShopWork::new(event, now_ms())
 }
 
-pub fn product(name: &str) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn product(name: &str) -> serde_json::Map<String, serde_json::Value> {
     let mut fields = serde_json::Map::new();
     fields.insert("product_name".into(), name.into());
     fields
 }
 
 /// A product with enough variants to make its body at least `bytes` long.
-pub fn big_product(bytes: usize) -> serde_json::Map<String, serde_json::Value> {
+pub(crate) fn big_product(bytes: usize) -> serde_json::Map<String, serde_json::Value> {
     let variant = |i: usize| serde_json::json!({"variant_code": format!("V{i:07}"), "options": [{"name": "size", "value": "x".repeat(180)}]});
     let mut fields = product("many variants");
     fields.insert("variants".into(), (0..bytes / 200 + 1).map(variant).collect());
     fields
 }
 
-pub const PRODUCT: ResourceKind = ResourceKind::Product;
-pub const UPDATED: Change = Change::Updated;
+pub(crate) const PRODUCT: ResourceKind = ResourceKind::Product;
 
 /// The state machine's own waits (Retry intervals, Wait states) ten times
 /// faster, so fault tests do not sit out seconds of backoff. What the steps
 /// wait for (the mall's bucket) runs on real time, as the sandbox does.
 #[derive(Debug, Clone, Copy)]
-pub struct FastClock;
+pub(crate) struct FastClock;
 
 impl Clock for FastClock {
     fn now(&self) -> SystemTime {
@@ -329,5 +323,5 @@ impl Clock for FastClock {
 }
 
 mod futures_sleep {
-    pub type BoxFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
+    pub(crate) type BoxFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'static>>;
 }

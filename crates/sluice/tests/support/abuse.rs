@@ -3,8 +3,6 @@
 //! seeded generators of bad requests, and what a bad request's answer must
 //! look like.
 
-#![allow(dead_code, unreachable_pub)]
-
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt};
 use serde_json::{Value, json};
@@ -13,12 +11,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// Every exchange is answered within this, or the run fails.
-pub const BOUND: Duration = Duration::from_secs(20);
-pub const API_KEY: &str = "sluice-dev";
+pub(crate) const BOUND: Duration = Duration::from_secs(20);
+pub(crate) const API_KEY: &str = "sluice-dev";
 
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     Webhook,
     Rows,
     Sqs,
@@ -28,7 +26,7 @@ pub enum Target {
 /// hyper may refuse it before it is parsed (a bare status or a closed
 /// connection, as DESIGN.md's "How the rules apply" allows).
 #[derive(Debug, Clone)]
-pub struct Abuse {
+pub(crate) struct Abuse {
     pub kind: &'static str,
     pub target: Target,
     pub bytes: Vec<u8>,
@@ -37,7 +35,7 @@ pub struct Abuse {
 
 /// What came back.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Answered {
         status: u16,
         body: Vec<u8>,
@@ -47,14 +45,14 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn status(&self) -> Option<u16> {
+    pub(crate) fn status(&self) -> Option<u16> {
         match self {
             Self::Answered { status, .. } => Some(*status),
             Self::Closed => None,
         }
     }
 
-    pub fn json(&self) -> Option<Value> {
+    pub(crate) fn json(&self) -> Option<Value> {
         match self {
             Self::Answered { body, .. } => serde_json::from_slice(body).ok(),
             Self::Closed => None,
@@ -70,7 +68,7 @@ impl Outcome {
 }
 
 /// Sends `bytes` on a fresh connection to `address` and reads one response.
-pub async fn exchange(address: &str, bytes: &[u8]) -> Outcome {
+pub(crate) async fn exchange(address: &str, bytes: &[u8]) -> Outcome {
     let run = async {
         let mut stream = TcpStream::connect(address).await.expect("connect");
         // The server may answer (and close) before it has read everything:
@@ -111,7 +109,7 @@ async fn read_response(stream: &mut TcpStream) -> Outcome {
 }
 
 /// A whole request with `headers` (one `name: value` each) and `body`.
-pub fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
+pub(crate) fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> Vec<u8> {
     let mut head = format!("{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: {}\r\n", body.len());
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -123,7 +121,7 @@ pub fn request(method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) 
 }
 
 /// A request to `target` with the headers it needs, carrying `body`.
-pub fn to(target: Target, body: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
+pub(crate) fn to(target: Target, body: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
     let mut headers: Vec<(&str, &str)> = match target {
         Target::Webhook | Target::Rows => vec![("x-api-key", API_KEY), ("content-type", "application/json")],
         Target::Sqs => vec![("x-amz-target", "AmazonSQS.SendMessage"), ("content-type", "application/x-amz-json-1.0")],
@@ -132,7 +130,7 @@ pub fn to(target: Target, body: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
     request("POST", path(target), &headers, body)
 }
 
-pub fn path(target: Target) -> &'static str {
+pub(crate) fn path(target: Target) -> &'static str {
     match target {
         Target::Webhook => "/webhooks/cafe24",
         Target::Rows => "/sheets/rows",
@@ -251,7 +249,7 @@ fn unescape_hex(text: &str) -> Vec<u8> {
 }
 
 /// One seeded bad request to one of the three targets.
-pub fn abuse(rng: &mut StdRng, queue_url: &str) -> Abuse {
+pub(crate) fn abuse(rng: &mut StdRng, queue_url: &str) -> Abuse {
     let target = [Target::Webhook, Target::Rows, Target::Sqs][rng.random_range(0..3)];
     let headed = |kind, bytes| Abuse { kind, target, bytes, bare_ok: false };
     match rng.random_range(0..20) {
@@ -291,7 +289,7 @@ pub fn abuse(rng: &mut StdRng, queue_url: &str) -> Abuse {
 /// Why `outcome` is not an acceptable answer to `abuse`, if it is not: a
 /// 4xx whose JSON body names the problem (a `message`), or, where hyper
 /// refuses before parsing, a bare 4xx or a closed connection.
-pub fn fault(abuse: &Abuse, outcome: &Outcome) -> Option<String> {
+pub(crate) fn fault(abuse: &Abuse, outcome: &Outcome) -> Option<String> {
     let status = outcome.status();
     if abuse.bare_ok && matches!(outcome, Outcome::Closed) {
         return None;

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 /// beyond the lease a killed attempt leaves on its delivery (ingest's
 /// `accept_lease`), during which a retry is answered 503. Cafe24 itself
 /// retries for far longer.
-pub const SENDER_PATIENCE: Duration = Duration::from_secs(45);
+pub(crate) const SENDER_PATIENCE: Duration = Duration::from_secs(45);
 /// The key `sluice dev` expects in `X-API-Key` by default.
-pub const API_KEY: &str = "sluice-dev";
+pub(crate) const API_KEY: &str = "sluice-dev";
 
 /// One webhook as its sender saw it.
 #[derive(Debug, Clone)]

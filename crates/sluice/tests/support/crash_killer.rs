@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 /// Each mall's Admin API bucket, in the sandbox and in sluice alike: small,
 /// so the limiter paces the fetches.
-pub const BUCKET_CAPACITY: u32 = 10;
-pub const BUCKET_DRAIN: u32 = 5;
+pub(crate) const BUCKET_CAPACITY: u32 = 10;
+pub(crate) const BUCKET_DRAIN: u32 = 5;
 
 /// The thread that kills and restarts sluice dev when told, and its channel.
 pub(crate) struct Killer {

@@ -3,8 +3,6 @@
 //! bounded number in flight, every answer noted, and the figures of a
 //! window of answers.
 
-#![allow(dead_code, unreachable_pub)]
-
 use super::redis_outage::{ANSWER_LIMIT, Outcome};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,14 +10,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
-pub const API_KEY: &str = "sluice-dev";
-pub const SPREADSHEET: &str = "loaddoc";
+pub(crate) const API_KEY: &str = "sluice-dev";
+pub(crate) const SPREADSHEET: &str = "loaddoc";
 /// Sheets the rows are spread over (one FIFO group each).
-pub const SHEETS: u64 = 8;
+pub(crate) const SHEETS: u64 = 8;
 
 /// One POST of a row and what came back.
 #[derive(Debug, Clone)]
-pub struct Shot {
+pub(crate) struct Shot {
     pub row: usize,
     pub sent_at: Instant,
     pub answered_at: Instant,
@@ -27,21 +25,21 @@ pub struct Shot {
 }
 
 impl Shot {
-    pub fn accepted(&self) -> bool {
+    pub(crate) fn accepted(&self) -> bool {
         matches!(self.outcome, Outcome::Answer { status: 202, .. })
     }
 
-    pub fn waited(&self) -> Duration {
+    pub(crate) fn waited(&self) -> Duration {
         self.answered_at - self.sent_at
     }
 }
 
 /// The row ids are `r-<seed>-<n>`; the seed also spreads them over the sheets.
-pub fn row_id(seed: u64, n: usize) -> String {
+pub(crate) fn row_id(seed: u64, n: usize) -> String {
     format!("r-{seed}-{n}")
 }
 
-pub fn sheet_of(seed: u64, n: usize) -> u64 {
+pub(crate) fn sheet_of(seed: u64, n: usize) -> u64 {
     (n as u64).wrapping_mul(2_654_435_761).wrapping_add(seed) % SHEETS
 }
 
@@ -59,7 +57,7 @@ fn row(seed: u64, n: usize) -> Value {
 
 /// Posts rows to one ingest and notes every answer.
 #[derive(Clone)]
-pub struct Poster {
+pub(crate) struct Poster {
     pub http: reqwest::Client,
     pub url: String,
     pub seed: u64,
@@ -70,7 +68,7 @@ pub struct Poster {
 
 impl Poster {
     /// Posts to `url`, ingest's `POST /sheets/rows`.
-    pub fn new(url: &str, seed: u64) -> Self {
+    pub(crate) fn new(url: &str, seed: u64) -> Self {
         let http = sluice_http::builder()
             .connect_timeout(Duration::from_secs(1))
             .timeout(ANSWER_LIMIT)
@@ -81,7 +79,7 @@ impl Poster {
     }
 
     /// Posts row `n` once and notes the answer.
-    pub async fn post(&self, n: usize) -> Shot {
+    pub(crate) async fn post(&self, n: usize) -> Shot {
         let sent_at = Instant::now();
         let sent = self.http.post(&self.url).header("X-API-Key", API_KEY).json(&row(self.seed, n)).send().await;
         let outcome = match sent {
@@ -101,7 +99,7 @@ impl Poster {
 
     /// `senders` posting new rows back to back until `until`: the most
     /// ingest answers with 202, closed loop.
-    pub async fn closed_loop(&self, senders: usize, until: Instant) {
+    pub(crate) async fn closed_loop(&self, senders: usize, until: Instant) {
         let mut tasks = tokio::task::JoinSet::new();
         for _ in 0..senders {
             let poster = self.clone();
@@ -118,7 +116,7 @@ impl Poster {
     /// (open loop), at most `in_flight` at once: a row due while that many
     /// wait is not sent, and counted in the result. Waits for the last
     /// answers (each is bounded by [`ANSWER_LIMIT`]).
-    pub async fn open_loop(&self, rate: f64, in_flight: usize, until: Instant) -> usize {
+    pub(crate) async fn open_loop(&self, rate: f64, in_flight: usize, until: Instant) -> usize {
         let slots = Arc::new(Semaphore::new(in_flight));
         let started = Instant::now();
         let (mut due_so_far, mut skipped) = (0usize, 0usize);
@@ -147,7 +145,7 @@ impl Poster {
 
     /// Posts row `n` until it is accepted (202), again after a 5xx or no
     /// answer, for `patience` at most; whether it was.
-    pub async fn until_accepted(&self, n: usize, patience: Duration) -> bool {
+    pub(crate) async fn until_accepted(&self, n: usize, patience: Duration) -> bool {
         let give_up = Instant::now() + patience;
         loop {
             let shot = self.post(n).await;
@@ -160,14 +158,14 @@ impl Poster {
         }
     }
 
-    pub fn shots(&self) -> Vec<Shot> {
+    pub(crate) fn shots(&self) -> Vec<Shot> {
         self.book.lock().unwrap().clone()
     }
 }
 
 /// What the answers to the posts sent within one window came to.
 #[derive(Debug, Default)]
-pub struct Window {
+pub(crate) struct Window {
     pub sent: usize,
     pub accepted: usize,
     /// 503s, and how many of them came without `Retry-After`.
@@ -182,7 +180,7 @@ pub struct Window {
 }
 
 impl Window {
-    pub fn of(shots: &[Shot], from: Instant, to: Instant) -> Self {
+    pub(crate) fn of(shots: &[Shot], from: Instant, to: Instant) -> Self {
         let mut w = Self::default();
         let mut waits = Vec::new();
         for s in shots.iter().filter(|s| s.sent_at >= from && s.sent_at < to) {
@@ -207,7 +205,7 @@ impl Window {
     }
 
     /// The share of posts answered 503, in percent.
-    pub fn refused_pct(&self) -> f64 {
+    pub(crate) fn refused_pct(&self) -> f64 {
         100.0 * self.refused as f64 / self.sent.max(1) as f64
     }
 }
@@ -230,7 +228,7 @@ impl std::fmt::Display for Window {
 }
 
 /// A field of `/proc/<pid>/status` in kB (`VmRSS`, `VmHWM`).
-pub fn proc_kb(pid: u32, field: &str) -> u64 {
+pub(crate) fn proc_kb(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let line = status.lines().find(|l| l.starts_with(field));
     line.and_then(|l| l.split_whitespace().nth(1)).and_then(|n| n.parse().ok()).unwrap_or(0)

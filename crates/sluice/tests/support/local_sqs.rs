@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 /// `sluice ARGS` on `redis`'s keys, in a directory of its own (`name`)
 /// with no `sluice dev`, with no queue named by the environment and AWS
 /// credentials for local endpoints (checked by no one, wanted by the SDK).
-pub fn operator_command(redis: &TestRedis, name: &str, args: &[&str]) -> Command {
+pub(crate) fn operator_command(redis: &TestRedis, name: &str, args: &[&str]) -> Command {
     let prefix = redis.keyspace().prefix().trim_end_matches(':').to_owned();
     let dir = std::env::temp_dir().join(format!("sluice-{name}-{prefix}"));
     std::fs::create_dir_all(&dir).unwrap();
@@ -36,7 +36,7 @@ pub fn operator_command(redis: &TestRedis, name: &str, args: &[&str]) -> Command
     command
 }
 
-pub struct LocalSqs {
+pub(crate) struct LocalSqs {
     pub endpoint: String,
     /// The URL of the queue it was started with.
     pub queue_url: String,
@@ -47,7 +47,7 @@ pub struct LocalSqs {
 impl LocalSqs {
     /// Serves `redis`'s queues with `queue` created (FIFO when its name
     /// ends in `.fifo`).
-    pub async fn start(redis: &TestRedis, queue: &str) -> Self {
+    pub(crate) async fn start(redis: &TestRedis, queue: &str) -> Self {
         let backend = RedisBackend::new(redis.conn().await, redis.keyspace());
         backend.create_queue(queue, &QueueConfig::default()).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -61,7 +61,7 @@ impl LocalSqs {
         Self { endpoint, queue_url, stop, server }
     }
 
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.stop.send(());
         tokio::time::timeout(Duration::from_secs(10), self.server).await.unwrap().unwrap().unwrap();
     }

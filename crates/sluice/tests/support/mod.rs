@@ -1,19 +1,17 @@
 //! A `sluice dev` process for tests: started in a working directory of
 //! its own, with free ports, its printed lines collected.
 
-#![allow(dead_code, unreachable_pub)]
-
-pub mod abuse;
-pub mod crash_deliveries;
-pub mod crash_figures;
-pub mod crash_killer;
-pub mod load;
-pub mod local_sqs;
-pub mod outage_stack;
-pub mod redis_outage;
-pub mod sink_rows;
-pub mod stack;
-pub mod upstreams;
+pub(crate) mod abuse;
+pub(crate) mod crash_deliveries;
+pub(crate) mod crash_figures;
+pub(crate) mod crash_killer;
+pub(crate) mod load;
+pub(crate) mod local_sqs;
+pub(crate) mod outage_stack;
+pub(crate) mod redis_outage;
+pub(crate) mod sink_rows;
+pub(crate) mod stack;
+pub(crate) mod upstreams;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -27,10 +25,10 @@ fn rand_suffix() -> u64 {
     N.fetch_add(1, Ordering::Relaxed)
 }
 
-pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A running `sluice dev` and the lines it printed so far.
-pub struct Dev {
+pub(crate) struct Dev {
     child: Child,
     lines: mpsc::Receiver<String>,
     pub seen: Vec<String>,
@@ -43,13 +41,13 @@ pub struct Dev {
 }
 
 impl Dev {
-    pub fn start(redis_url: Option<&str>, extra: &[&str]) -> Self {
+    pub(crate) fn start(redis_url: Option<&str>, extra: &[&str]) -> Self {
         Self::start_with_env(redis_url, extra, &[])
     }
 
     /// [`Self::start`] with `env` set too (`PGPORT`: where the default
     /// PostgreSQL is looked for).
-    pub fn start_with_env(redis_url: Option<&str>, extra: &[&str], env: &[(&str, &str)]) -> Self {
+    pub(crate) fn start_with_env(redis_url: Option<&str>, extra: &[&str], env: &[(&str, &str)]) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
         let private_dir = std::env::temp_dir().join(format!("sluice-dev-{}-{}", std::process::id(), rand_suffix()));
         let made_dir = (!extra.contains(&"--redis-dir")).then_some(private_dir);
@@ -90,7 +88,7 @@ impl Dev {
         dev
     }
 
-    pub fn wait_for_line(&mut self, prefix: &str) -> String {
+    pub(crate) fn wait_for_line(&mut self, prefix: &str) -> String {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             if let Some(line) = self.seen.iter().find(|l| l.starts_with(prefix)) {
@@ -104,18 +102,18 @@ impl Dev {
     }
 
     /// The URL printed after `label: `.
-    pub fn url(&mut self, label: &str) -> String {
+    pub(crate) fn url(&mut self, label: &str) -> String {
         let line = self.wait_for_line(&format!("{label}: "));
         line[label.len() + 2..].to_owned()
     }
 
     /// `sluice trace ID` in this `sluice dev`'s directory: (exit code, stdout).
-    pub fn trace(&self, event_id: &str) -> (Option<i32>, String) {
+    pub(crate) fn trace(&self, event_id: &str) -> (Option<i32>, String) {
         self.trace_with_env(event_id, &[])
     }
 
     /// [`Self::trace`] with `env` set too (over the ones `sluice dev` got).
-    pub fn trace_with_env(&self, event_id: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
+    pub(crate) fn trace_with_env(&self, event_id: &str, env: &[(&str, &str)]) -> (Option<i32>, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["trace", event_id])
             .current_dir(&self.workdir)
@@ -130,13 +128,13 @@ impl Dev {
 
     /// `sluice trace` of `event_id`, polled until it shows the event stored
     /// (30 s at the most).
-    pub async fn trace_once_stored(&self, event_id: &str) -> String {
+    pub(crate) async fn trace_once_stored(&self, event_id: &str) -> String {
         self.trace_until(event_id, "now: stored").await
     }
 
     /// `sluice trace` of `event_id`, polled until its output contains
     /// `wanted` (30 s at the most).
-    pub async fn trace_until(&self, event_id: &str, wanted: &str) -> String {
+    pub(crate) async fn trace_until(&self, event_id: &str, wanted: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let (code, output) = self.trace(event_id);
@@ -150,7 +148,7 @@ impl Dev {
 
     /// `sluice tokens set MALL` in this `sluice dev`'s directory, the token
     /// response on stdin.
-    pub fn set_tokens(&self, mall: &str, tokens: &serde_json::Value) {
+    pub(crate) fn set_tokens(&self, mall: &str, tokens: &serde_json::Value) {
         use std::io::Write;
         let mut child = Command::new(env!("CARGO_BIN_EXE_sluice"))
             .args(["tokens", "set", mall, "--token-json", "-"])
@@ -166,20 +164,20 @@ impl Dev {
     }
 
     /// Whether the process is still running (it has not exited or died).
-    pub fn running(&mut self) -> bool {
+    pub(crate) fn running(&mut self) -> bool {
         self.child.try_wait().expect("wait").is_none()
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    pub fn signal(&self, signal: &str) {
+    pub(crate) fn signal(&self, signal: &str) {
         let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
         assert!(status.success());
     }
 
-    pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> ExitStatus {
         let deadline = Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {

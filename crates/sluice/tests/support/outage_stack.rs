@@ -6,8 +6,6 @@
 //! to drain and the checks every such run shares. The test itself breaks
 //! Redis in the middle of the stream, its own way.
 
-#![allow(dead_code, unreachable_pub)]
-
 use super::redis_outage::{self, Attempt, Delivery, Figures, Outage, Sender};
 use super::stack::{self, Proc, Status, get, post, sluice, stale_products, status, stored, tokens_set};
 use rand::SeedableRng;
@@ -22,12 +20,12 @@ use std::time::{Duration, Instant};
 const BUCKET_CAPACITY: u32 = 10;
 const BUCKET_DRAIN: u32 = 5;
 /// After the stream, how long the pipeline may take to store the rest.
-pub const DRAIN_LIMIT: Duration = Duration::from_secs(40);
+pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(40);
 /// How long after Redis is back ingest may take to accept again.
-pub const RECOVERY_LIMIT: Duration = Duration::from_secs(15);
+pub(crate) const RECOVERY_LIMIT: Duration = Duration::from_secs(15);
 
 /// The processes of a run and what the test reads back.
-pub struct OutageStack {
+pub(crate) struct OutageStack {
     pub http: reqwest::Client,
     /// Kept for the run: the sandbox Cafe24 process.
     _sandbox: Proc,
@@ -42,7 +40,7 @@ pub struct OutageStack {
 }
 
 /// The senders at work, and every attempt they make.
-pub struct Stream {
+pub(crate) struct Stream {
     senders: tokio::task::JoinSet<Vec<Delivery>>,
     book: Arc<Mutex<Vec<Attempt>>>,
 }
@@ -51,7 +49,7 @@ impl OutageStack {
     /// The sandbox with `malls`, `sluice dev` in `dir/work` with `env`
     /// naming its Redis (`SLUICE_REDIS_URL`, …), which `redis` reaches
     /// too; tokens for every mall and `products_per_mall` products each.
-    pub async fn start(
+    pub(crate) async fn start(
         dir: &Path,
         malls: &[String],
         products_per_mall: usize,
@@ -84,7 +82,7 @@ impl OutageStack {
 
     /// `senders` senders, each changing its own products at random
     /// (seeded) and posting the webhooks, until `stop_at`.
-    pub fn stream(&self, seed: u64, senders: usize, stop_at: Instant) -> Stream {
+    pub(crate) fn stream(&self, seed: u64, senders: usize, stop_at: Instant) -> Stream {
         let book = Arc::new(Mutex::new(Vec::<Attempt>::new()));
         let mut tasks = tokio::task::JoinSet::new();
         for s in 0..senders {
@@ -106,7 +104,12 @@ impl OutageStack {
     /// waiting, every product stored as the sandbox has it); the run's
     /// figures (`[down, up]`: when Redis, or the part of it that failed,
     /// was away) and what went wrong in it.
-    pub async fn finish(&mut self, mut stream: Stream, outage: Outage, window: [Instant; 2]) -> (Figures, Vec<String>) {
+    pub(crate) async fn finish(
+        &mut self,
+        mut stream: Stream,
+        outage: Outage,
+        window: [Instant; 2],
+    ) -> (Figures, Vec<String>) {
         let mut deliveries = Vec::new();
         while let Some(done) = stream.senders.join_next().await {
             deliveries.extend(done.expect("a sender panicked"));
@@ -156,7 +159,7 @@ impl OutageStack {
     }
 
     /// Ctrl-C to `sluice dev`, which must stop cleanly after all that.
-    pub fn stop(mut self) {
+    pub(crate) fn stop(mut self) {
         self.dev.signal("-INT");
         let exit = self.dev.wait(Duration::from_secs(20));
         assert!(exit.is_some_and(|s| s.success()), "sluice dev did not stop cleanly on Ctrl-C: {exit:?}");

@@ -2,8 +2,6 @@
 //! that can be stopped and started again where it was, senders that
 //! retry as Cafe24 does and note every answer, and the figures of a run.
 
-#![allow(dead_code, unreachable_pub)]
-
 use super::stack::{listening, port_outside_the_ephemeral_range, put};
 use rand::RngExt;
 use rand::rngs::StdRng;
@@ -18,17 +16,17 @@ use std::time::{Duration, Instant};
 
 /// How long a sender keeps sending one webhook again before giving up:
 /// well beyond any outage the tests make.
-pub const SENDER_PATIENCE: Duration = Duration::from_secs(30);
+pub(crate) const SENDER_PATIENCE: Duration = Duration::from_secs(30);
 /// How long a sender waits for one answer. Ingest must answer while Redis
 /// is away, so a request left hanging this long counts as no answer.
-pub const ANSWER_LIMIT: Duration = Duration::from_secs(5);
+pub(crate) const ANSWER_LIMIT: Duration = Duration::from_secs(5);
 /// How soon ingest must answer while Redis is away: a sender's request is
 /// not to hang for the length of the outage.
-pub const DOWN_ANSWER_LIMIT: Duration = Duration::from_secs(2);
+pub(crate) const DOWN_ANSWER_LIMIT: Duration = Duration::from_secs(2);
 const API_KEY: &str = "sluice-dev";
 
 /// A redis-server on a fixed port and data directory, `appendfsync always`.
-pub struct Redis {
+pub(crate) struct Redis {
     process: Option<RedisProcess>,
     options: ServerOptions,
 }
@@ -36,7 +34,7 @@ pub struct Redis {
 impl Redis {
     /// On a port below the ephemeral range, so no outgoing connection can
     /// be given it while the server is down (and the restart finds it free).
-    pub fn start(dir: PathBuf) -> Self {
+    pub(crate) fn start(dir: PathBuf) -> Self {
         let options = ServerOptions {
             data_dir: Some(dir),
             fsync: AppendFsync::Always,
@@ -47,12 +45,12 @@ impl Redis {
         Self { process: Some(process), options }
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/", self.options.port.unwrap_or_default())
     }
 
     /// Sends `signal` to the server itself and returns once it has exited.
-    pub fn stop(&mut self, signal: &str) {
+    pub(crate) fn stop(&mut self, signal: &str) {
         let mut conn = redis::Client::open(self.url()).unwrap().get_connection().expect("redis before the stop");
         let info: String = redis::cmd("INFO").arg("server").query(&mut conn).unwrap();
         let pid = info.lines().find_map(|l| l.strip_prefix("process_id:")).expect("process_id").trim().to_owned();
@@ -66,7 +64,7 @@ impl Redis {
     }
 
     /// Starts it again on the same port and directory: it reloads the file.
-    pub fn restart(&mut self) {
+    pub(crate) fn restart(&mut self) {
         assert!(self.process.is_none(), "restart of a running redis-server");
         self.process = Some(RedisProcess::start(self.options.clone()).expect("redis-server restarted"));
     }
@@ -74,14 +72,14 @@ impl Redis {
 
 /// One POST of a webhook and what came back.
 #[derive(Debug, Clone)]
-pub struct Attempt {
+pub(crate) struct Attempt {
     pub sent_at: Instant,
     pub answered_at: Instant,
     pub outcome: Outcome,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Answer {
         status: u16,
         /// Whether a `Retry-After` header came with it.
@@ -95,15 +93,13 @@ pub enum Outcome {
 
 /// One webhook as its sender saw it in the end.
 #[derive(Debug, Clone)]
-pub struct Delivery {
-    pub trace_id: String,
+pub(crate) struct Delivery {
     /// The event ids of its `202`; `None` if the sender gave up.
     pub accepted: Option<Vec<String>>,
-    pub last_answer: Outcome,
 }
 
 /// A sender of webhooks for the products it owns.
-pub struct Sender {
+pub(crate) struct Sender {
     pub http: reqwest::Client,
     pub cafe24: String,
     pub ingest: String,
@@ -114,7 +110,7 @@ pub struct Sender {
 impl Sender {
     /// Changes one of `owned` in the sandbox and sends its webhook, again
     /// and again, until `stop_at`.
-    pub async fn run(self, owned: Vec<(String, String)>, mut rng: StdRng, stop_at: Instant) -> Vec<Delivery> {
+    pub(crate) async fn run(self, owned: Vec<(String, String)>, mut rng: StdRng, stop_at: Instant) -> Vec<Delivery> {
         let mut deliveries = Vec::new();
         while Instant::now() < stop_at {
             let (mall, id) = &owned[rng.random_range(0..owned.len())];
@@ -166,7 +162,7 @@ impl Sender {
                 _ => None,
             };
             if let Some(accepted) = settled {
-                return Delivery { trace_id, accepted, last_answer: outcome };
+                return Delivery { accepted };
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(Duration::from_millis(500));
@@ -181,7 +177,7 @@ fn event_ids(receipt: &Value) -> Vec<String> {
 
 /// What a run did, for the report and the assertions.
 #[derive(Debug, Default)]
-pub struct Figures {
+pub(crate) struct Figures {
     pub sent: usize,
     pub attempts: usize,
     pub accepted: usize,
@@ -225,7 +221,7 @@ pub struct Figures {
 
 /// How much of Redis an outage takes away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outage {
+pub(crate) enum Outage {
     /// The whole server: no request can be accepted meanwhile.
     Whole,
     /// One master of a cluster, until its replica takes over: events whose
@@ -239,7 +235,7 @@ pub enum Outage {
 }
 
 impl Figures {
-    pub fn new(
+    pub(crate) fn new(
         deliveries: &[Delivery],
         attempts: &[Attempt],
         entries: &[super::stack::Fields],
@@ -314,7 +310,7 @@ impl Figures {
     }
 
     /// What the run must not have done.
-    pub fn problems(&self, outage: Outage) -> Vec<String> {
+    pub(crate) fn problems(&self, outage: Outage) -> Vec<String> {
         let mut problems = Vec::new();
         if outage == Outage::Whole && self.down_202 > 0 {
             problems.push(format!("{} requests were accepted (202) while Redis was down", self.down_202));

@@ -4,8 +4,6 @@
 //! the pipeline stored, read straight from Redis. Each test binary takes
 //! it with `#[path = "support/stack.rs"] mod stack;` and uses a part.
 
-#![allow(dead_code, unreachable_pub)]
-
 use serde_json::Value;
 use sluice_redis::{ConnectSettings, Connection, Keyspace, SnapshotStore};
 use std::collections::BTreeMap;
@@ -17,23 +15,23 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How long a process may take to print its `Ready.` line.
-pub const START_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const START_LIMIT: Duration = Duration::from_secs(30);
 
 /// Why a webhook or row got no 2xx: the 4xx answer, or the last answer
 /// before its sender gave up.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub struct NotAccepted(pub String);
+pub(crate) struct NotAccepted(pub String);
 
 /// A `sluice` child process and the lines it printed up to `Ready.`;
 /// killed when dropped.
-pub struct Proc {
+pub(crate) struct Proc {
     pub child: Child,
     pub seen: Vec<String>,
 }
 
 impl Proc {
-    pub fn spawn(command: &mut Command) -> anyhow::Result<Self> {
+    pub(crate) fn spawn(command: &mut Command) -> anyhow::Result<Self> {
         let mut child = command.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = mpsc::channel();
@@ -55,18 +53,18 @@ impl Proc {
     }
 
     /// The rest of the line printed that starts with `prefix`.
-    pub fn after(&self, prefix: &str) -> String {
+    pub(crate) fn after(&self, prefix: &str) -> String {
         let line = self.seen.iter().find_map(|l| l.strip_prefix(prefix));
         line.unwrap_or_else(|| panic!("no line {prefix:?} in {:?}", self.seen)).to_owned()
     }
 
-    pub fn signal(&self, signal: &str) {
+    pub(crate) fn signal(&self, signal: &str) {
         let status = Command::new("kill").args([signal, &self.child.id().to_string()]).status().expect("kill");
         assert!(status.success(), "kill {signal} failed");
     }
 
     /// The exit status, or `None` when it is still running after `limit`.
-    pub fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+    pub(crate) fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let deadline = Instant::now() + limit;
         loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
@@ -87,7 +85,7 @@ impl Drop for Proc {
     }
 }
 
-pub fn sluice(dir: &Path) -> Command {
+pub(crate) fn sluice(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sluice"));
     command.current_dir(dir);
     for name in [
@@ -110,7 +108,7 @@ pub fn sluice(dir: &Path) -> Command {
 
 /// `sluice sandbox cafe24` in `dir` for `malls`, each mall's Admin API
 /// bucket `(capacity, drain per second)`: the truth a kill cannot touch.
-pub fn sandbox_cafe24(dir: &Path, malls: &[String], (capacity, drain): (u32, u32)) -> Proc {
+pub(crate) fn sandbox_cafe24(dir: &Path, malls: &[String], (capacity, drain): (u32, u32)) -> Proc {
     Proc::spawn(
         sluice(dir)
             .args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")])
@@ -120,21 +118,21 @@ pub fn sandbox_cafe24(dir: &Path, malls: &[String], (capacity, drain): (u32, u32
     .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"))
 }
 
-pub fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
+pub(crate) fn tokens_set(workdir: &Path, mall: &str, tokens: &Value) {
     with_stdin(workdir, &["tokens", "set", mall, "--token-json", "-"], &tokens.to_string());
 }
 
 /// `sluice credentials set CREDENTIAL` with a Google refresh token (the
 /// access token given is unknown to the sandbox: sluice refreshes on the
 /// 401).
-pub fn credentials_set(workdir: &Path, credential: &str, refresh: &str) {
+pub(crate) fn credentials_set(workdir: &Path, credential: &str, refresh: &str) {
     let token = serde_json::json!({"access_token": "unknown", "expires_in": 3599, "token_type": "Bearer", "refresh_token": refresh});
     with_stdin(workdir, &["credentials", "set", credential, "--token-json", "-"], &token.to_string());
 }
 
 /// `sluice ARGS` with `input` on its stdin, so no token shows in `ps`;
 /// panics unless it succeeds.
-pub fn with_stdin(workdir: &Path, args: &[&str], input: &str) {
+pub(crate) fn with_stdin(workdir: &Path, args: &[&str], input: &str) {
     let mut child = sluice(workdir)
         .args(args)
         .stdin(Stdio::piped())
@@ -150,7 +148,7 @@ pub fn with_stdin(workdir: &Path, args: &[&str], input: &str) {
 /// A free port below the kernel's ephemeral range: while sluice dev is
 /// down, no outgoing connection (ours or a parallel test's) or port-0
 /// listener can be given it.
-pub fn port_outside_the_ephemeral_range() -> u16 {
+pub(crate) fn port_outside_the_ephemeral_range() -> u16 {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
     let low: u16 = range.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(32768);
     let span = low.saturating_sub(10_000).max(1);
@@ -166,14 +164,14 @@ pub fn port_outside_the_ephemeral_range() -> u16 {
 }
 
 /// Whether something accepts connections on `port` of 127.0.0.1.
-pub fn listening(port: u16) -> bool {
+pub(crate) fn listening(port: u16) -> bool {
     TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
 /// Processes whose working directory is `dir` or below it (a sluice dev
 /// run there, its redis watchdog, its redis-server), waited for up to
 /// `limit` to end.
-pub fn wait_for_no_process_in(dir: &Path, limit: Duration) -> Vec<String> {
+pub(crate) fn wait_for_no_process_in(dir: &Path, limit: Duration) -> Vec<String> {
     let deadline = Instant::now() + limit;
     loop {
         let found = processes_in(dir);
@@ -184,7 +182,7 @@ pub fn wait_for_no_process_in(dir: &Path, limit: Duration) -> Vec<String> {
     }
 }
 
-pub fn processes_in(dir: &Path) -> Vec<String> {
+pub(crate) fn processes_in(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut found = Vec::new();
     for entry in entries.flatten() {
@@ -200,7 +198,7 @@ pub fn processes_in(dir: &Path) -> Vec<String> {
 
 /// A call to the sandbox's control plane; its JSON answer, which must be a
 /// success.
-pub async fn control(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> Value {
+pub(crate) async fn control(http: &reqwest::Client, method: reqwest::Method, url: &str, body: Option<Value>) -> Value {
     let mut request = http.request(method.clone(), url);
     if let Some(body) = body {
         request = request.json(&body);
@@ -212,20 +210,20 @@ pub async fn control(http: &reqwest::Client, method: reqwest::Method, url: &str,
     answer
 }
 
-pub async fn post(http: &reqwest::Client, url: &str, body: Value) -> Value {
+pub(crate) async fn post(http: &reqwest::Client, url: &str, body: Value) -> Value {
     control(http, reqwest::Method::POST, url, Some(body)).await
 }
 
-pub async fn put(http: &reqwest::Client, url: &str, body: Value) -> Value {
+pub(crate) async fn put(http: &reqwest::Client, url: &str, body: Value) -> Value {
     control(http, reqwest::Method::PUT, url, Some(body)).await
 }
 
-pub async fn get(http: &reqwest::Client, url: &str) -> Value {
+pub(crate) async fn get(http: &reqwest::Client, url: &str) -> Value {
     control(http, reqwest::Method::GET, url, None).await
 }
 
 /// `sluice status` as printed, and the figures the test reads from it.
-pub struct Status {
+pub(crate) struct Status {
     pub text: String,
     /// waiting, in flight, delayed.
     pub events: Option<[u64; 3]>,
@@ -239,7 +237,7 @@ pub struct Status {
     pub groups_waiting: bool,
 }
 
-pub fn status(workdir: &Path) -> Status {
+pub(crate) fn status(workdir: &Path) -> Status {
     let out = sluice(workdir).arg("status").output().expect("sluice status");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let row = |name: &[&str]| {
@@ -265,14 +263,14 @@ pub fn status(workdir: &Path) -> Status {
 }
 
 impl Status {
-    pub fn clean(&self) -> bool {
+    pub(crate) fn clean(&self) -> bool {
         self.events == Some([0, 0, 0])
             && self.dead_letters.is_some_and(|d| d[0] == 0 && d[1] == 0)
             && self.mall_drains == Some([0, 0, 0])
             && !self.groups_waiting
     }
 
-    pub fn diagnosis(&self) -> String {
+    pub(crate) fn diagnosis(&self) -> String {
         match (self.events, self.dead_letters) {
             (None, _) | (_, None) => "its queue figures could not be read".into(),
             (_, Some([dlq, ..])) if dlq > 0 => format!("{dlq} events dead-lettered"),
@@ -291,9 +289,9 @@ impl Status {
 
 /// Products whose newest stored snapshot differs from the sandbox's state:
 /// `(index, stored version, sandbox version)`.
-pub type Stale = Vec<(usize, Option<String>, u64)>;
+pub(crate) type Stale = Vec<(usize, Option<String>, u64)>;
 
-pub async fn stale_products(
+pub(crate) async fn stale_products(
     http: &reqwest::Client,
     cafe24: &str,
     redis: &ConnectSettings,
@@ -316,16 +314,16 @@ pub async fn stale_products(
     stale
 }
 
-pub type Fields = std::collections::HashMap<String, String>;
+pub(crate) type Fields = std::collections::HashMap<String, String>;
 
 /// A connection to the Redis of the run: one server or a cluster, plain
 /// or TLS, as `redis` says (`ConnectSettings::new(url)` for a plain one).
-pub async fn connect(redis: &ConnectSettings) -> Connection {
+pub(crate) async fn connect(redis: &ConnectSettings) -> Connection {
     sluice_redis::connect(redis).await.unwrap_or_else(|e| panic!("redis: {e}"))
 }
 
 /// Every stored entry, shard by shard, oldest first.
-pub async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
+pub(crate) async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
     let conn = connect(redis).await;
     let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
     let shards = sluice_pipeline::PipelineConfig::default().snapshot_shards;
@@ -345,7 +343,7 @@ pub async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
 }
 
 /// The newest stored snapshot of each (mall, product id).
-pub async fn newest_snapshots(redis: &ConnectSettings) -> BTreeMap<(String, String), Fields> {
+pub(crate) async fn newest_snapshots(redis: &ConnectSettings) -> BTreeMap<(String, String), Fields> {
     let mut newest = BTreeMap::new();
     for fields in stored(redis).await {
         let key = (fields.get("mall_id").cloned().unwrap_or_default(), fields.get("id").cloned().unwrap_or_default());
@@ -355,7 +353,7 @@ pub async fn newest_snapshots(redis: &ConnectSettings) -> BTreeMap<(String, Stri
 }
 
 /// The events each stored snapshot answers, with how many snapshots answer each.
-pub fn answered_events(entries: &[Fields]) -> std::collections::HashMap<String, usize> {
+pub(crate) fn answered_events(entries: &[Fields]) -> std::collections::HashMap<String, usize> {
     let mut answered = std::collections::HashMap::new();
     for entry in entries {
         let events: Vec<String> = serde_json::from_str(entry.get("event_ids").map_or("[]", String::as_str)).unwrap();
@@ -371,7 +369,7 @@ pub fn answered_events(entries: &[Fields]) -> std::collections::HashMap<String, 
 /// never `dequeued` is waiting in the queue; `dequeued` last is held by a
 /// process; no `enqueued` at all was entered in the ledger by a request
 /// that died before its send.
-pub async fn explain_waiting(redis: &ConnectSettings, workdir: &Path) -> String {
+pub(crate) async fn explain_waiting(redis: &ConnectSettings, workdir: &Path) -> String {
     let mut conn = connect(redis).await;
     let keyspace = Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap();
     let ledger = sluice_redis::GroupLedger::new(conn.clone(), keyspace.clone());
@@ -389,7 +387,7 @@ pub async fn explain_waiting(redis: &ConnectSettings, workdir: &Path) -> String 
 }
 
 /// The stages of an event's trace, in order, and its `now:` line.
-pub fn trace_stages(workdir: &Path, event: &str) -> String {
+pub(crate) fn trace_stages(workdir: &Path, event: &str) -> String {
     let out = sluice(workdir).args(["trace", event]).output().expect("sluice trace");
     let text = String::from_utf8_lossy(&out.stdout);
     let mut stages = Vec::new();

@@ -4,8 +4,6 @@
 //! a connection error, as a real sender would. Taken with
 //! `#[path = "support/upstreams.rs"] mod upstreams;` next to `stack`.
 
-#![allow(dead_code, unreachable_pub)]
-
 use super::stack::{NotAccepted, Proc, credentials_set, post, sluice, tokens_set};
 use serde_json::Value;
 use serde_json::json;
@@ -15,15 +13,16 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub const API_KEY: &str = "sluice-dev";
+pub(crate) const API_KEY: &str = "sluice-dev";
 /// The OAuth client both sandboxes accept, and sluice dev acts as.
-pub const CLIENT_ID: &str = "sandbox-client";
-pub const CLIENT_SECRET: &str = "sandbox-secret";
+pub(crate) const CLIENT_ID: &str = "sandbox-client";
+pub(crate) const CLIENT_SECRET: &str = "sandbox-secret";
 
 /// Both sandboxes, running until dropped.
-pub struct Upstreams {
-    pub cafe24_proc: Proc,
-    pub sheets_proc: Proc,
+pub(crate) struct Upstreams {
+    /// The sandboxes' processes: held only to stop them when dropped.
+    _cafe24_proc: Proc,
+    _sheets_proc: Proc,
     /// `http://127.0.0.1:PORT` of the Cafe24 sandbox (its control plane is under `/sandbox`).
     pub cafe24: String,
     /// `http://127.0.0.1:PORT/malls/{mall_id}`.
@@ -40,7 +39,7 @@ impl Upstreams {
     /// `malls` in the Cafe24 sandbox with a bucket of `capacity` draining
     /// `drain` a second; one spreadsheet with a tab per gid of `sheets`,
     /// and `users` in the Sheets sandbox. No faults yet.
-    pub fn start(
+    pub(crate) fn start(
         dir: &Path,
         malls: &[String],
         bucket: (u32, u32),
@@ -75,13 +74,13 @@ impl Upstreams {
             token_url: sheets_proc.after("Token URL: "),
             sheets_api,
             refresh_tokens,
-            cafe24_proc,
-            sheets_proc,
+            _cafe24_proc: cafe24_proc,
+            _sheets_proc: sheets_proc,
         }
     }
 
     /// `sluice dev` in `workdir` against both sandboxes, with `extra` flags.
-    pub fn dev(&self, workdir: &Path, extra: &[&str]) -> Proc {
+    pub(crate) fn dev(&self, workdir: &Path, extra: &[&str]) -> Proc {
         let mut command = sluice(workdir);
         command
             .args(["dev", "--ingest-port", "0", "--sqs-port", "0", "--sfn-port", "0", "--metrics-port", "0"])
@@ -99,7 +98,7 @@ impl Upstreams {
 /// alert listener, `sluice dev`'s directory and Redis, and how long an
 /// alert may take to come (a release may take three times that).
 #[derive(Clone, Copy)]
-pub struct Watch<'a> {
+pub(crate) struct Watch<'a> {
     pub http: &'a reqwest::Client,
     pub alerts: &'a AlertListener,
     pub workdir: &'a Path,
@@ -110,12 +109,12 @@ pub struct Watch<'a> {
 impl Upstreams {
     /// A URL of the Cafe24 sandbox's per-mall control plane: `path` after
     /// `/sandbox/malls/`.
-    pub fn cafe24_control(&self, path: &str) -> String {
+    pub(crate) fn cafe24_control(&self, path: &str) -> String {
         format!("{}/sandbox/malls/{path}", self.cafe24)
     }
 
     /// `per_mall` products in each of `malls`: (mall, product id), in order.
-    pub async fn create_products(
+    pub(crate) async fn create_products(
         &self,
         http: &reqwest::Client,
         malls: &[String],
@@ -135,7 +134,7 @@ impl Upstreams {
     /// Once `mall` is parked (its alert, within `limit`), a new grant
     /// from the sandbox through `sluice tokens set`; how long from there
     /// until every event held for it was released.
-    pub async fn regrant_mall_once_parked(&self, on: &Watch<'_>, mall: &'static str) -> Duration {
+    pub(crate) async fn regrant_mall_once_parked(&self, on: &Watch<'_>, mall: &'static str) -> Duration {
         let Watch { http, alerts, workdir, redis, limit } = *on;
         let parked = format!("mall `{mall}` is parked");
         let (seen, ()) = poll(limit, || async { (alerts.count(&parked) > 0, ()) }).await;
@@ -154,7 +153,7 @@ impl Upstreams {
     /// Once `credential` is rejected (its alert, within `limit`), a new
     /// grant from the sandbox through `sluice credentials set`; how long
     /// from there until every row in `before` (sheet, row ids) was written.
-    pub async fn regrant_google_once_rejected(
+    pub(crate) async fn regrant_google_once_rejected(
         &self,
         on: &Watch<'_>,
         credential: &'static str,
@@ -184,7 +183,7 @@ impl Upstreams {
 }
 
 /// `redis://…/` of the private redis-server a `sluice dev` started.
-pub fn private_redis_url(dev: &Proc) -> String {
+pub(crate) fn private_redis_url(dev: &Proc) -> String {
     let line = dev.after("Redis: private redis-server on ");
     format!("redis://{}/", line.split(|c: char| c.is_whitespace() || c == ',').next().unwrap_or_default())
 }
@@ -193,7 +192,7 @@ pub fn private_redis_url(dev: &Proc) -> String {
 /// `Err` with the last status), sending it again after a 5xx or a
 /// connection error for up to `patience`. `trace_id` is the delivery's
 /// `X-Trace-ID`, the same on every attempt.
-pub async fn post_until_answered(
+pub(crate) async fn post_until_answered(
     http: &reqwest::Client,
     url: &str,
     body: &Value,
@@ -225,14 +224,14 @@ pub async fn post_until_answered(
 }
 
 /// A sheet's rows as the sandbox holds them, header included.
-pub async fn sheet_rows(http: &reqwest::Client, control: &str, spreadsheet: &str, gid: u64) -> Vec<Value> {
+pub(crate) async fn sheet_rows(http: &reqwest::Client, control: &str, spreadsheet: &str, gid: u64) -> Vec<Value> {
     let held = super::stack::get(http, &format!("{control}/spreadsheets/{spreadsheet}/sheets/{gid}/values")).await;
     held["values"].as_array().cloned().unwrap_or_default()
 }
 
 /// How a sheet's rows compare with the row ids sent to it, in order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RowTally {
+pub(crate) struct RowTally {
     pub headers: usize,
     /// Sent and accepted but not in the sheet.
     pub lost: usize,
@@ -244,7 +243,7 @@ pub struct RowTally {
 
 /// Tallies `held` (column A holds each row's id, `row_id` on the header
 /// row) against `sent`, the ids accepted for the sheet in their order.
-pub fn tally_rows(held: &[Value], sent: &[String]) -> RowTally {
+pub(crate) fn tally_rows(held: &[Value], sent: &[String]) -> RowTally {
     let ids: Vec<&str> = held.iter().map(|row| row[0].as_str().unwrap_or("?")).collect();
     let headers = ids.iter().filter(|id| **id == "row_id").count();
     let rows: Vec<&str> = ids.into_iter().filter(|id| *id != "row_id").collect();
@@ -261,7 +260,7 @@ pub fn tally_rows(held: &[Value], sent: &[String]) -> RowTally {
 }
 
 /// Waits, bounded by `limit`, until `check` holds; its last answer either way.
-pub async fn poll<T, F: std::future::Future<Output = (bool, T)>>(
+pub(crate) async fn poll<T, F: std::future::Future<Output = (bool, T)>>(
     limit: Duration,
     mut check: impl FnMut() -> F,
 ) -> (bool, T) {
@@ -279,7 +278,7 @@ pub async fn poll<T, F: std::future::Future<Output = (bool, T)>>(
 /// once and released once, whose `credential` was rejected once, and
 /// whose other episodes (a mall's calls failing, a sheet's flushes
 /// delayed: the seed decides) each ended as often as they started.
-pub fn episode_problems(
+pub(crate) fn episode_problems(
     alerts: &AlertListener,
     malls: &[String],
     parked: &[&str],
@@ -304,7 +303,11 @@ pub fn episode_problems(
 /// What is wrong with the alerts: each of `expected` (a text, how many
 /// alerts contain it) must come exactly so often, and each pair (an
 /// episode's start, its end) must have ended as often as it started.
-pub fn alert_problems(alerts: &AlertListener, expected: &[(String, usize)], pairs: &[(String, String)]) -> Vec<String> {
+pub(crate) fn alert_problems(
+    alerts: &AlertListener,
+    expected: &[(String, usize)],
+    pairs: &[(String, String)],
+) -> Vec<String> {
     let texts = alerts.texts();
     let mut problems = Vec::new();
     for (needle, wanted) in expected {
