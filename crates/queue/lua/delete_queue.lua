@@ -3,7 +3,7 @@
 -- KEYS[1]   SET   the store's queue names
 -- KEYS[2]   HASH  the queue's cfg
 -- KEYS[3..] every other key of the queue (body, meta, order, arrival,
---           ready, gstate, blocked, dedup, dedupx). All KEYS share the
+--           ready, gstate, blocked, dedup, dedupx, rx, rxx). All KEYS share the
 --           store's hash tag.
 -- ARGV[1]   queue name
 --

@@ -20,6 +20,15 @@
 -- ARGV[2]      visibility timeout ms
 -- ARGV[3]      the dead-letter queue name the caller believes in, or ''
 -- ARGV[4]      this queue's name (recorded on moved messages, for redrive)
+-- ARGV[5]      the receive attempt's id ('' for none), as SQS FIFO's
+--              ReceiveRequestAttemptId: the same id again answers the
+--              messages the first call took that are still in flight from
+--              it, and takes no more (the caller never saw the first
+--              answer: Redis ran it, the reply was lost)
+-- KEYS[#KEYS-1..#KEYS]  last: rx (HASH attempt id -> '<seq> <receive
+--              count>' of each message it took) and rxx (ZSET attempt id by
+--              expiry ms): an attempt is kept for the visibility timeout or
+--              5 minutes, whichever is shorter, and only if it took any
 --
 -- Returns {'ok', incarnation, next_visible_in_ms (-1: none in flight),
 --          then per message: seq, id, body, group, dedup, sent, rc, fr}
@@ -41,6 +50,57 @@ local now = now_ms()
 local max = tonumber(ARGV[1])
 local visible_at = now + tonumber(ARGV[2])
 local by_head = cfg[4] == 'sqs'
+local attempt = ARGV[5] ~= '' and ARGV[5]
+local rx, rxx = KEYS[#KEYS - 1], KEYS[#KEYS]
+
+local out = {'ok', cfg[3], -1}
+local taken_now = {}
+-- Message seq (its meta `meta`, of group g) into the answer.
+local function answer(seq, meta, g)
+  local n = #out
+  out[n + 1] = seq
+  out[n + 2] = meta.id
+  out[n + 3] = redis.call('HGET', KEYS[2], seq)
+  out[n + 4] = g
+  out[n + 5] = meta.d
+  out[n + 6] = meta.sent
+  out[n + 7] = meta.rc
+  out[n + 8] = meta.fr
+end
+
+local function next_visible()
+  local first = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+  if #first > 0 then
+    local wait = tonumber(first[2]) - now
+    if wait < 0 then wait = 0 end
+    out[3] = wait
+  end
+  return out
+end
+
+local expired = redis.call('ZRANGEBYSCORE', rxx, '-inf', now, 'LIMIT', 0, 256)
+if #expired > 0 then
+  redis.call('HDEL', rx, unpack(expired))
+  redis.call('ZREM', rxx, unpack(expired))
+end
+if attempt then
+  local earlier = redis.call('HGET', rx, attempt)
+  if earlier then
+    -- The same attempt again: what it took, as long as no other receive
+    -- has taken it since (the receive count would have moved on) and it
+    -- is not deleted.
+    for seq, rc in string.gmatch(earlier, '(%d+) (%d+)') do
+      local m = redis.call('HGET', KEYS[3], seq)
+      if m then
+        local meta = cjson.decode(m)
+        if meta.rc == tonumber(rc) then
+          answer(tonumber(seq), meta, meta.g)
+        end
+      end
+    end
+    return next_visible()
+  end
+end
 
 local function heads(g, offset, count)
   return redis.call('ZRANGEBYLEX', KEYS[4], '[' .. g .. ' ', '(' .. g .. '!', 'LIMIT', offset, count)
@@ -73,7 +133,6 @@ local function next_group()
   return first[1]
 end
 
-local out = {'ok', cfg[3], -1}
 local taken = 0
 while taken < max do
   local g = next_group()
@@ -102,15 +161,8 @@ while taken < max do
         if meta.fr == 0 then meta.fr = now end
         meta.vis = visible_at
         redis.call('HSET', KEYS[3], seq, cjson.encode(meta))
-        local n = #out
-        out[n + 1] = seq
-        out[n + 2] = meta.id
-        out[n + 3] = redis.call('HGET', KEYS[2], seq)
-        out[n + 4] = g
-        out[n + 5] = meta.d
-        out[n + 6] = meta.sent
-        out[n + 7] = meta.rc
-        out[n + 8] = meta.fr
+        answer(seq, meta, g)
+        taken_now[#taken_now + 1] = string.format('%d %d', seq, meta.rc)
         took = took + 1
         taken = taken + 1
       end
@@ -137,10 +189,12 @@ while taken < max do
   end
 end
 
-local first = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
-if #first > 0 then
-  local wait = tonumber(first[2]) - now
-  if wait < 0 then wait = 0 end
-  out[3] = wait
+if attempt and #taken_now > 0 then
+  local keep = math.max(1, math.min(tonumber(ARGV[2]), 300000))
+  redis.call('HSET', rx, attempt, table.concat(taken_now, ' '))
+  redis.call('ZADD', rxx, now + keep, attempt)
+  for _, key in ipairs({rx, rxx}) do
+    if redis.call('PTTL', key) < keep then redis.call('PEXPIRE', key, keep) end
+  end
 end
-return out
+return next_visible()

@@ -114,6 +114,8 @@
 //! {prefix}{sqs}:q:<name>:blocked    ZSET  blocked group -> ms its last in-flight (or delayed) message becomes visible
 //! {prefix}{sqs}:q:<name>:dedup      HASH  dedup id -> '<message id> <seq>'       TTL: 5 min after the latest send
 //! {prefix}{sqs}:q:<name>:dedupx     ZSET  dedup id by expiry ms                 TTL: 5 min after the latest send
+//! {prefix}{sqs}:q:<name>:rx         HASH  receive attempt id -> '<seq> <receive count>' of each message it took  TTL: 5 min after the latest receive that took any
+//! {prefix}{sqs}:q:<name>:rxx        ZSET  receive attempt id by expiry ms (its visibility timeout, at most 5 min)  TTL: as rx
 //! {prefix}{sqs}:consumer:lease      STRING the one consumer of the store's queues  TTL: 15 s, renewed by its holder
 //! ```
 //!
@@ -126,7 +128,10 @@
 //! by `PurgeQueue`, or by a move to the dead-letter queue or a redrive;
 //! `ready` and group entries are removed when their group empties. The two
 //! dedup keys expire five minutes after the latest send, and each id in
-//! them is dropped once its own five minutes are over. The consumer lease
+//! them is dropped once its own five minutes are over. The receive
+//! attempt keys (`rx`, `rxx`) likewise: each attempt is dropped once its
+//! messages' visibility timeout (at most five minutes) is over, and both
+//! keys expire that long after the latest receive that took messages. The consumer lease
 //! belongs to its holder, which deletes it on a clean stop; a crashed
 //! holder's lapses ([`redis_store::lease`]).
 //!

@@ -6,6 +6,7 @@
 mod conformance;
 mod consumer_lease;
 mod group_scan;
+mod lost_receive;
 mod redis_store;
 mod sqs_api;
 mod sqs_api_standard;

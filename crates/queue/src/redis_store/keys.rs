@@ -24,6 +24,11 @@ pub(super) struct QueueKeys {
     pub(super) blocked: String,
     pub(super) dedup: String,
     pub(super) dedupx: String,
+    /// What each recent receive attempt took, and the attempts by expiry:
+    /// asked again with the same id (its answer lost), a receive answers
+    /// the same messages instead of hiding more.
+    pub(super) rx: String,
+    pub(super) rxx: String,
 }
 
 impl StoreKeys {
@@ -55,6 +60,8 @@ impl StoreKeys {
             blocked: key("blocked"),
             dedup: key("dedup"),
             dedupx: key("dedupx"),
+            rx: key("rx"),
+            rxx: key("rxx"),
         }
     }
 }
@@ -80,7 +87,7 @@ impl QueueKeys {
 
     pub(super) fn all(&self) -> Vec<&str> {
         let mut all = self.core().to_vec();
-        all.extend([self.dedup.as_str(), self.dedupx.as_str()]);
+        all.extend([self.dedup.as_str(), self.dedupx.as_str(), self.rx.as_str(), self.rxx.as_str()]);
         all
     }
 }

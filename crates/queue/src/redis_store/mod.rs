@@ -7,6 +7,7 @@
 mod keys;
 pub mod lease;
 pub mod lease_owner;
+mod receive_retry;
 mod reply;
 mod scripts;
 
@@ -274,6 +275,7 @@ where
         if self.fence.as_ref().is_some_and(|guard| !guard.is_held()) {
             return Err(QueueError::ConsumerLeaseLost);
         }
+        let attempt = uuid::Uuid::new_v4().simple().to_string();
         // Two tries: the second after reloading settings the script found stale.
         for _ in 0..2 {
             let info = self.info(name).await?;
@@ -290,8 +292,10 @@ where
             }
             // SQS returns at most ten messages a receive, whatever is asked.
             let max = usize::from(max).min(MAX_BATCH_ENTRIES);
-            invocation.arg(max).arg(millis(visibility)).arg(dlq).arg(name);
-            let mut reply = Reply::new("receive.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
+            invocation.key(&keys.rx).key(&keys.rxx);
+            invocation.arg(max).arg(millis(visibility)).arg(dlq).arg(name).arg(&attempt);
+            let answer = receive_retry::invoke_until_answered(&invocation, &self.conn).await?;
+            let mut reply = Reply::new("receive.lua", answer)?;
             match reply.string()?.as_str() {
                 "ok" => return read_pulled(&mut reply),
                 "stale" => self.forget(name),
