@@ -131,9 +131,9 @@
 //! them is dropped once its own five minutes are over. The receive
 //! attempt keys (`rx`, `rxx`) likewise: each attempt is dropped once its
 //! messages' visibility timeout (at most five minutes) is over, and both
-//! keys expire that long after the latest receive that took messages. The consumer lease
-//! belongs to its holder, which deletes it on a clean stop; a crashed
-//! holder's lapses ([`redis_store::lease`]).
+//! keys expire that long after the latest receive that took messages.
+//! The consumer lease belongs to its holder, which deletes it on a clean
+//! stop; a crashed holder's lapses ([`redis_store::lease`]).
 //!
 //! # Layout
 //!

@@ -20,6 +20,10 @@ use std::time::{Duration, Instant};
 /// timeout.
 pub(super) const RECEIVE_PATIENCE: Duration = Duration::from_secs(10);
 
+/// The pause before asking again: an error that comes back at once (a
+/// dropped connection) must not turn the retry into a busy loop.
+const PAUSE: Duration = Duration::from_millis(20);
+
 /// `invocation` (a receive carrying its attempt id) run until it answers,
 /// again after each lost answer for up to [`RECEIVE_PATIENCE`].
 pub(super) async fn invoke_until_answered<C: ConnectionLike + Clone>(
@@ -31,6 +35,7 @@ pub(super) async fn invoke_until_answered<C: ConnectionLike + Clone>(
         match invocation.invoke_async(&mut conn.clone()).await {
             Err(e) if (e.is_timeout() || e.is_connection_dropped()) && Instant::now() < give_up => {
                 tracing::debug!(error = %e, "queue: a receive's answer was lost; asking again with the same attempt id");
+                tokio::time::sleep(PAUSE).await;
             }
             answer => return Ok(answer?),
         }
