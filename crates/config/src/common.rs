@@ -2,68 +2,26 @@
 //! in, the key prefix all of them must share, and the stage its metrics
 //! are labelled with.
 
-use crate::variables::{Variable, var};
+use crate::variables::part;
 use crate::{ConfigError, EnvSource};
-use serde::{Deserialize, Serialize};
 use sluice_cafe24::Secret;
 use sluice_redis::{ClusterMode, ConnectSettings, Keyspace};
 use std::path::PathBuf;
 
-pub(crate) const VARIABLES: &[Variable] = &[
-    var(
-        "redis_url",
-        "yes",
-        "`rediss://user@host:port` (TLS, ACL user) or `redis://host:port` of ElastiCache / Valkey / Redis: see docs/deploy.md",
-    ),
-    var(
-        "redis_password_secret_arn",
-        "no",
-        "a Secrets Manager secret (JSON, field `password`) whose password is added to the URL at cold start",
-    ),
-    var(
-        "redis_cluster",
-        "no",
-        "`auto`: ask the server (`CLUSTER INFO`) once at connect; `on`: a cluster (ElastiCache Serverless); `off`: one server",
-    ),
-    var(
-        "redis_ca_file",
-        "no",
-        "a PEM file of the CA that signs Redis's TLS certificate, trusted instead of the public roots (a private CA; ElastiCache needs none)",
-    ),
-    var("key_prefix", "no", "Redis key prefix; the same for every function"),
-    var("stage", "no", "the `Stage` dimension of the EMF metrics"),
-    var("secret_ttl_secs", "no", "a step function re-reads its secrets (rebuilds its service) when they are this old"),
-];
-
-#[derive(Deserialize, Serialize)]
-#[serde(default)]
-struct CommonVars {
-    redis_url: Option<String>,
-    redis_password_secret_arn: Option<String>,
-    redis_cluster: String,
-    redis_ca_file: Option<String>,
-    key_prefix: String,
-    stage: String,
-    #[serde(deserialize_with = "crate::source::parsed")]
-    secret_ttl_secs: u64,
-}
-
-impl Default for CommonVars {
-    fn default() -> Self {
-        Self {
-            redis_url: None,
-            redis_password_secret_arn: None,
-            redis_cluster: "auto".to_owned(),
-            redis_ca_file: None,
-            key_prefix: sluice_redis::keyspace::DEFAULT_PREFIX.to_owned(),
-            stage: "local".to_owned(),
-            secret_ttl_secs: 300,
-        }
+part! {
+    struct CommonVars {
+        redis_url: Option<String> = None, "yes",
+            "`rediss://user@host:port` (TLS, ACL user) or `redis://host:port` of ElastiCache / Valkey / Redis: see docs/deploy.md";
+        redis_password_secret_arn: Option<String> = None, "no",
+            "a Secrets Manager secret (JSON, field `password`) whose password is added to the URL at cold start";
+        redis_cluster: String = "auto".to_owned(), "no",
+            "`auto`: ask the server (`CLUSTER INFO`) once at connect; `on`: a cluster (ElastiCache Serverless); `off`: one server";
+        redis_ca_file: Option<String> = None, "no",
+            "a PEM file of the CA that signs Redis's TLS certificate, trusted instead of the public roots (a private CA; ElastiCache needs none)";
+        key_prefix: String = sluice_redis::keyspace::DEFAULT_PREFIX.to_owned(), "no", "Redis key prefix; the same for every function";
+        stage: String = "local".to_owned(), "no", "the `Stage` dimension of the EMF metrics";
+        secret_ttl_secs: u64 = 300, "no", "a step function re-reads its secrets (rebuilds its service) when they are this old";
     }
-}
-
-pub(crate) fn defaults() -> serde_json::Value {
-    serde_json::to_value(CommonVars::default()).unwrap_or_default()
 }
 
 /// Every deployable's part of the configuration.

@@ -3,27 +3,18 @@
 //! Manager (it holds a password).
 
 use crate::secret_setting::{SecretSetting, either};
-use crate::variables::{Variable, var};
+use crate::variables::part;
 use crate::{ConfigError, EnvSource};
-use serde::{Deserialize, Serialize};
 
-pub(crate) const VARIABLES: &[Variable] = &[
-    var(
-        "database_url",
-        "the drain function, unless the ARN is set",
-        "PostgreSQL the snapshots are drained into, `postgres://user:password@host:5432/db` (sluice dev and sluice trace: database `sluice` at 127.0.0.1:5432, or PGHOST/PGPORT, when reachable)",
-    ),
-    var("database_url_secret_arn", "no", "a Secrets Manager secret holding that URL, read at cold start"),
-];
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default)]
-struct DatabaseVars {
-    database_url: Option<String>,
-    database_url_secret_arn: Option<String>,
+part! {
+    struct DatabaseVars {
+        database_url: Option<String> = None, "the drain function, unless the ARN is set",
+            "PostgreSQL the snapshots are drained into, `postgres://user:password@host:5432/db` (sluice dev and sluice trace: database `sluice` at 127.0.0.1:5432, or PGHOST/PGPORT, when reachable)";
+        database_url_secret_arn: Option<String> = None, "no",
+            "a Secrets Manager secret holding that URL, read at cold start";
+    }
 }
 
-/// Where the database URL comes from, if anywhere.
 pub fn database_url(source: &EnvSource) -> Result<Option<SecretSetting>, ConfigError> {
     let vars: DatabaseVars = source.extract()?;
     let url = either("database_url", vars.database_url, "database_url_secret_arn", vars.database_url_secret_arn)?;
@@ -34,10 +25,6 @@ pub fn database_url(source: &EnvSource) -> Result<Option<SecretSetting>, ConfigE
         }
     }
     Ok(url)
-}
-
-pub(crate) fn defaults() -> serde_json::Value {
-    serde_json::to_value(DatabaseVars::default()).unwrap_or_default()
 }
 
 #[cfg(test)]

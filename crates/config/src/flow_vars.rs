@@ -4,55 +4,20 @@
 //! flow control per sheet's threshold (`sluice_redis::sheet_flow`), read by
 //! ingest only: the buffer step needs none of its settings.
 
-use crate::source::parsed;
-use crate::variables::{Variable, var};
+use crate::variables::part;
 use crate::{ConfigError, EnvSource, in_range};
-use serde::{Deserialize, Serialize};
 use sluice_aws::SqsEndpoint;
 
-pub(crate) const VARIABLES: &[Variable] = &[
-    var(
-        "mall_drain_queue_url",
-        "the mall drain function; ingest and fetch: turn flow control on",
-        "the SQS standard queue of \"drain mall M\" requests (not FIFO: a request's wait is its DelaySeconds)",
-    ),
-    var(
-        "flow_max_queued",
-        "no",
-        "a mall's messages in the FIFO queue from which its webhooks go to its dirty set; the same for ingest and the mall drain function",
-    ),
-    var(
-        "sheet_max_queued",
-        "no",
-        "ingest: a sheet's rows in the FIFO queue from which its rows are held in its overflow (flow control per sheet, always on)",
-    ),
-    var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS (`sluice dev`)"),
-];
-
-#[derive(Deserialize, Serialize)]
-#[serde(default)]
-struct FlowVars {
-    mall_drain_queue_url: Option<String>,
-    #[serde(deserialize_with = "parsed")]
-    flow_max_queued: u32,
-    #[serde(deserialize_with = "parsed")]
-    sheet_max_queued: u32,
-    sqs_endpoint: Option<String>,
-}
-
-impl Default for FlowVars {
-    fn default() -> Self {
-        Self {
-            mall_drain_queue_url: None,
-            flow_max_queued: sluice_redis::FlowControl::default().max_queued,
-            sheet_max_queued: sluice_redis::SheetFlow::default().max_queued,
-            sqs_endpoint: None,
-        }
+part! {
+    struct FlowVars {
+        mall_drain_queue_url: Option<String> = None, "the mall drain function; ingest and fetch: turn flow control on",
+            "the SQS standard queue of \"drain mall M\" requests (not FIFO: a request's wait is its DelaySeconds)";
+        flow_max_queued: u32 = sluice_redis::FlowControl::default().max_queued, "no",
+            "a mall's messages in the FIFO queue from which its webhooks go to its dirty set; the same for ingest and the mall drain function";
+        sheet_max_queued: u32 = sluice_redis::SheetFlow::default().max_queued, "no",
+            "ingest: a sheet's rows in the FIFO queue from which its rows are held in its overflow (flow control per sheet, always on)";
+        sqs_endpoint: Option<String> = None, "no", "a local SQS endpoint instead of AWS (`sluice dev`)";
     }
-}
-
-pub(crate) fn defaults() -> serde_json::Value {
-    serde_json::to_value(FlowVars::default()).unwrap_or_default()
 }
 
 /// Where "drain mall M" requests go: an SQS standard queue.

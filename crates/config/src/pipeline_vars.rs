@@ -2,36 +2,12 @@
 //! path's included): what `sluice status` reads too, without any
 //! connection's variables.
 
-use crate::source::parsed;
-use crate::variables::{Variable, var};
+use crate::variables::part;
 use crate::{ConfigError, EnvSource, in_range};
-use serde::{Deserialize, Serialize};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_redis::BucketSpec;
 use sluice_sheets::values::ValueInputOption;
 use std::time::Duration;
-
-pub(crate) const VARIABLES: &[Variable] = &[
-    var("bucket_capacity", "no", "each mall's Admin API bucket size"),
-    var("bucket_drain_per_sec", "no", "its drain, calls per second"),
-    var("bucket_margin_ms", "no", "room left unused in the bucket against network jitter, as time"),
-    var("inline_wait_max_ms", "no", "budget waits up to this are waited inside the step"),
-    var("step_wait_budget_ms", "no", "most time one invocation spends waiting"),
-    var("token_refresh_margin_secs", "no", "refresh a token this close to expiry"),
-    var("refresh_lock_lease_secs", "no", "lease of a mall's token-refresh lock"),
-    var("max_receive_count", "no", "the queue's maxReceiveCount, 1–1000; must match the redrive policy"),
-    var("snapshot_shards", "no", "snapshot streams the malls are spread over; the same for every function"),
-    var("map_max_concurrency", "no", "FIFO groups of a batch processed at once, 1–40"),
-    var("trace_retention_secs", "no", "how long event traces are kept"),
-    var("google_project", "no", "the Google Cloud project whose quota every credential shares"),
-    var("sheets_writes_per_minute", "no", "Sheets writes per minute per credential"),
-    var("sheets_project_writes_per_minute", "no", "Sheets writes per minute per project"),
-    var("sheets_quota_margin_ms", "no", "added to each quota window against network jitter, at most 10000"),
-    var("sheets_max_rows", "no", "rows per append, 1–100000"),
-    var("sheets_flush_threshold", "no", "flush at once from this many buffered rows"),
-    var("sheets_max_delay_secs", "no", "below the threshold, flush after this, at most 900"),
-    var("sheets_value_input", "no", "`USER_ENTERED` or `RAW`"),
-];
 
 /// Inline Map iterations Step Functions runs at once at most.
 const MAX_MAP_CONCURRENCY: u32 = 40;
@@ -40,77 +16,37 @@ const MAX_RECEIVE_COUNT_LIMIT: u32 = 1000;
 /// SQS's longest message delay, which carries a flush's wait.
 const MAX_FLUSH_DELAY_SECS: u64 = 900;
 
-#[derive(Deserialize, Serialize)]
-#[serde(default)]
-struct PipelineVars {
-    #[serde(deserialize_with = "parsed")]
-    bucket_capacity: u32,
-    #[serde(deserialize_with = "parsed")]
-    bucket_drain_per_sec: f64,
-    #[serde(deserialize_with = "parsed")]
-    bucket_margin_ms: u64,
-    #[serde(deserialize_with = "parsed")]
-    inline_wait_max_ms: u64,
-    #[serde(deserialize_with = "parsed")]
-    step_wait_budget_ms: u64,
-    #[serde(deserialize_with = "parsed")]
-    token_refresh_margin_secs: u64,
-    #[serde(deserialize_with = "parsed")]
-    refresh_lock_lease_secs: u64,
-    #[serde(deserialize_with = "parsed")]
-    max_receive_count: u32,
-    #[serde(deserialize_with = "parsed")]
-    snapshot_shards: u32,
-    #[serde(deserialize_with = "parsed")]
-    map_max_concurrency: u32,
-    #[serde(deserialize_with = "parsed")]
-    trace_retention_secs: u64,
-    google_project: String,
-    #[serde(deserialize_with = "parsed")]
-    sheets_writes_per_minute: u32,
-    #[serde(deserialize_with = "parsed")]
-    sheets_project_writes_per_minute: u32,
-    #[serde(deserialize_with = "parsed")]
-    sheets_quota_margin_ms: u64,
-    #[serde(deserialize_with = "parsed")]
-    sheets_max_rows: usize,
-    #[serde(deserialize_with = "parsed")]
-    sheets_flush_threshold: u64,
-    #[serde(deserialize_with = "parsed")]
-    sheets_max_delay_secs: u64,
-    sheets_value_input: ValueInputOption,
-}
-
-impl Default for PipelineVars {
-    fn default() -> Self {
-        let d = PipelineConfig::default();
-        let s = &d.sheets;
-        Self {
-            bucket_capacity: d.bucket.capacity,
-            bucket_drain_per_sec: d.bucket.drain_per_sec,
-            bucket_margin_ms: d.bucket.margin.as_millis() as u64,
-            inline_wait_max_ms: d.inline_wait_max.as_millis() as u64,
-            step_wait_budget_ms: d.step_wait_budget.as_millis() as u64,
-            token_refresh_margin_secs: d.token_refresh_margin.as_secs(),
-            refresh_lock_lease_secs: d.refresh_lock_lease.as_secs(),
-            max_receive_count: d.max_receive_count,
-            snapshot_shards: d.snapshot_shards,
-            map_max_concurrency: d.map_max_concurrency,
-            trace_retention_secs: d.trace_retention.as_secs(),
-            google_project: s.google_project.clone(),
-            sheets_writes_per_minute: s.per_credential.0,
-            sheets_project_writes_per_minute: s.per_project.0,
-            sheets_quota_margin_ms: s.quota_margin.as_millis() as u64,
-            sheets_max_rows: s.max_rows,
-            sheets_flush_threshold: s.flush_threshold,
-            sheets_max_delay_secs: s.max_delay.as_secs(),
-            sheets_value_input: s.value_input,
-        }
+part! {
+    struct PipelineVars(d = PipelineConfig::default()) {
+        bucket_capacity: u32 = d.bucket.capacity, "no", "each mall's Admin API bucket size";
+        bucket_drain_per_sec: f64 = d.bucket.drain_per_sec, "no", "its drain, calls per second";
+        bucket_margin_ms: u64 = millis(d.bucket.margin), "no",
+            "room left unused in the bucket against network jitter, as time";
+        inline_wait_max_ms: u64 = millis(d.inline_wait_max), "no", "budget waits up to this are waited inside the step";
+        step_wait_budget_ms: u64 = millis(d.step_wait_budget), "no", "most time one invocation spends waiting";
+        token_refresh_margin_secs: u64 = d.token_refresh_margin.as_secs(), "no", "refresh a token this close to expiry";
+        refresh_lock_lease_secs: u64 = d.refresh_lock_lease.as_secs(), "no", "lease of a mall's token-refresh lock";
+        max_receive_count: u32 = d.max_receive_count, "no",
+            "the queue's maxReceiveCount, 1–1000; must match the redrive policy";
+        snapshot_shards: u32 = d.snapshot_shards, "no",
+            "snapshot streams the malls are spread over; the same for every function";
+        map_max_concurrency: u32 = d.map_max_concurrency, "no", "FIFO groups of a batch processed at once, 1–40";
+        trace_retention_secs: u64 = d.trace_retention.as_secs(), "no", "how long event traces are kept";
+        google_project: String = d.sheets.google_project.clone(), "no",
+            "the Google Cloud project whose quota every credential shares";
+        sheets_writes_per_minute: u32 = d.sheets.per_credential.0, "no", "Sheets writes per minute per credential";
+        sheets_project_writes_per_minute: u32 = d.sheets.per_project.0, "no", "Sheets writes per minute per project";
+        sheets_quota_margin_ms: u64 = millis(d.sheets.quota_margin), "no",
+            "added to each quota window against network jitter, at most 10000";
+        sheets_max_rows: usize = d.sheets.max_rows, "no", "rows per append, 1–100000";
+        sheets_flush_threshold: u64 = d.sheets.flush_threshold, "no", "flush at once from this many buffered rows";
+        sheets_max_delay_secs: u64 = d.sheets.max_delay.as_secs(), "no", "below the threshold, flush after this, at most 900";
+        sheets_value_input: ValueInputOption = d.sheets.value_input, "no", "`USER_ENTERED` or `RAW`";
     }
 }
 
-pub(crate) fn defaults() -> serde_json::Value {
-    serde_json::to_value(PipelineVars::default()).unwrap_or_default()
+fn millis(duration: Duration) -> u64 {
+    duration.as_millis() as u64
 }
 
 /// The pipeline's settings from `source`, each checked against its range.

@@ -2,62 +2,27 @@
 //! sheet path is off) and the flush queue (alerts: `alert_vars`).
 
 use crate::secret_setting::{SecretSetting, either};
-use crate::variables::{Variable, var};
+use crate::variables::part;
 use crate::{ConfigError, EnvSource};
-use serde::{Deserialize, Serialize};
 use sluice_cafe24::Secret;
 use sluice_sheets::SheetsConfig;
 use sluice_sheets::config::{PRODUCTION_API_BASE_URL, PRODUCTION_TOKEN_URL};
 
-pub(crate) const VARIABLES: &[Variable] = &[
-    var("google_client_id", "for the flush", "the Google OAuth client id; unset leaves the sheet path off"),
-    var("google_client_secret", "with the id: this or its ARN", "its secret"),
-    var(
-        "google_client_secret_arn",
-        "with the id: this or the value",
-        "a Secrets Manager secret holding it, read at cold start",
-    ),
-    var("sheets_api_url", "no", "the Google Sheets API"),
-    var("google_token_url", "no", "the Google OAuth token endpoint"),
-    var(
-        "flush_queue_url",
-        "yes",
-        "the SQS standard queue of flush requests (not FIFO: a flush's wait is its DelaySeconds)",
-    ),
-    var("sqs_endpoint", "no", "a local SQS endpoint instead of AWS (`sluice dev`)"),
-];
-
-#[derive(Deserialize, Serialize)]
-#[serde(default)]
-pub(crate) struct SheetVars {
-    google_client_id: Option<String>,
-    google_client_secret: Option<String>,
-    google_client_secret_arn: Option<String>,
-    sheets_api_url: String,
-    google_token_url: String,
-    pub(crate) flush_queue_url: Option<String>,
-    pub(crate) sqs_endpoint: Option<String>,
-}
-
-impl Default for SheetVars {
-    fn default() -> Self {
-        Self {
-            google_client_id: None,
-            google_client_secret: None,
-            google_client_secret_arn: None,
-            sheets_api_url: PRODUCTION_API_BASE_URL.to_owned(),
-            google_token_url: PRODUCTION_TOKEN_URL.to_owned(),
-            flush_queue_url: None,
-            sqs_endpoint: None,
-        }
+part! {
+    pub(crate) struct SheetVars {
+        google_client_id: Option<String> = None, "for the flush",
+            "the Google OAuth client id; unset leaves the sheet path off";
+        google_client_secret: Option<String> = None, "with the id: this or its ARN", "its secret";
+        google_client_secret_arn: Option<String> = None, "with the id: this or the value",
+            "a Secrets Manager secret holding it, read at cold start";
+        sheets_api_url: String = PRODUCTION_API_BASE_URL.to_owned(), "no", "the Google Sheets API";
+        google_token_url: String = PRODUCTION_TOKEN_URL.to_owned(), "no", "the Google OAuth token endpoint";
+        pub(crate) flush_queue_url: Option<String> = None, "yes",
+            "the SQS standard queue of flush requests (not FIFO: a flush's wait is its DelaySeconds)";
+        pub(crate) sqs_endpoint: Option<String> = None, "no", "a local SQS endpoint instead of AWS (`sluice dev`)";
     }
 }
 
-pub(crate) fn defaults() -> serde_json::Value {
-    serde_json::to_value(SheetVars::default()).unwrap_or_default()
-}
-
-/// The Google OAuth client the flush acts as.
 #[derive(Debug, Clone)]
 pub struct GoogleClient {
     /// Holds an empty secret until the caller puts the real one in.

@@ -16,10 +16,44 @@ pub struct Variable {
     pub meaning: &'static str,
 }
 
-/// A [`Variable`], in the one line a table entry takes.
-pub(crate) const fn var(field: &'static str, required: &'static str, meaning: &'static str) -> Variable {
-    Variable { field, required, meaning }
+/// Declares one part of the configuration from one line per variable:
+/// `field: Type = default, "required", "meaning";`. It gives the struct
+/// figment reads the part into (a field is a variable's name without the
+/// prefix; an unset one keeps its default), that struct's `Default`, the
+/// part's `VARIABLES` for the tables, and `defaults()`, the defaults as
+/// the tables show them. `struct Vars(d = Library::default())` binds `d`
+/// for the default expressions, so a default comes from the library that
+/// uses the setting instead of being written again here.
+macro_rules! part {
+    (
+        $(#[$attr:meta])*
+        $vis:vis struct $name:ident $(($d:ident = $init:expr))? {
+            $($fvis:vis $field:ident: $ty:ty = $default:expr, $required:literal, $meaning:expr;)*
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(serde::Deserialize, serde::Serialize)]
+        #[serde(default)]
+        $vis struct $name {
+            $($fvis $field: $ty,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $(let $d = $init;)?
+                Self { $($field: $default,)* }
+            }
+        }
+
+        pub(crate) const VARIABLES: &[$crate::Variable] =
+            &[$($crate::Variable { field: stringify!($field), required: $required, meaning: $meaning },)*];
+
+        pub(crate) fn defaults() -> serde_json::Value {
+            serde_json::to_value($name::default()).unwrap_or_default()
+        }
+    };
 }
+pub(crate) use part;
 
 /// Every part's variables, with the defaults of its fields as JSON, and
 /// the title of its table in `functions/README.md`.
