@@ -209,32 +209,9 @@ where
         Ok(permit) => permit,
         Err(rejection) => return rejection.into_response(),
     };
-    let settling = shared.clone();
-    let answer = tokio::spawn(async move {
-        let _permit = permit;
-        let answer = settling.acceptor.accept(work).await;
-        match &answer {
-            Ok(receipt) => match receipt.status {
-                Status::Enqueued => settling.counters.enqueued(),
-                Status::Coalesced => settling.counters.coalesced(),
-                Status::Deferred => settling.counters.deferred(),
-                Status::Duplicate => settling.counters.duplicate(),
-            },
-            Err(rejection) => settling.counters.rejected(rejection.code),
-        }
-        answer
-    })
-    .await;
-    match answer {
-        Ok(Ok(receipt)) => accepted(receipt),
-        Ok(Err(rejection)) => rejection.into_response(),
-        Err(panic) => {
-            tracing::error!(error = %panic, "accepting a webhook panicked");
-            shared.counters.rejected(ErrorCode::QueueUnavailable);
-            Rejection::new(ErrorCode::QueueUnavailable, "ingest failed while accepting this webhook; send it again")
-                .into_response()
-        }
-    }
+    // Settled on its own task: a sender hanging up must not cancel a
+    // webhook half way between the queue and its log.
+    settle(&shared, "webhook", permit, |s| async move { s.acceptor.accept(work).await }).await
 }
 
 async fn receive_row<C>(State(shared): State<Arc<Shared<C>>>, request: Request) -> Response
@@ -263,32 +240,42 @@ where
         Ok(permit) => permit,
         Err(rejection) => return rejection.into_response(),
     };
-    // Settled on its own task, like webhooks: a sender hanging up must not
-    // cancel a row half way between the queue and its log.
-    let settling = shared.clone();
+    settle(&shared, "row", permit, |s| async move { s.acceptor.accept_row(work).await }).await
+}
+
+/// Runs `accept` (a webhook's or a row's acceptance) on its own task,
+/// holding `permit`, counts how it ended and answers it.
+async fn settle<C, F, Fut>(shared: &Arc<Shared<C>>, what: &str, permit: OwnedSemaphorePermit, accept: F) -> Response
+where
+    C: ConnectionLike + Clone + Send + Sync + 'static,
+    F: FnOnce(Arc<Shared<C>>) -> Fut,
+    Fut: Future<Output = Result<Receipt, Rejection>> + Send + 'static,
+{
+    let accepting = accept(shared.clone());
+    let counters = shared.counters.clone();
     let answer = tokio::spawn(async move {
         let _permit = permit;
-        settling.acceptor.accept_row(work).await
+        let answer = accepting.await;
+        match &answer {
+            Ok(receipt) => match receipt.status {
+                Status::Enqueued => counters.enqueued(),
+                Status::Coalesced => counters.coalesced(),
+                Status::Deferred => counters.deferred(),
+                Status::Duplicate => counters.duplicate(),
+            },
+            Err(rejection) => counters.rejected(rejection.code),
+        }
+        answer
     })
     .await;
     match answer {
-        Ok(Ok(receipt)) => {
-            match receipt.status {
-                Status::Deferred => shared.counters.deferred(),
-                Status::Duplicate => shared.counters.duplicate(),
-                Status::Enqueued | Status::Coalesced => shared.counters.enqueued(),
-            }
-            accepted(receipt)
-        }
-        Ok(Err(rejection)) => {
-            shared.counters.rejected(rejection.code);
-            rejection.into_response()
-        }
+        Ok(Ok(receipt)) => accepted(receipt),
+        Ok(Err(rejection)) => rejection.into_response(),
         Err(panic) => {
-            tracing::error!(error = %panic, "accepting a row panicked");
+            tracing::error!(error = %panic, "accepting a {what} panicked");
             shared.counters.rejected(ErrorCode::QueueUnavailable);
-            Rejection::new(ErrorCode::QueueUnavailable, "ingest failed while accepting this row; send it again")
-                .into_response()
+            let message = format!("ingest failed while accepting this {what}; send it again");
+            Rejection::new(ErrorCode::QueueUnavailable, message).into_response()
         }
     }
 }
