@@ -8,7 +8,7 @@
 //! takes no real time, concurrent sleeps in Map and Parallel branches
 //! still overlap as they would, and timestamps are exact.
 
-use futures::future::BoxFuture;
+use futures::future::{BoxFuture, Either, select};
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
@@ -19,6 +19,19 @@ pub trait Clock: Send + Sync + fmt::Debug {
     fn now(&self) -> SystemTime;
     /// Completes after `duration`.
     fn sleep(&self, duration: Duration) -> BoxFuture<'static, ()>;
+}
+
+/// `future`'s output, or `None` when `timeout` passes on `clock` first.
+pub(crate) async fn within<T>(
+    clock: &dyn Clock,
+    timeout: Option<Duration>,
+    future: impl Future<Output = T> + Unpin,
+) -> Option<T> {
+    let Some(timeout) = timeout else { return Some(future.await) };
+    match select(future, clock.sleep(timeout)).await {
+        Either::Left((output, _)) => Some(output),
+        Either::Right(_) => None,
+    }
 }
 
 /// The machine's clock and tokio's timers.

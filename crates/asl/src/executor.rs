@@ -11,7 +11,7 @@ use crate::history::{EventDetails, EventType, History, HistoryEvent, Line};
 use crate::recovery;
 use crate::task_registry::TaskRegistry;
 use futures::FutureExt;
-use futures::future::{BoxFuture, Either, select};
+use futures::future::BoxFuture;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Map, Value};
@@ -119,23 +119,13 @@ impl Executor {
             run_scope(&run, &self.machine.root, input, &mut line).await
         }
         .boxed();
-        let result = match self.machine.timeout {
-            None => Some(walk.await),
-            Some(timeout) => match select(walk, self.clock.sleep(timeout)).await {
-                Either::Left((result, _)) => Some(result),
-                Either::Right(_) => None,
-            },
-        };
+        let result = crate::clock::within(&*self.clock, self.machine.timeout, walk).await;
         let mut line = run.history.latest();
         let now = self.clock.now();
         let outcome = match result {
             Some(Ok(output)) => {
-                run.history.record(
-                    &mut line,
-                    now,
-                    EventType::ExecutionSucceeded,
-                    EventDetails::default().output(&output),
-                );
+                let details = EventDetails::default().output(&output);
+                run.history.record(&mut line, now, EventType::ExecutionSucceeded, details);
                 Outcome::Succeeded(output)
             }
             Some(Err(Failure { error, cause })) => {
@@ -243,6 +233,22 @@ impl<'a> Visit<'a> {
 
     pub(crate) fn record(&self, line: &mut Line, event_type: EventType, details: EventDetails) {
         self.run.history.record(line, self.run.clock.now(), event_type, details);
+    }
+
+    /// Records how a Parallel or Map state ended (`succeeded` or `failed`),
+    /// after its branches or iterations: on the line that continues after them.
+    pub(crate) fn record_end(
+        &self,
+        line: &mut Line,
+        outcome: &Result<Value, Failure>,
+        [succeeded, failed]: [EventType; 2],
+    ) {
+        *line = self.run.history.latest();
+        let details = EventDetails::state(&self.state.name);
+        match outcome {
+            Ok(_) => self.record(line, succeeded, details),
+            Err(failure) => self.record(line, failed, details.failure(&failure.error, failure.cause.as_deref())),
+        }
     }
 
     /// Applies `InputPath` to the state's raw input.

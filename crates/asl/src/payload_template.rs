@@ -87,6 +87,18 @@ impl PayloadTemplate {
     }
 }
 
+/// `template` evaluated on `input`, or `input` as it is without one.
+pub(crate) fn apply(
+    template: &Option<PayloadTemplate>,
+    input: Value,
+    context: &ContextObject<'_>,
+) -> Result<Value, Failure> {
+    match template {
+        Some(template) => template.evaluate(&input, context),
+        None => Ok(input),
+    }
+}
+
 fn parse_dynamic(key: &str, value: &Value) -> Result<PayloadTemplate, String> {
     let Value::String(text) = value else {
         return Err(format!(

@@ -82,12 +82,8 @@ impl Retrier {
 
 /// `ErrorEquals` of a retrier or catcher, with AWS's placement rules.
 pub(crate) fn parse_error_equals(fields: &Fields<'_>, is_last: bool) -> Option<Vec<String>> {
-    if !fields.has("ErrorEquals") {
-        fields.problem("ErrorEquals", "is required");
-        return None;
-    }
     let names: Option<Vec<String>> =
-        fields.array("ErrorEquals")?.iter().map(|v| v.as_str().map(str::to_owned)).collect();
+        fields.required("ErrorEquals", Fields::array)?.iter().map(|v| v.as_str().map(str::to_owned)).collect();
     let Some(names) = names else {
         fields.problem("ErrorEquals", "must be an array of strings");
         return None;

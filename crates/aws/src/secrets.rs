@@ -8,7 +8,7 @@
 //! stand-in (moto).
 
 use crate::api_calls::ApiCall;
-use aws_sdk_secretsmanager::config::BehaviorVersion;
+use aws_sdk_secretsmanager::config::{BehaviorVersion, Credentials, Region};
 
 /// Why a secret could not be read. Never carries the value.
 #[derive(Debug, thiserror::Error)]
@@ -43,15 +43,9 @@ impl SecretsReader {
     pub fn with_endpoint(url: &str) -> Self {
         let config = aws_sdk_secretsmanager::Config::builder()
             .behavior_version(BehaviorVersion::latest())
-            .region(aws_sdk_secretsmanager::config::Region::new(crate::client::LOCAL_REGION))
+            .region(Region::new(crate::client::LOCAL_REGION))
             .endpoint_url(url)
-            .credentials_provider(aws_sdk_secretsmanager::config::Credentials::new(
-                "sluice-local",
-                "sluice-local",
-                None,
-                None,
-                "sluice-local",
-            ))
+            .credentials_provider(Credentials::new("sluice-local", "sluice-local", None, None, "sluice-local"))
             .http_client(crate::client::https_client())
             .build();
         Self { client: aws_sdk_secretsmanager::Client::from_conf(config) }

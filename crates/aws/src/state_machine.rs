@@ -74,19 +74,14 @@ impl StateMachineClient {
             .send()
             .await
             .map_err(|e| SfnError::call(OP, e))?;
-        let failure = || (answer.error().unwrap_or_default().to_owned(), answer.cause().unwrap_or_default().to_owned());
+        let (error, cause) =
+            (answer.error().unwrap_or_default().to_owned(), answer.cause().unwrap_or_default().to_owned());
         let outcome = match answer.status() {
             SyncExecutionStatus::Succeeded => {
                 SyncOutcome::Succeeded { output: answer.output().unwrap_or("null").to_owned() }
             }
-            SyncExecutionStatus::Failed => {
-                let (error, cause) = failure();
-                SyncOutcome::Failed { error, cause }
-            }
-            SyncExecutionStatus::TimedOut => {
-                let (error, cause) = failure();
-                SyncOutcome::TimedOut { error, cause }
-            }
+            SyncExecutionStatus::Failed => SyncOutcome::Failed { error, cause },
+            SyncExecutionStatus::TimedOut => SyncOutcome::TimedOut { error, cause },
             other => {
                 return Err(SfnError::Malformed { operation: OP, detail: format!("status {:?}", other.as_str()) });
             }

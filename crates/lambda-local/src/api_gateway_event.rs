@@ -38,12 +38,7 @@ pub fn request_event(method: &Method, uri: &Uri, headers: &HeaderMap, body: &[u8
                 .extend(value.split(';').map(str::trim).filter(|c| !c.is_empty()).map(|c| Value::String(c.to_owned())));
             continue;
         }
-        match joined.get_mut(name.as_str()) {
-            Some(Value::String(previous)) => *previous = format!("{previous},{value}"),
-            _ => {
-                joined.insert(name.as_str().to_owned(), Value::String(value));
-            }
-        }
+        join(&mut joined, name.as_str().to_owned(), value);
     }
     let user_agent = joined.get("user-agent").cloned().unwrap_or(Value::String(String::new()));
     let host = joined.get("host").and_then(Value::as_str).unwrap_or("127.0.0.1").to_owned();
@@ -96,15 +91,19 @@ fn query_parameters(query: &str) -> Map<String, Value> {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         let decode =
             |s: &str| percent_encoding::percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned();
-        let (key, value) = (decode(key), decode(value));
-        match out.get_mut(&key) {
-            Some(Value::String(previous)) => *previous = format!("{previous},{value}"),
-            _ => {
-                out.insert(key, Value::String(value));
-            }
-        }
+        join(&mut out, decode(key), decode(value));
     }
     out
+}
+
+/// Adds `value` under `key`, after a comma when `key` is there already.
+fn join(map: &mut Map<String, Value>, key: String, value: String) {
+    match map.get_mut(&key) {
+        Some(Value::String(previous)) => *previous = format!("{previous},{value}"),
+        _ => {
+            map.insert(key, Value::String(value));
+        }
+    }
 }
 
 /// A function's answer as HTTP: status, headers (each cookie a

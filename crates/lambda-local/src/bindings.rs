@@ -49,8 +49,8 @@ pub struct LocalSecret {
 #[derive(Debug, Clone)]
 pub struct Bindings {
     pub region: String,
-    parameters: BTreeMap<String, String>,
-    resources: BTreeMap<String, String>,
+    pub(crate) parameters: BTreeMap<String, String>,
+    pub(crate) resources: BTreeMap<String, String>,
     replaced: BTreeMap<String, String>,
     secrets: Vec<LocalSecret>,
     pub endpoints: Endpoints,
@@ -134,14 +134,6 @@ impl Bindings {
 
     pub(crate) fn replaced(&self) -> &BTreeMap<String, String> {
         &self.replaced
-    }
-
-    pub(crate) fn parameter_value(&self, name: &str) -> Option<&str> {
-        self.parameters.get(name).map(String::as_str)
-    }
-
-    pub(crate) fn resource_value(&self, name: &str) -> Option<&str> {
-        self.resources.get(name).map(String::as_str)
     }
 
     /// A pseudo parameter (`AWS::Region`, …) as the local stack answers it.

@@ -197,8 +197,8 @@ fn lookup(template: &Template, bindings: &Bindings, functions: &[(String, String
     bindings
         .pseudo(name)
         .or_else(|| functions.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()))
-        .or_else(|| bindings.resource_value(name).map(str::to_owned))
-        .or_else(|| bindings.parameter_value(name).map(str::to_owned))
+        .or_else(|| bindings.resources.get(name).cloned())
+        .or_else(|| bindings.parameters.get(name).cloned())
         .or_else(|| template.parameters.get(name).cloned().flatten())
 }
 

@@ -57,7 +57,6 @@ pub struct LocalLambda {
     functions: BTreeMap<String, Arc<FunctionPool>>,
     substitutions: Vec<(String, String)>,
     metrics: Arc<EmfTotals>,
-    secrets: SecretsManager,
     stop: CancellationToken,
     tasks: TaskTracker,
 }
@@ -74,7 +73,7 @@ impl LocalLambda {
             .await
             .map_err(LocalLambdaError::Secrets)?;
         let mut bindings = config.bindings;
-        bindings.endpoints.secrets_manager = Some(secrets.url.clone());
+        bindings.endpoints.secrets_manager = Some(secrets.url);
         let specs = specs(&config.template, &bindings)?;
         let substitutions = substitutions(&config.template, &bindings)?;
         let binaries: Vec<&str> = specs.iter().map(|s| s.binary.as_str()).collect();
@@ -101,7 +100,7 @@ impl LocalLambda {
                 (name, Arc::new(pool))
             })
             .collect();
-        Ok(Self { functions, substitutions, metrics, secrets, stop, tasks })
+        Ok(Self { functions, substitutions, metrics, stop, tasks })
     }
 
     /// The function named `name`, or whose ARN or binary is `name`.
@@ -135,11 +134,6 @@ impl LocalLambda {
     /// What the functions' EMF lines added up to.
     pub fn metrics(&self) -> &Arc<EmfTotals> {
         &self.metrics
-    }
-
-    /// The local Secrets Manager's URL.
-    pub fn secrets_manager_url(&self) -> &str {
-        &self.secrets.url
     }
 
     /// Stops every environment and waits until each process is gone.

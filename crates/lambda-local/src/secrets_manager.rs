@@ -41,25 +41,22 @@ fn answer(status: StatusCode, body: Value) -> Response {
     (status, [("content-type", "application/x-amz-json-1.1")], body.to_string()).into_response()
 }
 
-fn refusal(status: StatusCode, kind: &str, message: &str) -> Response {
-    answer(status, json!({"__type": kind, "Message": message}))
+/// Every refusal here is a 400, as the service's client errors are.
+fn refusal(kind: &str, message: &str) -> Response {
+    answer(StatusCode::BAD_REQUEST, json!({"__type": kind, "Message": message}))
 }
 
 async fn get_secret_value(State(held): State<Arc<Vec<LocalSecret>>>, headers: HeaderMap, body: Bytes) -> Response {
     let target = headers.get("x-amz-target").and_then(|t| t.to_str().ok()).unwrap_or_default();
     if target != "secretsmanager.GetSecretValue" {
-        return refusal(
-            StatusCode::BAD_REQUEST,
-            "UnknownOperationException",
-            &format!("{target:?} is not served locally"),
-        );
+        return refusal("UnknownOperationException", &format!("{target:?} is not served locally"));
     }
     if !headers.contains_key("authorization") {
-        return refusal(StatusCode::BAD_REQUEST, "IncompleteSignatureException", "the request is not signed");
+        return refusal("IncompleteSignatureException", "the request is not signed");
     }
     let id = serde_json::from_slice::<Value>(&body).ok().and_then(|r| r["SecretId"].as_str().map(str::to_owned));
     let Some(id) = id else {
-        return refusal(StatusCode::BAD_REQUEST, "InvalidParameterException", "SecretId is required");
+        return refusal("InvalidParameterException", "SecretId is required");
     };
     let name = |s: &LocalSecret| format!("sluice-local/{}", s.logical_id);
     match held.iter().find(|s| s.arn == id || name(s) == id) {
@@ -71,10 +68,6 @@ async fn get_secret_value(State(held): State<Arc<Vec<LocalSecret>>>, headers: He
                 "CreatedDate": 1_764_000_000.0
             }),
         ),
-        None => refusal(
-            StatusCode::BAD_REQUEST,
-            "ResourceNotFoundException",
-            "Secrets Manager can't find the specified secret.",
-        ),
+        None => refusal("ResourceNotFoundException", "Secrets Manager can't find the specified secret."),
     }
 }

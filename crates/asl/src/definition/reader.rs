@@ -88,31 +88,62 @@ impl<'a> Fields<'a> {
         self.object.get(key)
     }
 
-    pub(crate) fn string(&self, key: &str) -> Option<&'a str> {
-        match self.object.get(key)? {
-            Value::String(s) => Some(s),
-            other => {
-                self.problem(key, format!("must be a string, found {}", type_name(other)));
-                None
-            }
+    /// The field when present, if `get` reads it; a problem naming `what`
+    /// it must be otherwise.
+    fn typed<T>(&self, key: &str, what: &str, get: impl FnOnce(&'a Value) -> Option<T>) -> Option<T> {
+        let value = self.object.get(key)?;
+        let typed = get(value);
+        if typed.is_none() {
+            self.problem(key, format!("must be {what}, found {}", type_name(value)));
         }
+        typed
     }
 
-    pub(crate) fn required_string(&self, key: &str) -> Option<&'a str> {
+    pub(crate) fn string(&self, key: &str) -> Option<&'a str> {
+        self.typed(key, "a string", Value::as_str)
+    }
+
+    /// A field that must be given, read by `read`.
+    pub(crate) fn required<T>(&self, key: &str, read: impl FnOnce(&Self, &str) -> Option<T>) -> Option<T> {
         if !self.has(key) {
             self.problem(key, "is required");
         }
-        self.string(key)
+        read(self, key)
+    }
+
+    pub(crate) fn required_string(&self, key: &str) -> Option<&'a str> {
+        self.required(key, Self::string)
+    }
+
+    /// The required array `key` of objects, each read by `item` (with its
+    /// index) as nested fields `key[i].`; every item is read, even after one
+    /// fails. `empty` is the problem with an empty array.
+    pub(crate) fn objects<T>(
+        &self,
+        key: &str,
+        empty: &str,
+        mut item: impl FnMut(usize, Fields<'_>) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        let items = self.required(key, Self::array)?;
+        if items.is_empty() {
+            self.problem(key, empty);
+        }
+        let parsed: Vec<Option<T>> = items
+            .iter()
+            .enumerate()
+            .map(|(i, value)| {
+                let Value::Object(object) = value else {
+                    self.problem(&format!("{key}[{i}]"), format!("must be an object, found {}", type_name(value)));
+                    return None;
+                };
+                item(i, self.nested(object, &format!("{key}[{i}].")))
+            })
+            .collect();
+        parsed.into_iter().collect()
     }
 
     pub(crate) fn boolean(&self, key: &str) -> Option<bool> {
-        match self.object.get(key)? {
-            Value::Bool(b) => Some(*b),
-            other => {
-                self.problem(key, format!("must be a boolean, found {}", type_name(other)));
-                None
-            }
-        }
+        self.typed(key, "a boolean", Value::as_bool)
     }
 
     /// A non-negative integer no larger than `max`.
@@ -128,34 +159,15 @@ impl<'a> Fields<'a> {
     }
 
     pub(crate) fn number(&self, key: &str) -> Option<f64> {
-        let value = self.object.get(key)?;
-        match value.as_f64() {
-            Some(n) => Some(n),
-            None => {
-                self.problem(key, format!("must be a number, found {}", type_name(value)));
-                None
-            }
-        }
+        self.typed(key, "a number", Value::as_f64)
     }
 
     pub(crate) fn array(&self, key: &str) -> Option<&'a Vec<Value>> {
-        match self.object.get(key)? {
-            Value::Array(items) => Some(items),
-            other => {
-                self.problem(key, format!("must be an array, found {}", type_name(other)));
-                None
-            }
-        }
+        self.typed(key, "an array", Value::as_array)
     }
 
     pub(crate) fn object(&self, key: &str) -> Option<&'a Map<String, Value>> {
-        match self.object.get(key)? {
-            Value::Object(map) => Some(map),
-            other => {
-                self.problem(key, format!("must be an object, found {}", type_name(other)));
-                None
-            }
-        }
+        self.typed(key, "an object", Value::as_object)
     }
 
     /// A Path field (InputPath, ItemsPath, SecondsPath…), when present.
@@ -178,23 +190,16 @@ impl<'a> Fields<'a> {
         match self.object.get(key) {
             None => ResultPath::Root,
             Some(Value::Null) => ResultPath::Discard,
-            Some(_) => match self.string(key) {
-                Some(text) => ResultPath::parse(text).unwrap_or_else(|e| {
-                    self.problem(key, e);
-                    ResultPath::Root
-                }),
-                None => ResultPath::Root,
-            },
+            Some(_) => self
+                .string(key)
+                .and_then(|text| ResultPath::parse(text).map_err(|e| self.problem(key, e)).ok())
+                .unwrap_or(ResultPath::Root),
         }
     }
 
     /// A payload template (Parameters, ItemSelector, ResultSelector).
     pub(crate) fn template(&self, key: &str) -> Option<PayloadTemplate> {
-        let value = self.object.get(key)?;
-        if !value.is_object() {
-            self.problem(key, format!("must be an object, found {}", type_name(value)));
-            return None;
-        }
+        let value = self.typed(key, "an object", |value| value.is_object().then_some(value))?;
         PayloadTemplate::parse(value).map_err(|(field, e)| self.problem(&format!("{key}{field}"), e)).ok()
     }
 

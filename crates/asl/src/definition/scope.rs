@@ -61,10 +61,7 @@ impl<'p> ScopeParser<'p> {
     /// `{display_prefix}{name}`.
     pub(crate) fn parse(&self, fields: &Fields<'_>, display_prefix: &str) -> Option<Scope> {
         let start_name = fields.required_string("StartAt");
-        if !fields.has("States") {
-            fields.problem("States", "is required");
-        }
-        let states_object = fields.object("States")?;
+        let states_object = fields.required("States", Fields::object)?;
         if states_object.is_empty() {
             fields.problem("States", "must name at least one state");
             return None;

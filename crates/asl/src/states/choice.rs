@@ -3,7 +3,6 @@
 //! See <https://docs.aws.amazon.com/step-functions/latest/dg/state-choice.html>.
 
 use super::choice_rule::Rule;
-use crate::definition::reader::type_name;
 use crate::definition::state::StateParse;
 use crate::error_name;
 use crate::executor::{Step, Visit};
@@ -19,30 +18,12 @@ pub(crate) struct ChoiceState {
 impl ChoiceState {
     pub(crate) fn parse(parse: &StateParse<'_>) -> Option<Self> {
         let fields = &parse.fields;
-        if !fields.has("Choices") {
-            fields.problem("Choices", "is required");
-        }
-        let items = fields.array("Choices")?;
-        if items.is_empty() {
-            fields.problem("Choices", "must be a non-empty array of Choice Rules");
-        }
-        let choices: Vec<Option<(Rule, usize)>> = items
-            .iter()
-            .enumerate()
-            .map(|(i, item): (usize, &Value)| {
-                let Value::Object(object) = item else {
-                    fields.problem(&format!("Choices[{i}]"), format!("must be an object, found {}", type_name(item)));
-                    return None;
-                };
-                let prefix = format!("Choices[{i}].");
-                let rule_fields = fields.nested(object, &prefix);
-                let next = parse.names.resolve(&rule_fields, "Next");
-                let rule = Rule::parse(&rule_fields, true);
-                Some((rule?, next?))
-            })
-            .collect();
+        let choices = fields.objects("Choices", "must be a non-empty array of Choice Rules", |_, rule_fields| {
+            let next = parse.names.resolve(&rule_fields, "Next");
+            let rule = Rule::parse(&rule_fields, true);
+            Some((rule?, next?))
+        });
         let default = fields.has("Default").then(|| parse.names.resolve(fields, "Default"));
-        let choices: Option<Vec<_>> = choices.into_iter().collect();
         Some(Self { choices: choices?, default: default.map_or(Some(None), |d| d.map(Some))? })
     }
 

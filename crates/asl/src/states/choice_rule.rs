@@ -142,21 +142,10 @@ impl Rule {
 
     pub(super) fn matches(&self, input: &Value, context: &ContextObject<'_>) -> Result<bool, Failure> {
         match self {
-            Self::And(rules) => {
-                for rule in rules {
-                    if !rule.matches(input, context)? {
-                        return Ok(false);
-                    }
-                }
-                Ok(true)
-            }
-            Self::Or(rules) => {
-                for rule in rules {
-                    if rule.matches(input, context)? {
-                        return Ok(true);
-                    }
-                }
-                Ok(false)
+            // The first rule that decides (or fails) ends the evaluation.
+            Self::And(rules) | Self::Or(rules) => {
+                let all = matches!(self, Self::And(_));
+                rules.iter().map(|rule| rule.matches(input, context)).find(|m| *m != Ok(all)).unwrap_or(Ok(all))
             }
             Self::Not(rule) => rule.matches(input, context).map(|m| !m),
             Self::Test { variable, test } => {
@@ -165,13 +154,7 @@ impl Rule {
                 if let Test::Is { check: Check::Present, expected } = test {
                     return Ok(present == *expected);
                 }
-                let Some(value) = value else {
-                    return Err(Failure::runtime(format!(
-                        "Invalid path '{}': The choice state's condition path references an invalid value.",
-                        variable.text()
-                    )));
-                };
-                test.matches(&value, input, context)
+                test.matches(&value.ok_or_else(|| invalid_path(variable))?, input, context)
             }
         }
     }
@@ -218,19 +201,13 @@ fn parse_test(fields: &Fields<'_>, operator: &str) -> Option<Test> {
     let operand = if is_path {
         Operand::Path(fields.path(operator)?)
     } else {
-        let fits = match kind {
-            Kind::String => value.is_string(),
-            Kind::Numeric => value.is_number(),
-            Kind::Boolean => value.is_boolean(),
-            Kind::Timestamp => value.as_str().and_then(timestamp::parse).is_some(),
+        let (fits, wanted) = match kind {
+            Kind::String => (value.is_string(), "a string"),
+            Kind::Numeric => (value.is_number(), "a number"),
+            Kind::Boolean => (value.is_boolean(), "a boolean"),
+            Kind::Timestamp => (value.as_str().and_then(timestamp::parse).is_some(), "an RFC 3339 timestamp"),
         };
         if !fits {
-            let wanted = match kind {
-                Kind::String => "a string",
-                Kind::Numeric => "a number",
-                Kind::Boolean => "a boolean",
-                Kind::Timestamp => "an RFC 3339 timestamp",
-            };
             fields.problem(operator, format!("must be {wanted}, found {value}"));
             return None;
         }
@@ -282,17 +259,20 @@ impl Test {
             Self::Compare { kind, operator, operand } => {
                 let other = match operand {
                     Operand::Literal(literal) => literal.clone(),
-                    Operand::Path(path) => path.select(input, context).ok_or_else(|| {
-                        Failure::runtime(format!(
-                            "Invalid path '{}': The choice state's condition path references an invalid value.",
-                            path.text()
-                        ))
-                    })?,
+                    Operand::Path(path) => path.select(input, context).ok_or_else(|| invalid_path(path))?,
                 };
                 Ok(order(*kind, value, &other).is_some_and(|ordering| operator.accepts(ordering)))
             }
         }
     }
+}
+
+/// A `Variable` or `…Path` operand that matches nothing.
+fn invalid_path(path: &Path) -> Failure {
+    Failure::runtime(format!(
+        "Invalid path '{}': The choice state's condition path references an invalid value.",
+        path.text()
+    ))
 }
 
 impl Operator {

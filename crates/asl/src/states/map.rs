@@ -108,19 +108,14 @@ impl Attempted for MapState {
             outputs[index] = output;
             futures::future::ready(Ok(()))
         });
-        let outcome = outcome.await;
-        *line = visit.run.history.latest();
         // The iterations' outputs together: each may be small while the
         // array is over the quota, which fails the Map as a whole.
-        let result = Value::Array(outputs);
-        let outcome = outcome.and_then(|()| data_limit::check(&result, || data_limit::result_cause(name)));
-        if let Err(failure) = outcome {
-            let details = EventDetails::state(name).failure(&failure.error, failure.cause.as_deref());
-            visit.record(line, EventType::MapStateFailed, details);
-            return Err(failure);
-        }
-        visit.record(line, EventType::MapStateSucceeded, EventDetails::state(name));
-        self.result.output(visit, raw, result, &context)
+        let outcome = outcome.await.and_then(|()| {
+            let result = Value::Array(outputs);
+            data_limit::check(&result, || data_limit::result_cause(name)).map(|()| result)
+        });
+        visit.record_end(line, &outcome, [EventType::MapStateSucceeded, EventType::MapStateFailed]);
+        self.result.output(visit, raw, outcome?, &context)
     }
 }
 

@@ -5,12 +5,11 @@
 
 use super::result_processing::ResultProcessing;
 use crate::definition::Scope;
-use crate::definition::reader::type_name;
 use crate::definition::state::StateParse;
 use crate::executor::{Visit, run_scope};
 use crate::failure::Failure;
 use crate::history::{EventDetails, EventType, Line};
-use crate::payload_template::PayloadTemplate;
+use crate::payload_template::{self, PayloadTemplate};
 use crate::recovery::{Attempted, Recovery};
 use futures::future::try_join_all;
 use serde_json::Value;
@@ -28,30 +27,12 @@ const BRANCH_FIELDS: &[&str] = &["StartAt", "States", "Comment", "QueryLanguage"
 impl ParallelState {
     pub(crate) fn parse(parse: &StateParse<'_>) -> Option<Self> {
         let fields = &parse.fields;
-        if !fields.has("Branches") {
-            fields.problem("Branches", "is required");
-        }
-        let items = fields.array("Branches")?;
-        if items.is_empty() {
-            fields.problem("Branches", "must be a non-empty array of branches");
-        }
-        let branches: Vec<Option<Scope>> = items
-            .iter()
-            .enumerate()
-            .map(|(i, item): (usize, &Value)| {
-                let Value::Object(object) = item else {
-                    fields.problem(&format!("Branches[{i}]"), format!("must be an object, found {}", type_name(item)));
-                    return None;
-                };
-                let prefix = format!("Branches[{i}].");
-                let branch = fields.nested(object, &prefix);
-                branch.check_known(BRANCH_FIELDS, "a branch");
-                crate::definition::check_query_language(&branch);
-                parse.scopes.parse(&branch, &format!("{} / Branches[{i}] / ", parse.display))
-            })
-            .collect();
+        let branches = fields.objects("Branches", "must be a non-empty array of branches", |i, branch| {
+            branch.check_known(BRANCH_FIELDS, "a branch");
+            crate::definition::check_query_language(&branch);
+            parse.scopes.parse(&branch, &format!("{} / Branches[{i}] / ", parse.display))
+        });
         let recovery = Recovery::parse(parse);
-        let branches: Option<Vec<Scope>> = branches.into_iter().collect();
         Some(Self {
             branches: branches?,
             parameters: fields.template("Parameters"),
@@ -67,12 +48,8 @@ impl Attempted for ParallelState {
     }
 
     async fn attempt(&self, visit: Visit<'_>, raw: &Value, _: u32, line: &mut Line) -> Result<Value, Failure> {
-        let effective = &visit.input(raw)?;
         let context = visit.context();
-        let input = match &self.parameters {
-            Some(template) => template.evaluate(effective, &context)?,
-            None => effective.clone(),
-        };
+        let input = payload_template::apply(&self.parameters, visit.input(raw)?, &context)?;
         let name = &visit.state.name;
         visit.record(line, EventType::ParallelStateStarted, EventDetails::state(name));
         let started = *line;
@@ -89,18 +66,8 @@ impl Attempted for ParallelState {
             let result = Value::Array(outputs);
             crate::data_limit::check(&result, || crate::data_limit::result_cause(name)).map(|()| result)
         });
-        *line = visit.run.history.latest();
-        let result = match outcome {
-            Ok(result) => {
-                visit.record(line, EventType::ParallelStateSucceeded, EventDetails::state(name));
-                result
-            }
-            Err(failure) => {
-                let details = EventDetails::state(name).failure(&failure.error, failure.cause.as_deref());
-                visit.record(line, EventType::ParallelStateFailed, details);
-                return Err(failure);
-            }
-        };
+        visit.record_end(line, &outcome, [EventType::ParallelStateSucceeded, EventType::ParallelStateFailed]);
+        let result = outcome?;
         self.result.output(visit, raw, result, &context)
     }
 }

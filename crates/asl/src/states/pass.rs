@@ -5,7 +5,7 @@
 use crate::definition::state::StateParse;
 use crate::executor::{Step, Visit};
 use crate::failure::Failure;
-use crate::payload_template::PayloadTemplate;
+use crate::payload_template::{self, PayloadTemplate};
 use crate::reference_path::ResultPath;
 use serde_json::Value;
 
@@ -28,10 +28,9 @@ impl PassState {
 
     pub(crate) fn run(&self, visit: Visit<'_>, raw: Value) -> Result<Step, Failure> {
         let effective = visit.input(&raw)?;
-        let result = match (&self.result, &self.parameters) {
-            (Some(result), _) => result.clone(),
-            (None, Some(parameters)) => parameters.evaluate(&effective, &visit.context())?,
-            (None, None) => effective,
+        let result = match &self.result {
+            Some(result) => result.clone(),
+            None => payload_template::apply(&self.parameters, effective, &visit.context())?,
         };
         let output = self.result_path.apply(raw, result)?;
         visit.output(output).map(Step::Continue)

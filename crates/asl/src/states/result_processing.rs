@@ -7,7 +7,7 @@ use crate::context_object::ContextObject;
 use crate::definition::reader::Fields;
 use crate::executor::Visit;
 use crate::failure::Failure;
-use crate::payload_template::PayloadTemplate;
+use crate::payload_template::{self, PayloadTemplate};
 use crate::reference_path::ResultPath;
 use serde_json::Value;
 
@@ -31,10 +31,7 @@ impl ResultProcessing {
         result: Value,
         context: &ContextObject<'_>,
     ) -> Result<Value, Failure> {
-        let result = match &self.selector {
-            Some(template) => template.evaluate(&result, context)?,
-            None => result,
-        };
+        let result = payload_template::apply(&self.selector, result, context)?;
         let output = self.path.apply(raw.clone(), result)?;
         visit.output(output)
     }

@@ -11,7 +11,7 @@ use crate::executor::Visit;
 use crate::failure::Failure;
 use crate::history::Line;
 use crate::lambda::{self, LAMBDA_INVOKE};
-use crate::payload_template::PayloadTemplate;
+use crate::payload_template::{self, PayloadTemplate};
 use crate::recovery::{Attempted, Recovery};
 use serde_json::Value;
 use std::fmt;
@@ -112,12 +112,8 @@ impl Attempted for TaskState {
         retry_count: u32,
         line: &mut Line,
     ) -> Result<Value, Failure> {
-        let effective = &visit.input(raw)?;
         let context = visit.context().with_retry_count(retry_count);
-        let parameters = match &self.parameters {
-            Some(template) => template.evaluate(effective, &context)?,
-            None => effective.clone(),
-        };
+        let parameters = payload_template::apply(&self.parameters, visit.input(raw)?, &context)?;
         data_limit::check(&parameters, || data_limit::input_cause(&visit.state.name))?;
         let result = task_call::call(visit, &self.resource, parameters, self.timeout, line).await?;
         self.result.output(visit, raw, result, &context)

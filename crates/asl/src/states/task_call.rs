@@ -9,7 +9,6 @@ use crate::failure::Failure;
 use crate::history::{EventDetails, EventType, Line};
 use crate::lambda;
 use crate::task_registry::{TaskError, TaskHandler};
-use futures::future::{Either, select};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::Duration;
@@ -120,14 +119,7 @@ impl Call<'_> {
         let details = || EventDetails { resource: Some(self.resource.to_string()), ..EventDetails::default() };
         self.visit.record(line, scheduled, details().input(scheduled_input));
         self.visit.record(line, started, details());
-        let call = handler.call(input);
-        let result = match self.timeout {
-            None => Some(call.await),
-            Some(timeout) => match select(call, self.visit.run.clock.sleep(timeout)).await {
-                Either::Left((result, _)) => Some(result),
-                Either::Right(_) => None,
-            },
-        };
+        let result = crate::clock::within(self.visit.run.clock, self.timeout, handler.call(input)).await;
         match result {
             Some(Ok(output)) => {
                 let output = shape(output);
