@@ -36,16 +36,9 @@ read -r _ <&3
 "#;
 
 /// Why a private PostgreSQL could not start.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct ServerError(String);
-
-impl fmt::Display for ServerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ServerError {}
 
 fn failed(what: &str, e: impl fmt::Display) -> ServerError {
     ServerError(format!("private postgresql: {what}: {e}"))

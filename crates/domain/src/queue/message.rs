@@ -98,7 +98,8 @@ pub struct Accepted {
 }
 
 /// Why an entry was not enqueued.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
 pub struct SendFailure {
     /// SQS's code (e.g. `InvalidParameterValue`), or one of
     /// [`rules::codes`] for failures decided on this side.
@@ -114,14 +115,6 @@ impl SendFailure {
         Self { code: code.into(), message: message.into(), sender_fault }
     }
 }
-
-impl fmt::Display for SendFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
-
-impl std::error::Error for SendFailure {}
 
 impl From<RuleViolation> for SendFailure {
     fn from(violation: RuleViolation) -> Self {
