@@ -54,31 +54,23 @@ impl Cafe24Client {
     /// `{base}/api/v2/admin/{products|orders|customersprivacy}/{id}`, the id
     /// percent-encoded as one path segment.
     pub fn resource_url(&self, mall_id: &str, kind: ResourceKind, id: &str) -> Result<Url, ConfigError> {
-        let mut url = self.mall_url(mall_id)?;
-        url.path_segments_mut().map_err(|()| ConfigError::BadUrl("base URL cannot have a path".into()))?.extend([
-            "api",
-            "v2",
-            "admin",
-            admin_resource(kind).path,
-            id,
-        ]);
-        Ok(url)
+        self.mall_url(mall_id, &["api", "v2", "admin", admin_resource(kind).path, id])
     }
 
     /// `{base}/api/v2/oauth/token`.
     pub fn token_url(&self, mall_id: &str) -> Result<Url, ConfigError> {
-        let mut url = self.mall_url(mall_id)?;
-        url.path_segments_mut()
-            .map_err(|()| ConfigError::BadUrl("base URL cannot have a path".into()))?
-            .extend(["api", "v2", "oauth", "token"]);
-        Ok(url)
+        self.mall_url(mall_id, &["api", "v2", "oauth", "token"])
     }
 
-    fn mall_url(&self, mall_id: &str) -> Result<Url, ConfigError> {
+    /// The mall's base URL with `segments` appended, each percent-encoded.
+    fn mall_url(&self, mall_id: &str, segments: &[&str]) -> Result<Url, ConfigError> {
         let base = self.config.base_url.for_mall(mall_id)?;
         let mut url = Url::parse(&base).map_err(|e| ConfigError::BadUrl(e.to_string()))?;
         // `extend` appends after the last segment; drop an empty trailing one.
-        url.path_segments_mut().map_err(|()| ConfigError::BadUrl("base URL cannot have a path".into()))?.pop_if_empty();
+        url.path_segments_mut()
+            .map_err(|()| ConfigError::BadUrl("base URL cannot have a path".into()))?
+            .pop_if_empty()
+            .extend(segments);
         Ok(url)
     }
 

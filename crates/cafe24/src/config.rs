@@ -110,11 +110,6 @@ impl Cafe24Config {
         self
     }
 
-    pub fn with_api_version(mut self, api_version: impl Into<String>) -> Self {
-        self.api_version = api_version.into();
-        self
-    }
-
     pub fn with_timeouts(mut self, request: Duration, connect: Duration) -> Self {
         self.request_timeout = request;
         self.connect_timeout = connect;

@@ -5,8 +5,9 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serializer};
 use serde_json::json;
+use std::time::Duration;
 
 pub(crate) type Body<T> = Result<Json<T>, JsonRejection>;
 
@@ -56,4 +57,9 @@ pub(crate) fn ok<T: serde::Serialize>(status: StatusCode, value: T) -> Answer {
 pub(crate) struct After {
     #[serde(default)]
     pub(crate) after: u64,
+}
+
+/// A call record's time as fractional seconds.
+pub(crate) fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }

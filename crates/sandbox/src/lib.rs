@@ -14,7 +14,7 @@
 //! - [`cafe24`]: the Cafe24 Admin API, its OAuth, buckets, webhooks and control plane.
 //! - [`sheets`]: the Google Sheets API v4, Google's OAuth, its quotas, faults and control plane.
 //! - [`fault`]: fault injection shared by every sandbox.
-//! - `server`: serving a sandbox's router and stopping it.
+//! - `server`: serving a sandbox's router and stopping it, and how an answer leaves.
 //! - `control_plane`: what the sandboxes' control planes share (JSON in and out, their errors).
 
 pub mod cafe24;

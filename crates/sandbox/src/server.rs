@@ -9,10 +9,17 @@
 //! [`Hangup`], which a layer fires on seeing the mark, and a fired
 //! connection fails its next write, so hyper closes it before the status
 //! line. Nothing short of failing the socket keeps hyper from sending it.
+//!
+//! An [`Answer`] to an upstream API call leaves as its [`Delivery`] says:
+//! now, after latency, after a hold, broken off mid-body, or not at all.
 
-use axum::Router;
+use axum::body::{Body, Bytes};
 use axum::extract::connect_info::Connected;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use axum::serve::{IncomingStream, Listener};
+use axum::{Json, Router};
+use serde_json::Value;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -79,6 +86,84 @@ impl Drop for Server {
 /// connection closed instead of answered.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HangUpNow;
+
+/// How an answer leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// After this much latency (zero: at once).
+    After(Duration),
+    /// After holding it this long, past the client's timeout.
+    Hold(Duration),
+    /// Status and headers after this latency, then the body breaks off.
+    Drop(Duration),
+    /// No answer: the connection is closed after this latency.
+    Close(Duration),
+}
+
+/// What a body broken off mid-answer starts with, and its content type.
+pub(crate) type Broken = (&'static [u8], &'static str);
+
+/// An upstream API's answer: status, JSON body, extra headers, delivery.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    body: Value,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    delivery: Delivery,
+}
+
+impl Answer {
+    pub(crate) fn json(status: StatusCode, body: Value) -> Self {
+        Self { status, body, headers: Vec::new(), delivery: Delivery::After(Duration::ZERO) }
+    }
+
+    pub(crate) fn after(mut self, delivery: Delivery) -> Self {
+        self.delivery = delivery;
+        self
+    }
+
+    /// Sends the answer as its delivery says. The wait happens here, after
+    /// the state's lock was released, on this request's own task: a held
+    /// answer holds up nothing else.
+    pub(crate) async fn deliver(self, (broken_start, content_type): Broken) -> Response {
+        let (Delivery::After(wait) | Delivery::Hold(wait) | Delivery::Drop(wait) | Delivery::Close(wait)) =
+            self.delivery;
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        let mut response = match self.delivery {
+            Delivery::Close(_) => {
+                let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                response.extensions_mut().insert(HangUpNow);
+                return response;
+            }
+            // Status and headers go out, then the body breaks off: the
+            // client sees the connection die mid-response.
+            Delivery::Drop(_) => {
+                let chunks: [Result<Bytes, io::Error>; 2] =
+                    [Ok(Bytes::from_static(broken_start)), Err(io::Error::other("sandbox dropped the connection"))];
+                let mut r = Response::new(Body::from_stream(futures::stream::iter(chunks)));
+                *r.status_mut() = self.status;
+                r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+                r
+            }
+            Delivery::After(_) | Delivery::Hold(_) => (self.status, Json(self.body)).into_response(),
+        };
+        for (name, value) in self.headers {
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                response.headers_mut().insert(name, value);
+            }
+        }
+        response
+    }
+}
+
+/// The credentials of `Authorization: <scheme> …` (the scheme in any
+/// case), if that is what was sent.
+pub(crate) fn credentials<'a>(headers: &'a header::HeaderMap, scheme: &str) -> Option<&'a str> {
+    let (sent, credentials) = headers.get(header::AUTHORIZATION)?.to_str().ok()?.split_once(' ')?;
+    sent.eq_ignore_ascii_case(scheme).then(|| credentials.trim())
+}
 
 /// Fires the connection's [`Hangup`] when the response carries [`HangUpNow`].
 async fn hang_up_when_asked(

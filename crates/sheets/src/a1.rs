@@ -31,15 +31,11 @@ pub const MAX_ROWS: u32 = 10_000_000;
 pub struct A1Error(pub String);
 
 /// `1` → `A`, `27` → `AA`. Zero gives the empty string.
-pub fn column_letters(mut column: u32) -> String {
-    let mut letters = Vec::new();
-    while column > 0 {
-        let rem = (column - 1) % 26;
-        letters.push(b'A' + rem as u8);
-        column = (column - 1) / 26;
+pub fn column_letters(column: u32) -> String {
+    match column.checked_sub(1) {
+        None => String::new(),
+        Some(n) => format!("{}{}", column_letters(n / 26), char::from(b'A' + (n % 26) as u8)),
     }
-    letters.reverse();
-    String::from_utf8(letters).unwrap_or_default()
 }
 
 /// `A` → 1, `aa` → 27; `None` for anything else or beyond `ZZZ`.

@@ -58,7 +58,7 @@ impl GoogleError {
     }
 
     /// Adds a `google.rpc.ErrorInfo` detail.
-    pub fn with_error_info(mut self, reason: &str, metadata: Map<String, Value>) -> Self {
+    pub fn with_error_info(mut self, reason: &str, metadata: Value) -> Self {
         self.details.push(json!({"@type": ERROR_INFO_TYPE, "reason": reason, "domain": "googleapis.com",
                                  "metadata": metadata}));
         self
@@ -120,17 +120,9 @@ impl GoogleError {
             quota.metric_title(),
             quota.limit_title()
         );
-        let mut metadata = Map::new();
-        for (key, value) in [
-            ("service", SHEETS_SERVICE.to_owned()),
-            ("consumer", format!("projects/{project_number}")),
-            ("quota_metric", quota.metric().to_owned()),
-            ("quota_limit", quota.limit_name().to_owned()),
-            ("quota_limit_value", limit_value.to_string()),
-            ("quota_location", "global".to_owned()),
-        ] {
-            metadata.insert(key.to_owned(), Value::String(value));
-        }
+        let metadata = json!({"service": SHEETS_SERVICE, "consumer": format!("projects/{project_number}"),
+                              "quota_metric": quota.metric(), "quota_limit": quota.limit_name(),
+                              "quota_limit_value": limit_value.to_string(), "quota_location": "global"});
         let mut error = Self::new(429, "RESOURCE_EXHAUSTED", message).with_error_info("RATE_LIMIT_EXCEEDED", metadata);
         error.details.push(json!({"@type": HELP_TYPE, "links": [{"description": "Request a higher quota limit.",
             "url": "https://cloud.google.com/docs/quotas/help/request_increase"}]}));
@@ -197,10 +189,6 @@ impl Quota {
 
     pub fn is_write(self) -> bool {
         matches!(self, Self::WritePerUser | Self::WritePerProject)
-    }
-
-    pub fn is_per_user(self) -> bool {
-        matches!(self, Self::WritePerUser | Self::ReadPerUser)
     }
 
     pub fn from_limit_name(name: &str) -> Option<Self> {

@@ -17,13 +17,13 @@ use crate::cafe24::bucket::QuotaReading;
 use crate::cafe24::record::{CallRecord, Refusal, TOKEN_PATH};
 use crate::cafe24::state::{Inner, Mall, Shared};
 use crate::fault::{Fault, FaultDecision, TimeoutMode};
-use axum::body::{Body, Bytes};
+use crate::server::{Answer, Broken, Delivery, credentials};
+use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::Response;
 use axum::routing::{get, post};
-use axum::{Json, Router};
 use base64::Engine;
 use serde::Deserialize;
 use serde_json::Value;
@@ -38,29 +38,10 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/malls/{mall_id}/api/v2/oauth/token", post(token))
 }
 
-/// How an answer leaves: now, after latency, after a hold, or broken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Delivery {
-    After(Duration),
-    Hold(Duration),
-    Drop(Duration),
-    /// No answer: the connection is closed after this latency.
-    Close(Duration),
-}
-
-#[derive(Debug)]
-struct Answer {
-    status: StatusCode,
-    body: Value,
-    headers: Vec<(&'static str, String)>,
-    delivery: Delivery,
-}
+/// How a broken-off Admin API answer starts.
+const BROKEN: Broken = (b"{\"resource\":", "application/json");
 
 impl Answer {
-    fn json(status: StatusCode, body: Value) -> Self {
-        Self { status, body, headers: Vec::new(), delivery: Delivery::After(Duration::ZERO) }
-    }
-
     fn error(status: StatusCode, message: &str) -> Self {
         Self::json(status, Cafe24Error::new(status.as_u16().to_string(), message).to_body())
     }
@@ -68,45 +49,19 @@ impl Answer {
     fn oauth(status: StatusCode, error: &OAuthError) -> Self {
         Self::json(status, serde_json::to_value(error).unwrap_or(Value::Null))
     }
+}
 
-    fn after(mut self, delivery: Delivery) -> Self {
-        self.delivery = delivery;
-        self
-    }
-
-    async fn deliver(self) -> Response {
-        let wait = match self.delivery {
-            Delivery::After(d) | Delivery::Hold(d) | Delivery::Drop(d) | Delivery::Close(d) => d,
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
+/// The answer an injected fault gives, if any.
+fn faulted(fault: Option<Fault>, latency: Duration) -> Option<Answer> {
+    Some(match fault? {
+        Fault::ServerError => Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error, unknown error.")
+            .after(Delivery::After(latency)),
+        Fault::Timeout(TimeoutMode::Hold(hold)) => {
+            Answer::error(StatusCode::GATEWAY_TIMEOUT, "The request timed out.").after(Delivery::Hold(hold))
         }
-        if self.delivery == Delivery::Close(wait) {
-            let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
-            response.extensions_mut().insert(crate::server::HangUpNow);
-            return response;
-        }
-        let mut response = if self.delivery == Delivery::Drop(wait) {
-            // Status and headers go out, then the body breaks off: the
-            // client sees the connection die mid-response.
-            let chunks: [Result<Bytes, std::io::Error>; 2] = [
-                Ok(Bytes::from_static(b"{\"resource\":")),
-                Err(std::io::Error::other("sandbox dropped the connection")),
-            ];
-            let mut r = Response::new(Body::from_stream(futures::stream::iter(chunks)));
-            *r.status_mut() = self.status;
-            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            r
-        } else {
-            (self.status, Json(self.body)).into_response()
-        };
-        for (name, value) in self.headers {
-            if let Ok(value) = HeaderValue::from_str(&value) {
-                response.headers_mut().insert(name, value);
-            }
-        }
-        response
-    }
+        Fault::Timeout(TimeoutMode::Drop) => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency)),
+        Fault::Timeout(TimeoutMode::Close) => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(latency)),
+    })
 }
 
 fn record(shared: &Shared, now: Instant, mall_id: &str, method: &str, path: String, headers: &HeaderMap) -> CallRecord {
@@ -147,7 +102,7 @@ async fn get_resource(
         inner.log.push(rec);
         answer
     };
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }
 
 fn admin_call(
@@ -161,7 +116,7 @@ fn admin_call(
 ) -> Answer {
     let level = mall.bucket.level(now);
     (rec.bucket_before, rec.bucket_after) = (level, level);
-    if !bearer_is_valid(headers, mall, now) {
+    if !credentials(headers, "bearer").is_some_and(|token| mall.tokens.access_is_valid(token, now)) {
         return Answer::error(StatusCode::UNAUTHORIZED, "Authority to access is not valid.");
     }
     if mall.forbidden {
@@ -196,24 +151,8 @@ fn admin_call(
     let FaultDecision { fault, latency } = faults.decide();
     mall.quota.charge(latency, now);
     rec.fault = fault;
-    match fault {
-        Some(Fault::ServerError) => {
-            return Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error, unknown error.")
-                .after(Delivery::After(latency));
-        }
-        Some(Fault::Timeout(TimeoutMode::Hold(hold))) => {
-            return Answer::error(StatusCode::GATEWAY_TIMEOUT, "The request timed out.").after(Delivery::Hold(hold));
-        }
-        Some(Fault::Timeout(TimeoutMode::Drop)) => {
-            return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency));
-        }
-        Some(Fault::Timeout(TimeoutMode::Close)) => {
-            return Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(latency));
-        }
-        None => {}
-    }
-    let answer = serve_resource(mall, segment, id, headers);
-    answer.after(Delivery::After(latency))
+    faulted(fault, latency)
+        .unwrap_or_else(|| serve_resource(mall, segment, id, headers).after(Delivery::After(latency)))
 }
 
 fn serve_resource(mall: &Mall, segment: &str, id: &str, headers: &HeaderMap) -> Answer {
@@ -228,12 +167,6 @@ fn serve_resource(mall: &Mall, segment: &str, id: &str, headers: &HeaderMap) -> 
         Some(body) => Answer::json(StatusCode::OK, serde_json::json!({ resource.response_key: body })),
         None => Answer::error(StatusCode::NOT_FOUND, "No resource found with the requested id."),
     }
-}
-
-fn bearer_is_valid(headers: &HeaderMap, mall: &Mall, now: Instant) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
-    let Some((scheme, token)) = value.split_once(' ') else { return false };
-    scheme.eq_ignore_ascii_case("bearer") && mall.tokens.access_is_valid(token.trim(), now)
 }
 
 fn with_limit_headers(mut answer: Answer, mall: &Mall, bucket_level: f64, now: Instant) -> Answer {
@@ -274,31 +207,17 @@ async fn token(
                 let level = mall.bucket.level(now);
                 (rec.bucket_before, rec.bucket_after) = (level, level);
                 rec.fault = fault.and_then(|f| f.fault);
-                match rec.fault {
-                    Some(Fault::ServerError) => {
-                        Answer::error(StatusCode::INTERNAL_SERVER_ERROR, "Internal server error, unknown error.")
-                    }
-                    Some(Fault::Timeout(TimeoutMode::Hold(hold))) => {
-                        Answer::error(StatusCode::GATEWAY_TIMEOUT, "The request timed out.").after(Delivery::Hold(hold))
-                    }
-                    Some(Fault::Timeout(TimeoutMode::Drop)) => {
-                        Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(Duration::ZERO))
-                    }
-                    Some(Fault::Timeout(TimeoutMode::Close)) => {
-                        Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(Duration::ZERO))
-                    }
-                    None => {
-                        let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());
-                        exchange(mall, &mall_id, client_ok, form, &shared, &mut inner.token_rng, now)
-                    }
-                }
+                faulted(rec.fault, Duration::ZERO).unwrap_or_else(|| {
+                    let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());
+                    exchange(mall, &mall_id, client_ok, form, &shared, &mut inner.token_rng, now)
+                })
             }
         };
         rec.status = answer.status.as_u16();
         inner.log.push(rec);
         answer
     };
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }
 
 fn exchange(
@@ -332,12 +251,7 @@ fn exchange(
 }
 
 fn basic_auth_matches(headers: &HeaderMap, client_id: &str, client_secret: &str) -> bool {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else { return false };
-    let Some((scheme, encoded)) = value.split_once(' ') else { return false };
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return false;
-    }
-    let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else { return false };
+    let decoded = credentials(headers, "basic").and_then(|c| base64::engine::general_purpose::STANDARD.decode(c).ok());
     // Constant time: a sandbox stands in for the real check, timing included.
-    bool::from(decoded.ct_eq(format!("{client_id}:{client_secret}").as_bytes()))
+    decoded.is_some_and(|d| bool::from(d.ct_eq(format!("{client_id}:{client_secret}").as_bytes())))
 }

@@ -9,7 +9,7 @@
 use crate::cafe24::SandboxError;
 use crate::cafe24::state::{Shared, wall_now};
 use crate::cafe24::store::Applied;
-use crate::cafe24::webhook::{WebhookDelivery, deliver, new_trace_id};
+use crate::cafe24::webhook::{WebhookDelivery, deliver};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
@@ -62,7 +62,8 @@ pub(crate) async fn apply(
             // a snapshot, as Cafe24's do.
             let extra = if change == Change::Deleted { Map::new() } else { body };
             let body = WebhookBody::new(topic_for(kind, change), mall_id, &id, &extra);
-            let delivery = deliver(&shared.http, &target, body, new_trace_id()).await;
+            // A new trace id: unique per delivery.
+            let delivery = deliver(&shared.http, &target, body, uuid::Uuid::new_v4().to_string()).await;
             count(shared, &delivery);
             Some(delivery)
         }

@@ -96,10 +96,6 @@ impl Cafe24Sandbox {
         self.shared.lock().malls.keys().cloned().collect()
     }
 
-    pub fn add_mall(&self, mall_id: &str, bucket: BucketConfig) -> Result<(), SandboxError> {
-        self.shared.lock().add_mall(mall_id, bucket, Instant::now())
-    }
-
     /// New capacity and drain for a mall's bucket; its level carries over.
     pub fn set_bucket(&self, mall_id: &str, bucket: BucketConfig) -> Result<(), SandboxError> {
         bucket.validate().map_err(SandboxError::InvalidInput)?;
@@ -116,10 +112,6 @@ impl Cafe24Sandbox {
     /// The bucket's level now (fractional: it drains continuously).
     pub fn bucket_level(&self, mall_id: &str) -> Result<f64, SandboxError> {
         Ok(self.shared.lock().mall(mall_id)?.bucket.level(Instant::now()))
-    }
-
-    pub fn bucket_config(&self, mall_id: &str) -> Result<BucketConfig, SandboxError> {
-        Ok(self.shared.lock().mall(mall_id)?.bucket.config())
     }
 
     /// Issues an access and a refresh token for a mall, as installing the
@@ -147,25 +139,10 @@ impl Cafe24Sandbox {
         Ok(())
     }
 
-    /// Every token of the mall stops working now, as when the shop removes
-    /// the app: calls get 401 and the next refresh `invalid_grant`.
-    pub fn revoke_tokens(&self, mall_id: &str) -> Result<(), SandboxError> {
-        self.shared.lock().mall_mut(mall_id)?.tokens.revoke();
-        Ok(())
-    }
-
     /// Every Admin API call of the mall is answered 403 (the shop withdrew
     /// a scope or suspended the app) until tokens are issued again.
     pub fn forbid(&self, mall_id: &str) -> Result<(), SandboxError> {
         self.shared.lock().mall_mut(mall_id)?.forbidden = true;
-        Ok(())
-    }
-
-    /// A 429 storm: for `length` from now every authorised Admin API call
-    /// of the mall is answered 429 with `Retry-After: retry_after_secs`,
-    /// whatever its bucket says (Cafe24 having a bad minute).
-    pub fn storm(&self, mall_id: &str, length: Duration, retry_after_secs: u64) -> Result<(), SandboxError> {
-        self.shared.lock().mall_mut(mall_id)?.storm = Some((Instant::now() + length, retry_after_secs));
         Ok(())
     }
 

@@ -5,7 +5,7 @@
 //! was refused and can replay the bucket level over time.
 
 use crate::fault::{Fault, TimeoutMode};
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -32,7 +32,7 @@ pub struct CallRecord {
     /// Position in the sandbox's life, from 1.
     pub seq: u64,
     /// When the call was decided, on the sandbox's clock (since start).
-    #[serde(rename = "at_secs", serialize_with = "secs")]
+    #[serde(rename = "at_secs", serialize_with = "crate::control_plane::secs")]
     pub at: Duration,
     pub mall_id: String,
     pub method: String,
@@ -47,10 +47,6 @@ pub struct CallRecord {
     pub fault: Option<Fault>,
     /// The `X-Cafe24-Api-Version` the caller sent.
     pub api_version: Option<String>,
-}
-
-fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 /// Running totals over the sandbox's life.

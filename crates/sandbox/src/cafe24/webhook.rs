@@ -27,11 +27,6 @@ impl WebhookDelivery {
     }
 }
 
-/// A new trace id: unique per delivery.
-pub(crate) fn new_trace_id() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
 pub(crate) async fn deliver(
     http: &reqwest::Client,
     target: &WebhookTarget,

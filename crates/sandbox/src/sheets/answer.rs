@@ -1,6 +1,5 @@
-//! What the Sheets sandbox answers and how the answer leaves: Google's
-//! error bodies, and delivery now, after latency, after a hold, or broken
-//! off mid-body.
+//! What the Sheets sandbox answers: Google's error bodies (how an answer
+//! leaves is [`crate::server::Delivery`]).
 //!
 //! Every Google API error is `{"error":{"code","message","status",
 //! "details"?}}` with `status` the google.rpc code name. The quota 429
@@ -11,45 +10,20 @@
 //! `WWW-Authenticate` header. The token endpoint answers RFC 6749 errors
 //! (`{"error":"invalid_grant","error_description":…}`).
 
+use crate::server::{Answer, Broken};
 use crate::sheets::oauth::{AuthFailure, OAuthRefusal};
 use crate::sheets::quota::Exceeded;
-use axum::Json;
-use axum::body::{Body, Bytes};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 /// The service name in error metadata.
 const SERVICE: &str = "sheets.googleapis.com";
 const ERROR_INFO: &str = "type.googleapis.com/google.rpc.ErrorInfo";
 
-/// How an answer leaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Delivery {
-    /// After this much latency (zero: at once).
-    After(Duration),
-    /// After holding it this long, past the client's timeout.
-    Hold(Duration),
-    /// Status and headers after this latency, then the body breaks off.
-    Drop(Duration),
-    /// No answer: the connection is closed after this latency.
-    Close(Duration),
-}
-
-#[derive(Debug)]
-pub(crate) struct Answer {
-    pub(crate) status: StatusCode,
-    body: Value,
-    www_authenticate: bool,
-    pub(crate) delivery: Delivery,
-}
+/// How a broken-off Sheets API answer starts.
+pub(crate) const BROKEN: Broken = (b"{\"spreadsheetId\":", "application/json; charset=UTF-8");
 
 impl Answer {
-    pub(crate) fn json(status: StatusCode, body: Value) -> Self {
-        Self { status, body, www_authenticate: false, delivery: Delivery::After(Duration::ZERO) }
-    }
-
     /// Google's error JSON for `status` with `message`.
     pub(crate) fn google(status: StatusCode, message: &str) -> Self {
         Self::json(status, google_error(status, message, Vec::new()))
@@ -58,7 +32,8 @@ impl Answer {
     /// An error status as an injected fault answers it: for 429 the quota
     /// body naming `quota` (the call's per-user quota), Google's usual
     /// words for the rest.
-    pub(crate) fn injected(status: StatusCode, quota: Exceeded, project_number: u64) -> Self {
+    pub(crate) fn injected(status: u16, quota: Exceeded, project_number: u64) -> Self {
+        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let message = match status.as_u16() {
             429 => return Self::quota(quota, project_number),
             401 => return Self::unauthenticated(AuthFailure::Expired),
@@ -108,55 +83,15 @@ impl Answer {
                                   "metadata": {"service": SERVICE, "method": "google.apps.sheets.v4.SpreadsheetsService"}})];
         let mut answer =
             Self::json(StatusCode::UNAUTHORIZED, google_error(StatusCode::UNAUTHORIZED, &message, details));
-        answer.www_authenticate = true;
+        let challenge = "Bearer realm=\"https://accounts.google.com/\", error=\"invalid_token\"";
+        answer.headers.push(("www-authenticate", challenge.to_owned()));
         answer
     }
 
     /// A token endpoint refusal.
-    pub(crate) fn oauth(refusal: &OAuthRefusal) -> Self {
+    pub(crate) fn oauth_refusal(refusal: &OAuthRefusal) -> Self {
         let status = StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST);
         Self::json(status, json!({"error": refusal.error, "error_description": refusal.description}))
-    }
-
-    pub(crate) fn after(mut self, delivery: Delivery) -> Self {
-        self.delivery = delivery;
-        self
-    }
-
-    /// Sends the answer as its delivery says. The wait happens here, after
-    /// the state's lock was released, on this request's own task: a held
-    /// answer holds up nothing else.
-    pub(crate) async fn deliver(self) -> Response {
-        let (wait, broken) = match self.delivery {
-            Delivery::After(d) | Delivery::Hold(d) | Delivery::Close(d) => (d, false),
-            Delivery::Drop(d) => (d, true),
-        };
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-        if let Delivery::Close(_) = self.delivery {
-            let mut response = StatusCode::INTERNAL_SERVER_ERROR.into_response();
-            response.extensions_mut().insert(crate::server::HangUpNow);
-            return response;
-        }
-        let mut response = if broken {
-            let chunks: [Result<Bytes, std::io::Error>; 2] = [
-                Ok(Bytes::from_static(b"{\"spreadsheetId\":")),
-                Err(std::io::Error::other("sandbox dropped the connection")),
-            ];
-            let mut r = Response::new(Body::from_stream(futures::stream::iter(chunks)));
-            *r.status_mut() = self.status;
-            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=UTF-8"));
-            r
-        } else {
-            (self.status, Json(self.body)).into_response()
-        };
-        if self.www_authenticate {
-            let value =
-                HeaderValue::from_static("Bearer realm=\"https://accounts.google.com/\", error=\"invalid_token\"");
-            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
-        }
-        response
     }
 }
 

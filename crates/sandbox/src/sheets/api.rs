@@ -16,8 +16,9 @@
 //! and the configured latency delays it.
 
 use crate::fault::{Fault, FaultDecision, TimeoutMode};
+use crate::server::{Answer, Delivery, credentials};
 use crate::sheets::a1;
-use crate::sheets::answer::{Answer, Delivery};
+use crate::sheets::answer::BROKEN;
 use crate::sheets::cells::{InputOption, RenderOption};
 use crate::sheets::faults::QueuedFault;
 use crate::sheets::grid::{BadRequest, Major, Spreadsheet, Written, columns_to_rows};
@@ -29,7 +30,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
@@ -49,7 +50,7 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
 
 /// Unknown paths and methods, in Google's error shape.
 pub(crate) async fn not_found() -> Response {
-    Answer::google(StatusCode::NOT_FOUND, "Method not found.").deliver().await
+    Answer::google(StatusCode::NOT_FOUND, "Method not found.").deliver(BROKEN).await
 }
 
 /// What an operation did, for its answer and its record.
@@ -122,7 +123,7 @@ fn gate_and_run(
     record: &mut SheetsCall,
     operation: impl FnOnce(&mut Inner, &Caller) -> Done,
 ) -> Answer {
-    let caller = match inner.oauth.authenticate(bearer(headers), now) {
+    let caller = match inner.oauth.authenticate(credentials(headers, "bearer"), now) {
         Ok(caller) => caller,
         Err(failure) => return Answer::unauthenticated(failure),
     };
@@ -134,10 +135,8 @@ fn gate_and_run(
     record.counted = true;
     let FaultDecision { fault, latency } = inner.faults.decide();
     let queued = inner.queued.take(op);
-    let injected = |status: u16| {
-        let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        Answer::injected(status, inner.quotas.per_user(kind), project_number).after(Delivery::After(latency))
-    };
+    let quota = inner.quotas.per_user(kind);
+    let injected = move |status| Answer::injected(status, quota, project_number).after(Delivery::After(latency));
     match (queued, fault) {
         (Some(QueuedFault::Status(status)), _) => {
             record.fault = Some(RecordedFault::Status);
@@ -169,18 +168,10 @@ fn gate_and_run(
         }
         Some(QueuedFault::ApplyThenStatus(status)) => {
             record.fault = Some(RecordedFault::ApplyThenStatus);
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            Answer::injected(status, inner.quotas.per_user(kind), project_number).after(Delivery::After(latency))
+            injected(status)
         }
         _ => done.answer.after(Delivery::After(latency)),
     }
-}
-
-/// The token of `Authorization: Bearer …`, if that is what was sent.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, token) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 fn param(params: &Params, name: &str) -> Option<String> {
@@ -204,7 +195,7 @@ async fn spreadsheet_get(
         }
         Done::ok(body, 0)
     });
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }
 
 async fn values_get(
@@ -230,7 +221,7 @@ async fn values_get(
             }
         }
     });
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }
 
 /// A request's `ValueRange`.
@@ -306,7 +297,7 @@ async fn values_append(
             }
         }
     });
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }
 
 async fn values_update(
@@ -325,5 +316,5 @@ async fn values_update(
             Ok(written) => Done::ok(written_json(&id, &written), written.rows),
         }
     });
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }

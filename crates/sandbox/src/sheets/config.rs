@@ -3,7 +3,6 @@
 //! 429s name, and the probabilistic faults.
 
 use crate::fault::FaultConfig;
-use crate::sheets::quota::QuotaLimits;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -70,15 +69,5 @@ impl SheetsSandboxConfig {
             return Err("access_token_ttl must be positive".into());
         }
         self.faults.validate()
-    }
-
-    pub(crate) fn quota_limits(&self) -> QuotaLimits {
-        QuotaLimits {
-            write_per_user: self.write_per_user,
-            write_per_project: self.write_per_project,
-            read_per_user: self.read_per_user,
-            read_per_project: self.read_per_project,
-            window: self.quota_window,
-        }
     }
 }

@@ -23,7 +23,7 @@
 //! - `quota`: the sliding per-user and per-project read/write windows.
 //! - `faults`: the queued one-shot [`SheetsFault`]s.
 //! - [`record`]: [`SheetsCall`], the call record.
-//! - `answer`: Google's error bodies and delayed, held or broken delivery.
+//! - `answer`: Google's error bodies.
 //! - `api`: the Sheets API handlers and the order a call is checked in.
 //! - `token_endpoint`: `POST /token`.
 //! - [`control`]: the JSON control plane.

@@ -13,6 +13,7 @@
 //! A project is an OAuth client; a user is the user the access token was
 //! issued for.
 
+use crate::sheets::config::SheetsSandboxConfig;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -62,17 +63,7 @@ impl Quota {
     }
 }
 
-/// The four limits and the window they apply over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct QuotaLimits {
-    pub(crate) write_per_user: u32,
-    pub(crate) write_per_project: u32,
-    pub(crate) read_per_user: u32,
-    pub(crate) read_per_project: u32,
-    pub(crate) window: Duration,
-}
-
-impl QuotaLimits {
+impl SheetsSandboxConfig {
     fn limit(&self, quota: Quota) -> u32 {
         match quota {
             Quota::WritePerUser => self.write_per_user,
@@ -109,14 +100,15 @@ impl Window {
 /// Every user's and every project's windows.
 #[derive(Debug)]
 pub(crate) struct QuotaBook {
-    limits: QuotaLimits,
+    /// The four limits and the window they apply over.
+    limits: SheetsSandboxConfig,
     /// Keyed by (client id, user) for per-user quotas, (client id, "") for
     /// per-project ones.
     windows: HashMap<(Quota, String, String), Window>,
 }
 
 impl QuotaBook {
-    pub(crate) fn new(limits: QuotaLimits) -> Self {
+    pub(crate) fn new(limits: SheetsSandboxConfig) -> Self {
         Self { limits, windows: HashMap::new() }
     }
 
@@ -148,7 +140,7 @@ impl QuotaBook {
         for key in &keys {
             let limit = self.limits.limit(key.0);
             let window = self.windows.entry(key.clone()).or_default();
-            if window.count(self.limits.window, now) >= limit as usize {
+            if window.count(self.limits.quota_window, now) >= limit as usize {
                 return Err(Exceeded { quota: key.0, limit });
             }
         }
@@ -163,13 +155,14 @@ impl QuotaBook {
 mod tests {
     use super::*;
 
-    fn limits() -> QuotaLimits {
-        QuotaLimits {
+    fn limits() -> SheetsSandboxConfig {
+        SheetsSandboxConfig {
             write_per_user: 3,
             write_per_project: 5,
             read_per_user: 1,
             read_per_project: 10,
-            window: Duration::from_secs(2),
+            quota_window: Duration::from_secs(2),
+            ..Default::default()
         }
     }
 

@@ -5,7 +5,7 @@
 //! quota allows (`SheetsSandbox::max_accepted_writes_in`).
 
 use crate::fault::TimeoutMode;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ pub struct SheetsCall {
     /// Position in the sandbox's life, from 1.
     pub seq: u64,
     /// When the call was decided, on the sandbox's clock (since start).
-    #[serde(rename = "at_secs", serialize_with = "secs")]
+    #[serde(rename = "at_secs", serialize_with = "crate::control_plane::secs")]
     pub at: Duration,
     pub op: SheetsOp,
     /// The user the access token (or refresh token) speaks for; `None`
@@ -79,10 +79,6 @@ pub struct SheetsCall {
     /// against the quotas (even if a fault or an error answered it).
     pub counted: bool,
     pub fault: Option<RecordedFault>,
-}
-
-fn secs<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
 }
 
 /// The bounded call log.

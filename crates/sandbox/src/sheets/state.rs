@@ -84,7 +84,7 @@ impl Shared {
         let inner = Inner {
             spreadsheets: BTreeMap::new(),
             oauth: OAuthBook::new(config.access_token_ttl),
-            quotas: QuotaBook::new(config.quota_limits()),
+            quotas: QuotaBook::new(config.clone()),
             queued: FaultQueue::default(),
             faults: FaultInjector::new(config.faults).map_err(SandboxError::InvalidInput)?,
             log: CallLog::new(RECORD_LIMIT),

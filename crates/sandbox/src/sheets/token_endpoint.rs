@@ -10,7 +10,8 @@
 //! quota; probabilistic faults leave them alone, queued ones for
 //! [`SheetsOp::Token`] do not.
 
-use crate::sheets::answer::{Answer, Delivery};
+use crate::server::{Answer, Delivery, credentials};
+use crate::sheets::answer::BROKEN;
 use crate::sheets::faults::QueuedFault;
 use crate::sheets::oauth::{OAuthRefusal, SCOPE, TokenRequest};
 use crate::sheets::record::{RecordedFault, SheetsCall, SheetsOp};
@@ -18,7 +19,7 @@ use crate::sheets::state::Shared;
 use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 use base64::Engine;
@@ -81,13 +82,13 @@ async fn token(
                 record.fault = Some(RecordedFault::Status);
                 injected(status)
             }
-            (_, Err(_)) => Answer::oauth(&OAuthRefusal::new(
+            (_, Err(_)) => Answer::oauth_refusal(&OAuthRefusal::new(
                 400,
                 "invalid_request",
                 "The body must be application/x-www-form-urlencoded",
             )),
             (_, Ok(_)) => match guard.oauth.refresh(&request, now) {
-                Err(refusal) => Answer::oauth(&refusal),
+                Err(refusal) => Answer::oauth_refusal(&refusal),
                 Ok(issued) => {
                     record.user = Some(issued.caller.user);
                     record.applied = true;
@@ -113,7 +114,7 @@ async fn token(
         guard.log.push(record);
         answer
     };
-    answer.deliver().await
+    answer.deliver(BROKEN).await
 }
 
 /// An injected token endpoint error, in RFC 6749's words.
@@ -125,17 +126,11 @@ fn injected(status: u16) -> Answer {
         500..=599 => OAuthRefusal::new(status, "server_error", "Backend error (injected by the sandbox)."),
         _ => OAuthRefusal::new(status, "invalid_request", "Refused (injected by the sandbox)."),
     };
-    Answer::oauth(&refusal)
+    Answer::oauth_refusal(&refusal)
 }
 
 /// `Authorization: Basic base64(client_id:client_secret)`, if sent.
 fn basic_credentials(headers: &HeaderMap) -> Option<(String, String)> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, encoded) = value.split_once(' ')?;
-    if !scheme.eq_ignore_ascii_case("basic") {
-        return None;
-    }
-    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).ok()?;
-    let (id, secret) = String::from_utf8(decoded).ok()?.split_once(':').map(|(i, s)| (i.to_owned(), s.to_owned()))?;
-    Some((id, secret))
+    let decoded = base64::engine::general_purpose::STANDARD.decode(credentials(headers, "basic")?).ok()?;
+    String::from_utf8(decoded).ok()?.split_once(':').map(|(id, secret)| (id.to_owned(), secret.to_owned()))
 }
