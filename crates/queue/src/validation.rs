@@ -68,26 +68,18 @@ pub(crate) fn normalized(name: &str, config: &QueueConfig) -> QueueConfig {
 
 /// `CreateQueue` of an existing name succeeds only with the same settings.
 pub(crate) fn check_same(name: &str, existing: &QueueConfig, wanted: &QueueConfig) -> Result<(), QueueError> {
-    let differs = |attribute| Err(QueueError::QueueNameExists { name: name.to_owned(), attribute });
-    if existing.visibility_timeout != wanted.visibility_timeout {
-        return differs("VisibilityTimeout");
+    let differences = [
+        (existing.visibility_timeout != wanted.visibility_timeout, "VisibilityTimeout"),
+        (existing.receive_wait != wanted.receive_wait, "ReceiveMessageWaitTimeSeconds"),
+        (existing.content_based_dedup != wanted.content_based_dedup, "ContentBasedDeduplication"),
+        (existing.redrive != wanted.redrive, "RedrivePolicy"),
+        (existing.delay != wanted.delay, "DelaySeconds"),
+        (existing.group_scan != wanted.group_scan, "group scan (round-robin or SQS FIFO, and its window)"),
+    ];
+    match differences.into_iter().find(|(differs, _)| *differs) {
+        Some((_, attribute)) => Err(QueueError::QueueNameExists { name: name.to_owned(), attribute }),
+        None => Ok(()),
     }
-    if existing.receive_wait != wanted.receive_wait {
-        return differs("ReceiveMessageWaitTimeSeconds");
-    }
-    if existing.content_based_dedup != wanted.content_based_dedup {
-        return differs("ContentBasedDeduplication");
-    }
-    if existing.redrive != wanted.redrive {
-        return differs("RedrivePolicy");
-    }
-    if existing.delay != wanted.delay {
-        return differs("DelaySeconds");
-    }
-    if existing.group_scan != wanted.group_scan {
-        return differs("group scan (round-robin or SQS FIFO, and its window)");
-    }
-    Ok(())
 }
 
 pub(crate) fn missing_dead_letter_queue(policy: &RedrivePolicy) -> QueueError {
@@ -101,10 +93,7 @@ pub(crate) fn missing_dead_letter_queue(policy: &RedrivePolicy) -> QueueError {
 /// group to a standard queue, a delayed send to a FIFO queue).
 pub(crate) fn check_kind(name: &str, wanted: QueueKind) -> Result<(), QueueError> {
     let kind = QueueKind::of(name);
-    if kind == wanted {
-        return Ok(());
-    }
-    Err(QueueError::WrongKind { name: name.to_owned(), kind })
+    if kind == wanted { Ok(()) } else { Err(QueueError::WrongKind { name: name.to_owned(), kind }) }
 }
 
 /// A redrive moves messages between queues of one kind only.

@@ -39,15 +39,7 @@ impl Keyspace {
 
     /// The key of `kind` (e.g. `win`, `bkt`, `lock`) named `name` under `tag`.
     pub fn key(&self, tag: &Tag, kind: &str, name: &str) -> String {
-        let mut key = String::with_capacity(self.prefix.len() + tag.0.len() + kind.len() + name.len() + 4);
-        key.push_str(&self.prefix);
-        key.push('{');
-        key.push_str(&tag.0);
-        key.push_str("}:");
-        key.push_str(kind);
-        key.push(':');
-        key.push_str(name);
-        key
+        format!("{}{{{}}}:{kind}:{name}", self.prefix, tag.0)
     }
 }
 
@@ -71,16 +63,8 @@ impl Tag {
         if scope.is_empty() {
             return Self("%".to_owned());
         }
-        let mut tag = String::with_capacity(scope.len());
-        for c in scope.chars() {
-            match c {
-                '{' => tag.push_str("%7B"),
-                '}' => tag.push_str("%7D"),
-                '%' => tag.push_str("%25"),
-                c => tag.push(c),
-            }
-        }
-        Self(tag)
+        // '%' first, so the escapes' own '%' are not escaped again.
+        Self(scope.replace('%', "%25").replace('{', "%7B").replace('}', "%7D"))
     }
 
     /// The scope of one Cafe24 mall: its bucket, lock, tokens and
@@ -121,12 +105,7 @@ impl Tag {
 /// picks a shard must give the same answer in every process and every
 /// build, or two deployables would look for the same thing in two places.
 pub fn stable_hash(text: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    hash
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]

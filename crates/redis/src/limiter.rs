@@ -123,29 +123,21 @@ impl<C: ConnectionLike + Clone + Send> SlidingWindowLimiter<C> {
         if let Some(wait) = self.deny.blocked_for(&set.cache_key, cost) {
             return Ok(Admission::Denied { wait, server_time_us: None });
         }
-        let mut invocation = scripts::SLIDING_WINDOW.prepare_invoke();
-        for key in &set.keys {
-            invocation.key(key);
-        }
-        invocation.arg(cost);
-        for arg in &set.args {
-            invocation.arg(*arg);
-        }
-        let reply = invocation.invoke_async(&mut self.conn.clone()).await?;
+        let reply = scripts::SLIDING_WINDOW
+            .key(&set.keys)
+            .arg(cost)
+            .arg(&set.args)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
         from_reply("sliding_window.lua", reply, &self.deny, &set.cache_key, cost)
     }
 
     /// How much of each limit of `set` is spent now, in the set's order;
     /// reads only (`lua/window_usage.lua`), for `sluice status`.
     pub async fn usage(&self, set: &LimitSet) -> Result<Vec<WindowUsage>, Error> {
-        let mut invocation = scripts::WINDOW_USAGE.prepare_invoke();
-        for key in &set.keys {
-            invocation.key(key);
-        }
-        for window in set.args.chunks(3).map(|a| a[1]) {
-            invocation.arg(window);
-        }
-        let reply: Vec<i64> = invocation.invoke_async(&mut self.conn.clone()).await?;
+        let windows: Vec<u64> = set.args.chunks(3).map(|a| a[1]).collect();
+        let reply: Vec<i64> =
+            scripts::WINDOW_USAGE.key(&set.keys).arg(windows).invoke_async(&mut self.conn.clone()).await?;
         let maxes = set.args.chunks(3).map(|a| a[0]);
         Ok(reply
             .get(1..)

@@ -63,8 +63,8 @@ impl PrivateRedis {
     pub fn start(kind: DeploymentKind) -> Result<Self, ServerError> {
         match kind {
             DeploymentKind::Plain => Self::plain(ServerOptions::default()),
-            DeploymentKind::Tls => Self::tls(false),
-            DeploymentKind::Cluster => Self::tls(true),
+            DeploymentKind::Tls => Self::tls(None),
+            DeploymentKind::Cluster => Self::tls(Some(ClusterShape { replicas: false, node_timeout: None })),
         }
     }
 
@@ -74,23 +74,18 @@ impl PrivateRedis {
         Ok(Self { kind: DeploymentKind::Plain, nodes: vec![node], password: None, certificates: None })
     }
 
-    /// A TLS-only server with the ACL user, or (`cluster`) three such
-    /// masters joined into a cluster.
-    fn tls(cluster: bool) -> Result<Self, ServerError> {
-        let shape = cluster.then_some(ClusterShape { replicas: false, node_timeout: None });
-        Self::tls_shaped(shape)
-    }
-
     /// A TLS-only cluster of three masters, each with one replica (six
     /// `redis-server`s), returned once every replica is in sync: what a
     /// failover test breaks. A node unanswered for `node_timeout` is
     /// counted failed and its replica promoted in its place, as an
     /// ElastiCache node failure is handled (there in tens of seconds).
     pub fn cluster_with_replicas(node_timeout: Duration) -> Result<Self, ServerError> {
-        Self::tls_shaped(Some(ClusterShape { replicas: true, node_timeout: Some(node_timeout) }))
+        Self::tls(Some(ClusterShape { replicas: true, node_timeout: Some(node_timeout) }))
     }
 
-    fn tls_shaped(cluster: Option<ClusterShape>) -> Result<Self, ServerError> {
+    /// A TLS-only server with the ACL user, or (`cluster`) such nodes
+    /// joined into a cluster of that shape.
+    fn tls(cluster: Option<ClusterShape>) -> Result<Self, ServerError> {
         let certificates = PrivateCertificates::server()?;
         let password = format!("pw-{:016x}", rand::random::<u64>());
         let options = ServerOptions {

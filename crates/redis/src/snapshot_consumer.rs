@@ -75,10 +75,6 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
 
     /// The stream key of `shard`.
     pub fn stream_key(&self, shard: u32) -> Result<&str, Error> {
-        self.key(shard)
-    }
-
-    fn key(&self, shard: u32) -> Result<&str, Error> {
         self.stream_keys
             .get(shard as usize)
             .map(String::as_str)
@@ -91,7 +87,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     pub async fn ensure_group(&self, shard: u32) -> Result<(), Error> {
         let result: Result<(), redis::RedisError> = redis::cmd("XGROUP")
             .arg("CREATE")
-            .arg(self.key(shard)?)
+            .arg(self.stream_key(shard)?)
             .arg(&self.group)
             .arg("0")
             .arg("MKSTREAM")
@@ -118,7 +114,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     /// least `min_idle` without acknowledging them.
     pub async fn claim_idle(&self, shard: u32, min_idle: Duration, count: usize) -> Result<Vec<StoredEntry>, Error> {
         let ClaimedEntries(claimed) = redis::cmd("XAUTOCLAIM")
-            .arg(self.key(shard)?)
+            .arg(self.stream_key(shard)?)
             .arg(&self.group)
             .arg(&self.consumer)
             .arg(min_idle.as_millis() as u64)
@@ -136,7 +132,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
             return Ok(0);
         }
         let acked: u64 = redis::cmd("XACK")
-            .arg(self.key(shard)?)
+            .arg(self.stream_key(shard)?)
             .arg(&self.group)
             .arg(ids)
             .query_async(&mut self.conn.clone())
@@ -149,13 +145,13 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     /// created on the stream yet is not a concern: entries exist only
     /// after the store step appended them, and groups start at `0`.
     pub async fn trim_acknowledged(&self, shard: u32) -> Result<u64, Error> {
-        let key = self.key(shard)?;
+        let key = self.stream_key(shard)?;
         let groups: StreamInfoGroupsReply =
             redis::cmd("XINFO").arg("GROUPS").arg(key).query_async(&mut self.conn.clone()).await?;
         let mut floor: Option<(u64, u64)> = None;
         for group in &groups.groups {
             let keep_from = if group.pending > 0 {
-                self.oldest_pending(key, &group.name).await?
+                self.pending_summary(key, &group.name).await?.0
             } else {
                 parse_id(&group.last_delivered_id).map(next_id)
             };
@@ -174,7 +170,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
 
     /// How far this consumer's group is behind on the shard.
     pub async fn lag(&self, shard: u32) -> Result<ShardLag, Error> {
-        let key = self.key(shard)?;
+        let key = self.stream_key(shard)?;
         let exists: bool = redis::cmd("EXISTS").arg(key).query_async(&mut self.conn.clone()).await?;
         if !exists {
             return Ok(ShardLag::default());
@@ -226,15 +222,11 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
             .arg("COUNT")
             .arg(count)
             .arg("STREAMS")
-            .arg(self.key(shard)?)
+            .arg(self.stream_key(shard)?)
             .arg(from)
             .query_async(&mut self.conn.clone())
             .await?;
         Ok(entries)
-    }
-
-    async fn oldest_pending(&self, key: &str, group: &str) -> Result<Option<(u64, u64)>, Error> {
-        Ok(self.pending_summary(key, group).await?.0)
     }
 
     /// The group's oldest pending id and its pending count per consumer.

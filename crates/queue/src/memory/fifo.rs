@@ -73,6 +73,13 @@ struct Stored {
     source: Option<String>,
 }
 
+impl Stored {
+    /// A message as sent: never received, moved here by no other queue.
+    fn new(id: MessageId, body: String, group: GroupKey, dedup: DedupId, sent_ms: u64, visible_at_ms: u64) -> Self {
+        Self { id, body, group, dedup, sent_ms, receive_count: 0, first_receive_ms: 0, visible_at_ms, source: None }
+    }
+}
+
 impl Fifo {
     pub(super) fn new(info: QueueInfo) -> Self {
         let ready = Ready::new(info.config.group_scan);
@@ -89,10 +96,7 @@ impl Fifo {
     }
 
     pub(super) fn send(&mut self, entries: &[&OutgoingMessage], now: u64) -> Vec<Accepted> {
-        while let Some((expires, _)) = self.dedup_expiry.front() {
-            if *expires > now {
-                break;
-            }
+        while self.dedup_expiry.front().is_some_and(|(expires, _)| *expires <= now) {
             if let Some((_, id)) = self.dedup_expiry.pop_front() {
                 self.dedup.remove(&id);
             }
@@ -103,42 +107,38 @@ impl Fifo {
                 accepted.push(first.clone());
                 continue;
             }
-            let seq = self.next_seq;
-            self.next_seq += 1;
-            let answer = Accepted {
-                message_id: MessageId::new(uuid::Uuid::new_v4().to_string()),
-                sequence_number: sequence_number(seq),
-            };
+            let id = MessageId::new(uuid::Uuid::new_v4().to_string());
+            let stored = Stored::new(id.clone(), entry.body.clone(), entry.group.clone(), entry.dedup.clone(), now, 0);
+            let answer = Accepted { message_id: id, sequence_number: sequence_number(self.enqueue(stored)) };
             self.dedup.insert(entry.dedup.clone(), answer.clone());
             self.dedup_expiry.push_back((now + millis(DEDUP_WINDOW), entry.dedup.clone()));
-            let stored = Stored {
-                id: answer.message_id.clone(),
-                body: entry.body.clone(),
-                group: entry.group.clone(),
-                dedup: entry.dedup.clone(),
-                sent_ms: now,
-                receive_count: 0,
-                first_receive_ms: 0,
-                visible_at_ms: 0,
-                source: None,
-            };
-            self.enqueue(seq, stored);
             accepted.push(answer);
         }
         accepted
     }
 
-    fn enqueue(&mut self, seq: u64, stored: Stored) {
-        let group = stored.group.clone();
+    /// Stores a message at the tail of its group under the next sequence
+    /// number, which it returns. A message not visible yet (a delayed one,
+    /// alone in its group) starts its group blocked until it is.
+    fn enqueue(&mut self, stored: Stored) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let (group, due) = (stored.group.clone(), stored.visible_at_ms);
         self.messages.insert(seq, stored);
         self.ready.inserted(&self.messages);
         match self.groups.get_mut(&group) {
             Some(g) => g.seqs.push_back(seq),
             None => {
-                self.groups.insert(group.clone(), Group { seqs: VecDeque::from([seq]), blocked_until: None });
-                self.ready.join(group, seq);
+                let blocked_until = (due > 0).then_some(due);
+                self.groups.insert(group.clone(), Group { seqs: VecDeque::from([seq]), blocked_until });
+                if blocked_until.is_some() {
+                    self.blocked.insert((due, group));
+                } else {
+                    self.ready.join(group, seq);
+                }
             }
         }
+        seq
     }
 
     /// Takes message `seq` out of `messages` (not out of its group).
@@ -150,10 +150,7 @@ impl Fifo {
 
     /// Returns blocked groups whose moment has passed to `ready`.
     fn reap(&mut self, now: u64) {
-        while let Some((until, _)) = self.blocked.first() {
-            if *until > now {
-                break;
-            }
+        while self.blocked.first().is_some_and(|(until, _)| *until <= now) {
             let Some((_, name)) = self.blocked.pop_first() else { break };
             self.unblock(name);
         }
@@ -197,7 +194,7 @@ impl Fifo {
                     if let Some(mut moved) = removed {
                         moved.source = Some(self.info.name.clone());
                         moved.visible_at_ms = 0;
-                        dlq.adopt(moved);
+                        dlq.enqueue(moved);
                     }
                     continue;
                 }
@@ -230,13 +227,6 @@ impl Fifo {
         }
         let next_visible_in = self.blocked.first().map(|(t, _)| Duration::from_millis(t.saturating_sub(now)));
         Pulled { messages: out, next_visible_in }
-    }
-
-    /// Takes in a message another queue moved here, at the tail of its group.
-    fn adopt(&mut self, stored: Stored) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.enqueue(seq, stored);
     }
 
     /// Finds the message a receipt names, if it is still there under that
@@ -352,13 +342,9 @@ impl Fifo {
             .map(|(&seq, _)| seq)
             .collect();
         for &seq in &movable {
-            let Some(mut msg) = self.remove_message(seq) else { continue };
+            let Some(msg) = self.remove_message(seq) else { continue };
             self.unlink(&msg.group, seq);
-            msg.receive_count = 0;
-            msg.first_receive_ms = 0;
-            msg.visible_at_ms = 0;
-            msg.source = None;
-            to.adopt(msg);
+            to.enqueue(Stored::new(msg.id, msg.body, msg.group, msg.dedup, msg.sent_ms, 0));
         }
         movable.len() as u64
     }

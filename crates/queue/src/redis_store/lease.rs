@@ -337,10 +337,7 @@ where
         let (mut rank, mut released) = (0u64, 0u64);
         loop {
             let mut invocation = scripts::RELEASE_IN_FLIGHT.prepare_invoke();
-            for key in keys.core() {
-                invocation.key(key);
-            }
-            invocation.key(&lease.key).arg(lease.owner.encode()).arg(rank).arg(RELEASE_SLICE);
+            invocation.key(&keys.core()).key(&lease.key).arg(lease.owner.encode()).arg(rank).arg(RELEASE_SLICE);
             let mut reply =
                 Reply::new("release_in_flight.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
             match reply.string()?.as_str() {

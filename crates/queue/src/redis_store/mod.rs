@@ -113,10 +113,13 @@ where
             Receipt::decode(receipt.as_str()).ok_or_else(|| QueueError::InvalidReceipt(receipt.as_str().to_owned()))?;
         let keys = self.keys.queue(name);
         let mut invocation = scripts::RECEIPT.prepare_invoke();
-        for key in keys.core() {
-            invocation.key(key);
-        }
-        invocation.arg(op).arg(format!("{:016x}", r.incarnation)).arg(r.seq).arg(r.receive_count).arg(millis(timeout));
+        invocation
+            .key(&keys.core())
+            .arg(op)
+            .arg(format!("{:016x}", r.incarnation))
+            .arg(r.seq)
+            .arg(r.receive_count)
+            .arg(millis(timeout));
         let answer = status("receipt.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
         match answer.as_str() {
             "noqueue" => Err(QueueError::QueueDoesNotExist(name.to_owned())),
@@ -186,11 +189,7 @@ where
     async fn delete_queue(&self, name: &str) -> Result<(), QueueError> {
         let keys = self.keys.queue(name);
         let mut invocation = scripts::DELETE_QUEUE.prepare_invoke();
-        invocation.key(self.keys.registry());
-        for key in keys.all() {
-            invocation.key(key);
-        }
-        invocation.arg(name);
+        invocation.key(self.keys.registry()).key(keys.all()).arg(name);
         let deleted: i64 = invocation.invoke_async(&mut self.conn.clone()).await?;
         self.forget(name);
         if deleted == 0 {
@@ -202,10 +201,7 @@ where
     async fn purge_queue(&self, name: &str) -> Result<(), QueueError> {
         let keys = self.keys.queue(name);
         let mut invocation = scripts::PURGE_QUEUE.prepare_invoke();
-        invocation.key(&keys.cfg);
-        for key in keys.message_keys() {
-            invocation.key(key);
-        }
+        invocation.key(&keys.cfg).key(&keys.message_keys());
         let purged: i64 = invocation.invoke_async(&mut self.conn.clone()).await?;
         if purged == 0 {
             return Err(QueueError::QueueDoesNotExist(name.to_owned()));
@@ -217,9 +213,7 @@ where
         validation::check_kind(name, QueueKind::Fifo)?;
         let k = self.keys.queue(name);
         let mut invocation = scripts::SEND.prepare_invoke();
-        for key in [&k.cfg, &k.body, &k.meta, &k.order, &k.arrival, &k.ready, &k.gstate, &k.dedup, &k.dedupx] {
-            invocation.key(key);
-        }
+        invocation.key(&[&k.cfg, &k.body, &k.meta, &k.order, &k.arrival, &k.ready, &k.gstate, &k.dedup, &k.dedupx]);
         invocation.arg(millis(DEDUP_WINDOW));
         for entry in entries {
             invocation
@@ -248,9 +242,7 @@ where
     async fn send_delayed(&self, name: &str, entries: &[&DelayedMessage]) -> Result<Vec<MessageId>, QueueError> {
         validation::check_kind(name, QueueKind::Standard)?;
         let mut invocation = scripts::SEND_DELAYED.prepare_invoke();
-        for key in self.keys.queue(name).core() {
-            invocation.key(key);
-        }
+        invocation.key(&self.keys.queue(name).core());
         for entry in entries {
             // No delay of its own: '' lets the script apply the queue's.
             let delay = entry.delay.map(|d| millis(d).to_string()).unwrap_or_default();
@@ -281,14 +273,10 @@ where
             let info = self.info(name).await?;
             let keys = self.keys.queue(name);
             let mut invocation = scripts::RECEIVE.prepare_invoke();
-            for key in keys.core() {
-                invocation.key(key);
-            }
+            invocation.key(&keys.core());
             let dlq = info.config.redrive.as_ref().map_or("", |p| p.dead_letter_queue.as_str());
             if !dlq.is_empty() {
-                for key in self.keys.queue(dlq).inbox() {
-                    invocation.key(key);
-                }
+                invocation.key(&self.keys.queue(dlq).inbox());
             }
             // SQS returns at most ten messages a receive, whatever is asked.
             let max = usize::from(max).min(MAX_BATCH_ENTRIES);
@@ -334,9 +322,7 @@ where
     async fn attributes(&self, name: &str) -> Result<QueueAttributes, QueueError> {
         let k = self.keys.queue(name);
         let mut invocation = scripts::ATTRIBUTES.prepare_invoke();
-        for key in [&k.cfg, &k.meta, &k.order, &k.arrival, &k.blocked] {
-            invocation.key(key);
-        }
+        invocation.key(&[&k.cfg, &k.meta, &k.order, &k.arrival, &k.blocked]);
         let value: Value = invocation.invoke_async(&mut self.conn.clone()).await?;
         if !matches!(value, Value::Array(_)) {
             let answer = status("attributes.lua", value)?;
@@ -366,9 +352,7 @@ where
         let mut moved = 0u64;
         loop {
             let mut invocation = scripts::MOVE_MESSAGES.prepare_invoke();
-            for key in source.core().into_iter().chain(target.inbox()) {
-                invocation.key(key);
-            }
+            invocation.key(&source.core()).key(&target.inbox());
             invocation.arg(only_from.unwrap_or("")).arg(cursor).arg(MOVE_SLICE);
             let mut reply = Reply::new("move_messages.lua", invocation.invoke_async(&mut self.conn.clone()).await?)?;
             match reply.string()?.as_str() {

@@ -37,7 +37,11 @@ pub(crate) struct ApiError {
     pub(crate) message: String,
 }
 
+/// A constructor of a sender's error: `400 Bad Request` unless a status is given.
 macro_rules! sqs_error {
+    ($fn:ident, $shape:literal, $code:literal) => {
+        sqs_error!($fn, StatusCode::BAD_REQUEST, $shape, $code);
+    };
     ($fn:ident, $status:expr, $shape:literal, $code:literal) => {
         pub(crate) fn $fn(message: impl Into<String>) -> Self {
             Self { status: $status, shape: $shape, code: $code, sender_fault: true, message: message.into() }
@@ -46,82 +50,42 @@ macro_rules! sqs_error {
 }
 
 impl ApiError {
-    sqs_error!(
-        queue_does_not_exist,
-        StatusCode::BAD_REQUEST,
-        "com.amazonaws.sqs#QueueDoesNotExist",
-        "AWS.SimpleQueueService.NonExistentQueue"
-    );
-    sqs_error!(queue_name_exists, StatusCode::BAD_REQUEST, "com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists");
-    sqs_error!(
-        invalid_parameter,
-        StatusCode::BAD_REQUEST,
-        "com.amazon.coral.service#InvalidParameterValueException",
-        "InvalidParameterValue"
-    );
-    sqs_error!(
-        missing_parameter,
-        StatusCode::BAD_REQUEST,
-        "com.amazon.coral.service#MissingParameterException",
-        "MissingParameter"
-    );
-    sqs_error!(
-        invalid_attribute_name,
-        StatusCode::BAD_REQUEST,
-        "com.amazonaws.sqs#InvalidAttributeName",
-        "InvalidAttributeName"
-    );
-    sqs_error!(
-        invalid_attribute_value,
-        StatusCode::BAD_REQUEST,
-        "com.amazonaws.sqs#InvalidAttributeValue",
-        "InvalidAttributeValue"
-    );
+    sqs_error!(queue_does_not_exist, "com.amazonaws.sqs#QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue");
+    sqs_error!(queue_name_exists, "com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists");
+    sqs_error!(invalid_parameter, "com.amazon.coral.service#InvalidParameterValueException", "InvalidParameterValue");
+    sqs_error!(missing_parameter, "com.amazon.coral.service#MissingParameterException", "MissingParameter");
+    sqs_error!(invalid_attribute_name, "com.amazonaws.sqs#InvalidAttributeName", "InvalidAttributeName");
+    sqs_error!(invalid_attribute_value, "com.amazonaws.sqs#InvalidAttributeValue", "InvalidAttributeValue");
     sqs_error!(
         receipt_handle_is_invalid,
         StatusCode::NOT_FOUND,
         "com.amazonaws.sqs#ReceiptHandleIsInvalid",
         "ReceiptHandleIsInvalid"
     );
-    sqs_error!(
-        invalid_message_contents,
-        StatusCode::BAD_REQUEST,
-        "com.amazonaws.sqs#InvalidMessageContents",
-        "InvalidMessageContents"
-    );
-    sqs_error!(
-        empty_batch_request,
-        StatusCode::BAD_REQUEST,
-        "com.amazonaws.sqs#EmptyBatchRequest",
-        "AWS.SimpleQueueService.EmptyBatchRequest"
-    );
+    sqs_error!(invalid_message_contents, "com.amazonaws.sqs#InvalidMessageContents", "InvalidMessageContents");
+    sqs_error!(empty_batch_request, "com.amazonaws.sqs#EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest");
     sqs_error!(
         too_many_entries,
-        StatusCode::BAD_REQUEST,
         "com.amazonaws.sqs#TooManyEntriesInBatchRequest",
         "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
     );
     sqs_error!(
         batch_entry_ids_not_distinct,
-        StatusCode::BAD_REQUEST,
         "com.amazonaws.sqs#BatchEntryIdsNotDistinct",
         "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
     );
     sqs_error!(
         invalid_batch_entry_id,
-        StatusCode::BAD_REQUEST,
         "com.amazonaws.sqs#InvalidBatchEntryId",
         "AWS.SimpleQueueService.InvalidBatchEntryId"
     );
     sqs_error!(
         batch_request_too_long,
-        StatusCode::BAD_REQUEST,
         "com.amazonaws.sqs#BatchRequestTooLong",
         "AWS.SimpleQueueService.BatchRequestTooLong"
     );
     sqs_error!(
         unsupported_operation,
-        StatusCode::BAD_REQUEST,
         "com.amazonaws.sqs#UnsupportedOperation",
         "AWS.SimpleQueueService.UnsupportedOperation"
     );
@@ -131,18 +95,8 @@ impl ApiError {
         "com.amazonaws.sqs#ResourceNotFoundException",
         "ResourceNotFoundException"
     );
-    sqs_error!(
-        unknown_operation,
-        StatusCode::BAD_REQUEST,
-        "com.amazon.coral.service#UnknownOperationException",
-        "InvalidAction"
-    );
-    sqs_error!(
-        serialization,
-        StatusCode::BAD_REQUEST,
-        "com.amazon.coral.service#SerializationException",
-        "SerializationException"
-    );
+    sqs_error!(unknown_operation, "com.amazon.coral.service#UnknownOperationException", "InvalidAction");
+    sqs_error!(serialization, "com.amazon.coral.service#SerializationException", "SerializationException");
 
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self {

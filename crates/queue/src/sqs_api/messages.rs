@@ -111,48 +111,42 @@ fn message_json(message: &ReceivedMessage, kind: QueueKind, wanted: &[&str]) -> 
     json
 }
 
-pub(super) async fn delete_message<B: QueueBackend>(
-    api: &SqsApi<B>,
-    request: wire::ReceiptRequest,
-) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    delete_one(api, api.queue_name(&url)?, request.entry).await?;
-    Ok(json!({}))
-}
-
-pub(super) async fn change_message_visibility<B: QueueBackend>(
-    api: &SqsApi<B>,
-    request: wire::ReceiptRequest,
-) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    change_one(api, api.queue_name(&url)?, request.entry).await?;
-    Ok(json!({}))
-}
-
-pub(super) async fn delete_message_batch<B: QueueBackend>(
-    api: &SqsApi<B>,
-    request: wire::ReceiptBatch,
-) -> Result<Value, ApiError> {
-    receipt_batch(api, request, ReceiptAction::Delete).await
-}
-
-pub(super) async fn change_message_visibility_batch<B: QueueBackend>(
-    api: &SqsApi<B>,
-    request: wire::ReceiptBatch,
-) -> Result<Value, ApiError> {
-    receipt_batch(api, request, ReceiptAction::ChangeVisibility).await
-}
-
-/// What a batch of receipt handles is for.
+/// What a receipt handle (or a batch of them) is for.
 #[derive(Debug, Clone, Copy)]
-enum ReceiptAction {
+pub(super) enum ReceiptAction {
     Delete,
     ChangeVisibility,
 }
 
-/// Applies `action` to each entry, reporting each as successful or failed
-/// on its own, as SQS's batch actions do.
-async fn receipt_batch<B: QueueBackend>(
+impl ReceiptAction {
+    async fn apply<B: QueueBackend>(self, api: &SqsApi<B>, name: &str, entry: ReceiptEntry) -> Result<(), ApiError> {
+        let handle = ReceiptHandle::new(required(entry.receipt_handle, "ReceiptHandle")?);
+        match self {
+            Self::Delete => Ok(api.backend().delete_message(name, &handle).await?),
+            Self::ChangeVisibility => {
+                let timeout = required(entry.visibility_timeout, "VisibilityTimeout")?;
+                let timeout = seconds("VisibilityTimeout", timeout, MAX_VISIBILITY_TIMEOUT)?;
+                Ok(api.backend().change_visibility(name, &handle, timeout).await?)
+            }
+        }
+    }
+}
+
+/// DeleteMessage or ChangeMessageVisibility.
+pub(super) async fn receipt_one<B: QueueBackend>(
+    api: &SqsApi<B>,
+    request: wire::ReceiptRequest,
+    action: ReceiptAction,
+) -> Result<Value, ApiError> {
+    let url = required(request.queue_url, "QueueUrl")?;
+    action.apply(api, api.queue_name(&url)?, request.entry).await?;
+    Ok(json!({}))
+}
+
+/// DeleteMessageBatch or ChangeMessageVisibilityBatch: applies `action` to
+/// each entry, reporting each as successful or failed on its own, as SQS's
+/// batch actions do.
+pub(super) async fn receipt_batch<B: QueueBackend>(
     api: &SqsApi<B>,
     request: wire::ReceiptBatch,
     action: ReceiptAction,
@@ -165,28 +159,12 @@ async fn receipt_batch<B: QueueBackend>(
     let (mut successful, mut failed) = (Vec::new(), Vec::new());
     for entry in entries {
         let id = entry.id.clone().unwrap_or_default();
-        let done = match action {
-            ReceiptAction::Delete => delete_one(api, name, entry).await,
-            ReceiptAction::ChangeVisibility => change_one(api, name, entry).await,
-        };
-        match done {
+        match action.apply(api, name, entry).await {
             Ok(()) => successful.push(json!({ "Id": id })),
             Err(err) => failed.push(entry_failure(&id, &err)),
         }
     }
     Ok(json!({ "Successful": successful, "Failed": failed }))
-}
-
-async fn delete_one<B: QueueBackend>(api: &SqsApi<B>, name: &str, entry: ReceiptEntry) -> Result<(), ApiError> {
-    let handle = ReceiptHandle::new(required(entry.receipt_handle, "ReceiptHandle")?);
-    Ok(api.backend().delete_message(name, &handle).await?)
-}
-
-async fn change_one<B: QueueBackend>(api: &SqsApi<B>, name: &str, entry: ReceiptEntry) -> Result<(), ApiError> {
-    let handle = ReceiptHandle::new(required(entry.receipt_handle, "ReceiptHandle")?);
-    let timeout =
-        seconds("VisibilityTimeout", required(entry.visibility_timeout, "VisibilityTimeout")?, MAX_VISIBILITY_TIMEOUT)?;
-    Ok(api.backend().change_visibility(name, &handle, timeout).await?)
 }
 
 pub(super) fn entry_failure(id: &str, err: &ApiError) -> Value {

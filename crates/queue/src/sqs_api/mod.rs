@@ -57,6 +57,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use error::ApiError;
+use messages::ReceiptAction;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::future::Future;
@@ -178,10 +179,12 @@ async fn dispatch<B: QueueBackend>(api: &SqsApi<B>, headers: &HeaderMap, body: &
         "SendMessage" => send::send_message(api, parse(body)?).await,
         "SendMessageBatch" => send::send_message_batch(api, parse(body)?).await,
         "ReceiveMessage" => messages::receive_message(api, parse(body)?).await,
-        "DeleteMessage" => messages::delete_message(api, parse(body)?).await,
-        "DeleteMessageBatch" => messages::delete_message_batch(api, parse(body)?).await,
-        "ChangeMessageVisibility" => messages::change_message_visibility(api, parse(body)?).await,
-        "ChangeMessageVisibilityBatch" => messages::change_message_visibility_batch(api, parse(body)?).await,
+        "DeleteMessage" => messages::receipt_one(api, parse(body)?, ReceiptAction::Delete).await,
+        "DeleteMessageBatch" => messages::receipt_batch(api, parse(body)?, ReceiptAction::Delete).await,
+        "ChangeMessageVisibility" => messages::receipt_one(api, parse(body)?, ReceiptAction::ChangeVisibility).await,
+        "ChangeMessageVisibilityBatch" => {
+            messages::receipt_batch(api, parse(body)?, ReceiptAction::ChangeVisibility).await
+        }
         "StartMessageMoveTask" => move_tasks::start(api, parse(body)?).await,
         "ListMessageMoveTasks" => move_tasks::list(api, parse(body)?).await,
         "ListDeadLetterSourceQueues" => move_tasks::dead_letter_sources(api, parse(body)?).await,
