@@ -25,15 +25,11 @@ pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConf
     // messages back in the same order either way, and looking at it with
     // an SQS client shows what AWS would.
     let fifo = QueueConfig { group_scan: config.group_scan, ..QueueConfig::default() };
-    create(backend, EVENTS_DLQ, &fifo).await?;
-    let events = QueueConfig {
-        visibility_timeout: config.visibility_timeout,
-        redrive: Some(RedrivePolicy {
-            dead_letter_queue: EVENTS_DLQ.to_owned(),
-            max_receive_count: config.max_receive_count,
-        }),
-        ..fifo
+    let redrive = |dlq: &str| {
+        Some(RedrivePolicy { dead_letter_queue: dlq.to_owned(), max_receive_count: config.max_receive_count })
     };
+    create(backend, EVENTS_DLQ, &fifo).await?;
+    let events = QueueConfig { visibility_timeout: config.visibility_timeout, redrive: redrive(EVENTS_DLQ), ..fifo };
     create(backend, EVENTS_QUEUE, &events).await?;
     for (queue, dlq, worker) in
         [(FLUSH_QUEUE, FLUSH_DLQ, &config.flush), (MALL_DRAIN_QUEUE, MALL_DRAIN_DLQ, &config.mall_drain)]
@@ -41,10 +37,7 @@ pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConf
         create(backend, dlq, &QueueConfig::default()).await?;
         let standard = QueueConfig {
             visibility_timeout: worker.visibility_timeout,
-            redrive: Some(RedrivePolicy {
-                dead_letter_queue: dlq.to_owned(),
-                max_receive_count: config.max_receive_count,
-            }),
+            redrive: redrive(dlq),
             ..QueueConfig::default()
         };
         create(backend, queue, &standard).await?;

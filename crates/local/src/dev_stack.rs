@@ -28,16 +28,17 @@
 //! or taken again if it lapsed. Should another process take it over,
 //! [`DevStack::lease_lost`] returns.
 
+use crate::delay_worker::run_delay_worker;
 pub use crate::dev_config::DevConfig;
 pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
 use crate::dev_queues::{create_queues, release_in_flight};
 use crate::drain_task::DrainTask;
-use crate::flush_worker::{FlushStats, run_flush_worker};
+use crate::flush_worker::{FlushStats, Flusher};
 use crate::function_processes::{
     FunctionsMode, StackQueues, http_function, process_registry, process_substitutions, queue_event_source,
     start_functions,
 };
-use crate::mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
+use crate::mall_drain_worker::{Drainer, MallDrainStats};
 use crate::metrics_endpoint::{self, METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeStats};
 use crate::sfn_api::{self, ExecutionTotals, StepFunctionsApi};
@@ -99,15 +100,12 @@ pub struct DevStack {
     /// stops them all.
     shutdown: DropGuard,
     ingest_stop: CancellationToken,
-    pipe_stop: CancellationToken,
-    flush_stop: CancellationToken,
-    mall_drain_stop: CancellationToken,
     sfn_stop: CancellationToken,
     drain_stop: CancellationToken,
     ingest_task: JoinHandle<std::io::Result<()>>,
-    pipe_task: JoinHandle<()>,
-    flush_task: JoinHandle<()>,
-    mall_drain_task: JoinHandle<()>,
+    /// The pipe, the flush worker and the mall drain worker with their
+    /// stop tokens, in the order they stop.
+    workers: Vec<(CancellationToken, JoinHandle<()>)>,
     sfn_task: JoinHandle<std::io::Result<()>>,
     sqs_task: JoinHandle<std::io::Result<()>>,
 }
@@ -217,13 +215,10 @@ impl DevStack {
         let flush_stats = Arc::new(FlushStats::default());
         let flush_stop = shutdown.child_token();
         let flush_task = match &functions {
-            None => tokio::spawn(run_flush_worker(
-                flush_queue.clone(),
-                sheet.clone(),
-                config.flush,
-                flush_stats.clone(),
-                flush_stop.clone(),
-            )),
+            None => {
+                let flusher = Arc::new(Flusher { sheet: sheet.clone(), stats: flush_stats.clone() });
+                tokio::spawn(run_delay_worker(flush_queue.clone(), flusher, config.flush, flush_stop.clone()))
+            }
             Some(lambda) => {
                 let source =
                     queue_event_source(lambda, FLUSH_QUEUE, flush_queue.clone(), &config.flush, flush_stop.clone());
@@ -234,13 +229,11 @@ impl DevStack {
         let mall_drain_stats = Arc::new(MallDrainStats::default());
         let mall_drain_stop = shutdown.child_token();
         let mall_drain_task = match &functions {
-            None => tokio::spawn(run_mall_drain_worker(
-                mall_drain_queue,
-                MallDrainService::new(shop.clone(), drain_requests.clone()),
-                config.mall_drain,
-                mall_drain_stats.clone(),
-                mall_drain_stop.clone(),
-            )),
+            None => {
+                let service = MallDrainService::new(shop.clone(), drain_requests.clone());
+                let drainer = Arc::new(Drainer { service, stats: mall_drain_stats.clone() });
+                tokio::spawn(run_delay_worker(mall_drain_queue, drainer, config.mall_drain, mall_drain_stop.clone()))
+            }
             // The mall-drain binary, fed as the template maps it; its runs are in its log and EMF lines.
             Some(lambda) => {
                 let stop = mall_drain_stop.clone();
@@ -318,15 +311,10 @@ impl DevStack {
             mall_drain_requests,
             shutdown: guard,
             ingest_stop,
-            pipe_stop,
-            flush_stop,
-            mall_drain_stop,
             sfn_stop,
             drain_stop,
             ingest_task,
-            pipe_task,
-            flush_task,
-            mall_drain_task,
+            workers: vec![(pipe_stop, pipe_task), (flush_stop, flush_task), (mall_drain_stop, mall_drain_task)],
             sfn_task,
             sqs_task,
         })
@@ -364,12 +352,10 @@ impl DevStack {
     pub async fn stop(self) -> anyhow::Result<()> {
         self.ingest_stop.cancel();
         let ingest = self.ingest_task.await;
-        self.pipe_stop.cancel();
-        let _ = self.pipe_task.await;
-        self.flush_stop.cancel();
-        let _ = self.flush_task.await;
-        self.mall_drain_stop.cancel();
-        let _ = self.mall_drain_task.await;
+        for (stop, task) in self.workers {
+            stop.cancel();
+            let _ = task.await;
+        }
         self.sfn_stop.cancel();
         let sfn = self.sfn_task.await;
         if let Some(functions) = &self.functions {

@@ -3,15 +3,13 @@
 //! through the [`delay_worker`](crate::delay_worker) loop and runs
 //! [`SheetService::flush_sheet`] for each, several sheets side by side.
 
-use crate::delay_worker::{DelayWorkerConfig, Handled, RequestHandler, run_delay_worker};
+use crate::delay_worker::{Handled, RequestHandler};
 use futures::future::BoxFuture;
 use redis::aio::ConnectionLike;
-use sluice_domain::DelayQueue;
 use sluice_pipeline::SheetService;
 use sluice_pipeline::sheet_io::FlushRequest;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio_util::sync::CancellationToken;
 
 /// What the worker has done so far.
 #[derive(Debug, Default)]
@@ -22,24 +20,11 @@ pub struct FlushStats {
     pub calls: AtomicU64,
 }
 
-/// Runs flushes from `queue` until `stop` is cancelled, then waits for the
-/// running ones.
-pub async fn run_flush_worker<Q, C>(
-    queue: Arc<Q>,
-    sheet: SheetService<C>,
-    config: DelayWorkerConfig,
-    stats: Arc<FlushStats>,
-    stop: CancellationToken,
-) where
-    Q: DelayQueue + 'static,
-    C: ConnectionLike + Clone + Send + Sync + 'static,
-{
-    run_delay_worker(queue, Arc::new(Flusher { sheet, stats }), config, stop).await;
-}
-
-struct Flusher<C> {
-    sheet: SheetService<C>,
-    stats: Arc<FlushStats>,
+/// The flush worker's handler, for [`run_delay_worker`](crate::delay_worker::run_delay_worker).
+#[derive(Debug)]
+pub struct Flusher<C> {
+    pub sheet: SheetService<C>,
+    pub stats: Arc<FlushStats>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync + 'static> RequestHandler for Flusher<C> {

@@ -43,9 +43,9 @@ pub use delay_worker::{DelayWorkerConfig, Handled, RequestHandler, run_delay_wor
 pub use dev_queues::{MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
 pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, take_consumer_lease};
 pub use drain_task::{DrainSetup, DrainTask};
-pub use flush_worker::{FlushStats, run_flush_worker};
+pub use flush_worker::{FlushStats, Flusher};
 pub use function_processes::{FunctionsMode, ProcessFunctions};
 pub use ingest_counts::IngestCounts;
-pub use mall_drain_worker::{MallDrainStats, run_mall_drain_worker};
+pub use mall_drain_worker::{Drainer, MallDrainStats};
 pub use pipe::{Pipe, PipeConfig, PipeStats};
 pub use step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};

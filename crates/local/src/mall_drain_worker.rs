@@ -3,14 +3,13 @@
 //! runs [`MallDrainService::drain_mall`] for each, several malls side by
 //! side. In AWS this is the mall drain function's SQS event source.
 
-use crate::delay_worker::{DelayWorkerConfig, Handled, RequestHandler, run_delay_worker};
+use crate::delay_worker::{Handled, RequestHandler};
 use futures::future::BoxFuture;
 use redis::aio::ConnectionLike;
-use sluice_domain::{DelayQueue, MallDrainRequest};
+use sluice_domain::MallDrainRequest;
 use sluice_pipeline::{MallDrainService, NextRun};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio_util::sync::CancellationToken;
 
 /// What the worker has done so far.
 #[derive(Debug, Default)]
@@ -23,24 +22,11 @@ pub struct MallDrainStats {
     pub idle: AtomicU64,
 }
 
-/// Runs drain requests from `queue` until `stop` is cancelled, then waits
-/// for the running ones.
-pub async fn run_mall_drain_worker<Q, C>(
-    queue: Arc<Q>,
-    service: MallDrainService<C>,
-    config: DelayWorkerConfig,
-    stats: Arc<MallDrainStats>,
-    stop: CancellationToken,
-) where
-    Q: DelayQueue + 'static,
-    C: ConnectionLike + Clone + Send + Sync + 'static,
-{
-    run_delay_worker(queue, Arc::new(Drainer { service, stats }), config, stop).await;
-}
-
-struct Drainer<C> {
-    service: MallDrainService<C>,
-    stats: Arc<MallDrainStats>,
+/// The mall drain worker's handler, for [`run_delay_worker`](crate::delay_worker::run_delay_worker).
+#[derive(Debug)]
+pub struct Drainer<C> {
+    pub service: MallDrainService<C>,
+    pub stats: Arc<MallDrainStats>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync + 'static> RequestHandler for Drainer<C> {

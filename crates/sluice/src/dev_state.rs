@@ -6,6 +6,7 @@
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+use sluice_aws::SqsEndpoint;
 use std::path::{Path, PathBuf};
 
 /// Where the file lives, relative to the working directory.
@@ -46,6 +47,25 @@ impl DevState {
     pub(crate) fn url(&self, what: &str) -> Option<String> {
         self.urls.iter().find(|(w, _)| w == what).map(|(_, url)| url.clone())
     }
+}
+
+/// The queue URLs an operator command reads: `given` (its flags, else the
+/// environment) when any is, else those the running `sluice dev` printed
+/// as `labels`; and the SQS endpoint: `endpoint`, else (nothing given) the
+/// running `sluice dev`'s, else AWS.
+pub(crate) fn queue_urls<const N: usize>(
+    given: [Option<String>; N],
+    endpoint: Option<String>,
+    labels: [&str; N],
+) -> ([Option<String>; N], SqsEndpoint) {
+    let state = DevState::read(&DevState::path());
+    let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
+    let (urls, endpoint) = if given.iter().any(Option::is_some) {
+        (given, endpoint)
+    } else {
+        (labels.map(from_dev), endpoint.or_else(|| from_dev("SQS endpoint")))
+    };
+    (urls, endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local))
 }
 
 #[cfg(test)]

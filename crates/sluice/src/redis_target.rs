@@ -33,13 +33,8 @@ pub(crate) struct RedisTarget {
 }
 
 impl RedisTarget {
-    /// `SLUICE_REDIS_URL`, or a private server that keeps nothing.
-    pub(crate) fn from_env() -> anyhow::Result<Self> {
-        Self::from_env_or_private(None)
-    }
-
-    /// `SLUICE_REDIS_URL`, or a private server; with `data_dir`, the
-    /// private server keeps its data there (append-only file) across runs.
+    /// `SLUICE_REDIS_URL`, or a private server: it keeps nothing, or with
+    /// `data_dir` keeps its data there (append-only file) across runs.
     pub(crate) fn from_env_or_private(data_dir: Option<std::path::PathBuf>) -> anyhow::Result<Self> {
         let kept = data_dir.as_ref().map(|d| format!(", data in {}", d.display())).unwrap_or_default();
         Self::from_env_or(|| {
@@ -72,7 +67,8 @@ impl RedisTarget {
 
     /// The Redis `SLUICE_REDIS_URL` names, else the one `private` starts.
     fn from_env_or(private: impl FnOnce() -> Result<(PrivateRedis, String), ServerError>) -> anyhow::Result<Self> {
-        if let Some(common) = named_redis()? {
+        // The Redis `SLUICE_REDIS_URL` names, if set (checked as the functions check it).
+        if let Some(common) = sluice_config::Common::read_optional(&sluice_config::EnvSource::from_process())? {
             let url = common.redis_url.expose().to_owned();
             let endpoint = common.redis_settings().endpoint().unwrap_or_default();
             let description = format!("Redis at {endpoint} (SLUICE_REDIS_URL)");
@@ -93,9 +89,7 @@ impl RedisTarget {
         };
         Ok(Self { settings, url: server.url_with_password(), description, _private: Some(server) })
     }
-}
 
-impl RedisTarget {
     /// The private CA its certificate is checked against, if one is set.
     pub(crate) fn ca_file(&self) -> Option<std::path::PathBuf> {
         self.settings.ca_file.clone()
@@ -108,11 +102,6 @@ impl RedisTarget {
         let settings = ConnectSettings { reconnect_retries: RECONNECT_RETRIES, ..self.settings.clone() };
         sluice_redis::connect(&settings).await.with_context(|| format!("cannot connect to {}", self.description))
     }
-}
-
-/// The Redis `SLUICE_REDIS_URL` names, if set (checked as the functions check it).
-fn named_redis() -> anyhow::Result<Option<sluice_config::Common>> {
-    Ok(sluice_config::Common::read_optional(&sluice_config::EnvSource::from_process())?)
 }
 
 /// The Redis and key prefix of the state an inspecting command reads.

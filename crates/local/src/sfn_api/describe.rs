@@ -7,7 +7,7 @@
 use super::error::ApiError;
 use super::executions::{ExecutionRecord, Progress, status};
 use super::history_events::{self, Context};
-use super::page::page;
+use super::page::{page, with_next};
 use super::timestamp::epoch_seconds;
 use super::wire::{self, required};
 use super::{StepFunctionsApi, arn};
@@ -49,11 +49,7 @@ pub(super) fn get_execution_history(
     let context =
         Context { region: &api.region, role_arn: &role_arn, with_data: request.include_execution_data.unwrap_or(true) };
     let events: Vec<Value> = events.iter().map(|e| history_events::event(e, context)).collect();
-    let mut answer = json!({ "events": events });
-    if let Some(next) = next {
-        answer["nextToken"] = next.into();
-    }
-    Ok(answer)
+    Ok(with_next(json!({ "events": events }), next))
 }
 
 pub(super) fn list_executions(api: &StepFunctionsApi, request: wire::ListExecutions) -> Result<Value, ApiError> {
@@ -76,11 +72,7 @@ pub(super) fn list_executions(api: &StepFunctionsApi, request: wire::ListExecuti
             )
         })
         .collect();
-    let mut answer = json!({ "executions": items });
-    if let Some(next) = next {
-        answer["nextToken"] = next.into();
-    }
-    Ok(answer)
+    Ok(with_next(json!({ "executions": items }), next))
 }
 
 /// The execution `arn` names, or the error saying why there is none.

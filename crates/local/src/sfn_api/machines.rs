@@ -2,7 +2,7 @@
 //! serves, each the deployed definition with its local substitutions.
 
 use super::error::ApiError;
-use super::page::page;
+use super::page::{page, with_next};
 use super::timestamp::epoch_seconds;
 use super::wire::{self, required};
 use super::{LocalStateMachine, StepFunctionsApi};
@@ -21,11 +21,7 @@ pub(super) fn list_state_machines(api: &StepFunctionsApi, request: wire::ListSta
             })
         })
         .collect();
-    let mut answer = json!({ "stateMachines": listed });
-    if let Some(next) = next {
-        answer["nextToken"] = next.into();
-    }
-    Ok(answer)
+    Ok(with_next(json!({ "stateMachines": listed }), next))
 }
 
 pub(super) fn describe_state_machine(

@@ -3,6 +3,7 @@
 //! starts.
 
 use super::error::ApiError;
+use serde_json::Value;
 
 /// Results per page when the caller names no number.
 const DEFAULT_PAGE: usize = 100;
@@ -36,6 +37,14 @@ pub(super) fn page<'a, T>(
     let end = (start + size).min(items.len());
     let next = (end < items.len()).then(|| format!("page:{end}"));
     Ok((&items[start..end], next))
+}
+
+/// `answer` with the `nextToken` of the page after it, if any.
+pub(super) fn with_next(mut answer: Value, next: Option<String>) -> Value {
+    if let Some(next) = next {
+        answer["nextToken"] = next.into();
+    }
+    answer
 }
 
 #[cfg(test)]

@@ -77,8 +77,8 @@ fn parse_task(text: &str) -> anyhow::Result<(String, StandIn)> {
 
 pub(crate) async fn run(command: AslCommand) -> anyhow::Result<ExitCode> {
     match command {
-        AslCommand::Validate { file, subs } => Ok(validate(&file, subs)),
-        AslCommand::Run(args) => Ok(run_definition(args).await),
+        AslCommand::Validate { file, subs } => Ok(validate(&file, subs).unwrap_or_else(|code| code)),
+        AslCommand::Run(args) => Ok(run_definition(args).await.unwrap_or_else(|code| code)),
     }
 }
 
@@ -105,11 +105,9 @@ fn load(file: &Path, subs: Vec<(String, String)>) -> Result<StateMachine, ExitCo
     })
 }
 
-fn validate(file: &Path, subs: Vec<(String, String)>) -> ExitCode {
-    let machine = match load(file, subs) {
-        Ok(machine) => machine,
-        Err(code) => return code,
-    };
+/// The exit code: `Err` when the definition cannot be used.
+fn validate(file: &Path, subs: Vec<(String, String)>) -> Result<ExitCode, ExitCode> {
+    let machine = load(file, subs)?;
     let mut targets: Vec<String> = machine.task_targets().iter().map(|t| t.handler_key().to_owned()).collect();
     targets.sort();
     targets.dedup();
@@ -117,18 +115,13 @@ fn validate(file: &Path, subs: Vec<(String, String)>) -> ExitCode {
     if !targets.is_empty() {
         println!("task targets: {}", targets.join(", "));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
-async fn run_definition(args: RunArgs) -> ExitCode {
-    let input: Value = match serde_json::from_str(&args.input) {
-        Ok(input) => input,
-        Err(e) => return invalid(format!("--input is not JSON: {e}")),
-    };
-    let machine = match load(&args.file, args.subs) {
-        Ok(machine) => machine,
-        Err(code) => return code,
-    };
+/// The exit code: `Err` when the run cannot start.
+async fn run_definition(args: RunArgs) -> Result<ExitCode, ExitCode> {
+    let input: Value = serde_json::from_str(&args.input).map_err(|e| invalid(format!("--input is not JSON: {e}")))?;
+    let machine = load(&args.file, args.subs)?;
     let mut registry = TaskRegistry::new();
     for (resource, stand_in) in args.tasks {
         match stand_in {
@@ -145,10 +138,10 @@ async fn run_definition(args: RunArgs) -> ExitCode {
     let executor = Executor::new(machine, registry, SystemClock);
     if let Some(missing) = executor.missing_handlers().first() {
         let key = missing.handler_key();
-        return invalid(format!(
+        return Err(invalid(format!(
             "state {:?} calls {key:?}, which no --task gives: add --task '{key}=echo' or --task '{key}=fail:ErrorName'",
             missing.state
-        ));
+        )));
     }
     let name =
         args.file.file_name().and_then(|n| n.to_str()).map(|n| n.trim_end_matches(".json").trim_end_matches(".asl"));
@@ -157,7 +150,7 @@ async fn run_definition(args: RunArgs) -> ExitCode {
     if args.history {
         print_history(&execution.history);
     }
-    match execution.outcome {
+    Ok(match execution.outcome {
         Outcome::Succeeded(output) => {
             println!("{}", pretty(&output));
             ExitCode::SUCCESS
@@ -167,7 +160,7 @@ async fn run_definition(args: RunArgs) -> ExitCode {
             eprintln!("sluice: the execution failed with {error:?}");
             ExitCode::FAILURE
         }
-    }
+    })
 }
 
 fn print_history(history: &[HistoryEvent]) {

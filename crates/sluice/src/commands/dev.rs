@@ -40,7 +40,6 @@ use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use sluice_cafe24::{Secret, TokenGrant};
-use sluice_config::EnvSource;
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConfig, take_consumer_lease};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig, stored_token};
@@ -255,9 +254,13 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let env = settings(&args);
     let api_keys_list = env.get("api_keys").unwrap_or(DEV_API_KEY).to_owned();
     let api_keys = ApiKeys::from_list(&Secret::new(api_keys_list.clone())).context("SLUICE_API_KEYS")?;
-    let sandbox = match args.sandbox_malls.is_empty() {
-        true => None,
-        false => Some(start_sandbox(&args).await?),
+    let sandbox = if args.sandbox_malls.is_empty() {
+        None
+    } else {
+        let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
+        let config =
+            Cafe24SandboxConfig { malls: args.sandbox_malls.clone(), bucket, ..Cafe24SandboxConfig::default() };
+        Some(Cafe24Sandbox::start(config).await.context("Cafe24 sandbox")?)
     };
     let cafe24 = cafe24_config(&env, sandbox.as_ref())?;
     let pipeline = sluice_config::pipeline_config(&env)?;
@@ -318,7 +321,13 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     urls.extend(stack.urls.iter().map(|(what, url)| (what.to_string(), url.clone())));
     if let Some(sandbox) = &sandbox {
         urls.push(("Cafe24 sandbox".into(), sandbox.base_url()));
-        connect_sandbox(sandbox, &stack, &args, &env).await?;
+        // Each sandbox mall's tokens stored and the sandbox's webhooks
+        // pointed at our ingest, so changing sandbox data runs the whole pipeline.
+        store_tokens(sandbox, &stack, &args.sandbox_malls).await?;
+        let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone());
+        let key = env.get("api_keys").and_then(|keys| keys.split(',').next()).unwrap_or(DEV_API_KEY).trim();
+        let target = WebhookTarget { url: ingest.unwrap_or_default(), api_key: Secret::new(key.to_owned()) };
+        sandbox.set_webhook_target(Some(target));
     }
     // Written before anything printed says the stack serves: a script that
     // waits for the URLs and then runs `sluice tokens set` finds the file.
@@ -367,15 +376,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn start_sandbox(args: &Args) -> anyhow::Result<Cafe24Sandbox> {
-    let config = Cafe24SandboxConfig {
-        malls: args.sandbox_malls.clone(),
-        bucket: BucketConfig::new(args.bucket_capacity, args.bucket_drain),
-        ..Cafe24SandboxConfig::default()
-    };
-    Cafe24Sandbox::start(config).await.context("Cafe24 sandbox")
-}
-
 /// Stores the tokens the sandbox issues for each of `malls`, as
 /// `sluice tokens set` would store Cafe24's.
 pub(crate) async fn store_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, malls: &[String]) -> anyhow::Result<()> {
@@ -385,20 +385,5 @@ pub(crate) async fn store_tokens(sandbox: &Cafe24Sandbox, stack: &DevStack, mall
             TokenGrant::from_response(sandbox.issue_tokens(mall)?).map_err(|e| anyhow!("sandbox token: {e}"))?;
         stack.shop.set_token(mall, &stored_token(&grant, now)).await.map_err(crate::cause)?;
     }
-    Ok(())
-}
-
-/// Stores each sandbox mall's tokens and points the sandbox's webhooks at
-/// our ingest, so changing sandbox data runs the whole pipeline.
-async fn connect_sandbox(
-    sandbox: &Cafe24Sandbox,
-    stack: &DevStack,
-    args: &Args,
-    env: &EnvSource,
-) -> anyhow::Result<()> {
-    store_tokens(sandbox, stack, &args.sandbox_malls).await?;
-    let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone()).unwrap_or_default();
-    let key = env.get("api_keys").and_then(|keys| keys.split(',').next()).unwrap_or(DEV_API_KEY).trim().to_owned();
-    sandbox.set_webhook_target(Some(WebhookTarget { url: ingest, api_key: Secret::new(key) }));
     Ok(())
 }

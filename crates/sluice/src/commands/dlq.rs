@@ -6,12 +6,12 @@
 //! back to the queue they came from with StartMessageMoveTask and waits for
 //! the move to finish.
 
-use crate::dev_state::DevState;
+use crate::dev_state::queue_urls;
 use crate::usage;
 use anyhow::anyhow;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use sluice_aws::{SqsEndpoint, sqs_client};
+use sluice_aws::sqs_client;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -42,28 +42,13 @@ pub(crate) enum Which {
 impl Which {
     const ALL: [Which; 3] = [Which::Events, Which::Flush, Which::MallDrain];
 
-    fn name(self) -> &'static str {
+    /// Its name, its URL's flag, and its name in the running `sluice dev`'s
+    /// list of URLs.
+    fn names(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            Self::Events => "events",
-            Self::Flush => "flush",
-            Self::MallDrain => "mall-drain",
-        }
-    }
-
-    fn flag(self) -> &'static str {
-        match self {
-            Self::Events => "--events-dlq-url",
-            Self::Flush => "--flush-dlq-url",
-            Self::MallDrain => "--mall-drain-dlq-url",
-        }
-    }
-
-    /// Its name in the running `sluice dev`'s list of URLs.
-    fn dev_label(self) -> &'static str {
-        match self {
-            Self::Events => "Dead-letter queue",
-            Self::Flush => "Flush dead-letter queue",
-            Self::MallDrain => "Mall drain dead-letter queue",
+            Self::Events => ("events", "--events-dlq-url", "Dead-letter queue"),
+            Self::Flush => ("flush", "--flush-dlq-url", "Flush dead-letter queue"),
+            Self::MallDrain => ("mall-drain", "--mall-drain-dlq-url", "Mall drain dead-letter queue"),
         }
     }
 }
@@ -101,7 +86,7 @@ pub(crate) async fn run(command: DlqCommand) -> anyhow::Result<ExitCode> {
             for (which, url) in Which::ALL.iter().zip(&urls) {
                 let Some(url) = url else { continue };
                 let (visible, in_flight) = depth(&client, url).await?;
-                println!("{:<10} {visible:>6} waiting  {in_flight:>4} in flight  {url}", which.name());
+                println!("{:<10} {visible:>6} waiting  {in_flight:>4} in flight  {url}", which.names().0);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -128,20 +113,13 @@ async fn resolve(queues: &Queues) -> anyhow::Result<(Client, Urls)> {
         queues.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
     ];
     let endpoint = queues.sqs_endpoint.clone().or(env.sqs_endpoint);
-    let state = DevState::read(&DevState::path());
-    let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
-    let (urls, endpoint) = if given.iter().any(Option::is_some) {
-        (given, endpoint)
-    } else {
-        (Which::ALL.map(|which| from_dev(which.dev_label())), endpoint.or_else(|| from_dev("SQS endpoint")))
-    };
+    let (urls, endpoint) = queue_urls(given, endpoint, Which::ALL.map(|which| which.names().2));
     if urls.iter().all(Option::is_none) {
         return Err(usage(
             WHO,
             "no dead-letter queue: pass --events-dlq-url / --flush-dlq-url / --mall-drain-dlq-url, or run `sluice dev` here",
         ));
     }
-    let endpoint = endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local);
     Ok((sqs_client(&endpoint).await, urls))
 }
 
@@ -149,7 +127,7 @@ async fn one(queues: &Queues, which: Which) -> anyhow::Result<(Client, String)> 
     let (client, urls) = resolve(queues).await?;
     let url = Which::ALL.iter().zip(urls).find_map(|(w, url)| (*w == which).then_some(url)).flatten();
     url.map(|url| (client, url))
-        .ok_or_else(|| usage(WHO, format!("no such dead-letter queue known: pass {}", which.flag())))
+        .ok_or_else(|| usage(WHO, format!("no such dead-letter queue known: pass {}", which.names().1)))
 }
 
 async fn depth(client: &Client, url: &str) -> anyhow::Result<(String, String)> {

@@ -18,7 +18,7 @@ use crate::usage;
 use anyhow::{anyhow, bail};
 use sluice_sandbox::cafe24::{BucketConfig, SandboxConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, FaultConfig, SheetsSandbox, SheetsSandboxConfig, TimeoutMode};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -277,10 +277,7 @@ async fn run_sheets(args: SheetsArgs) -> anyhow::Result<ExitCode> {
         let listed: Vec<String> = sheets.iter().map(|(gid, title)| format!("{gid} \"{title}\"")).collect();
         println!("Spreadsheet {id}: sheets {}", listed.join(", "));
     }
-    let mut users = args.users.clone();
-    users.sort();
-    users.dedup();
-    for user in &users {
+    for user in args.users.iter().collect::<BTreeSet<_>>() {
         // Printing a refresh token is the point here: a sandbox token is
         // only good against this process.
         println!("User {user}: refresh token {}", sandbox.add_user(&args.client_id, user));

@@ -9,11 +9,11 @@
 //! `SLUICE_*` variables the functions read (defaults otherwise), so the
 //! numbers mean what the steps see.
 
-use super::tokens::when;
-use crate::dev_state::DevState;
+use super::tokens::{now_ms, when};
+use crate::dev_state::queue_urls;
 use crate::redis_target::StateRedis;
 use anyhow::Context;
-use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
+use sluice_aws::{SqsQueue, sqs_client};
 use sluice_config::EnvSource;
 use sluice_domain::{GroupAbout, Queue};
 use sluice_pipeline::status_report::{CredentialStatus, MallStatus};
@@ -109,50 +109,29 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn print_queues(args: &Args) -> anyhow::Result<()> {
     let env = crate::operator_queues("sluice status")?;
-    let args = &Args {
-        queue_url: args.queue_url.clone().or(env.queue_url),
-        events_dlq_url: args.events_dlq_url.clone().or(env.events_dlq_url),
-        flush_queue_url: args.flush_queue_url.clone().or(env.flush_queue_url),
-        flush_dlq_url: args.flush_dlq_url.clone().or(env.flush_dlq_url),
-        mall_drain_queue_url: args.mall_drain_queue_url.clone().or(env.mall_drain_queue_url),
-        mall_drain_dlq_url: args.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
-        sqs_endpoint: args.sqs_endpoint.clone().or(env.sqs_endpoint),
-        malls: Vec::new(),
-        credentials: Vec::new(),
-        top: args.top,
-    };
-    let state = DevState::read(&DevState::path());
-    let from_dev = |what: &str| state.as_ref().and_then(|s| s.url(what));
-    let named = [
-        &args.queue_url,
-        &args.events_dlq_url,
-        &args.flush_queue_url,
-        &args.flush_dlq_url,
-        &args.mall_drain_queue_url,
-        &args.mall_drain_dlq_url,
+    let given = [
+        args.queue_url.clone().or(env.queue_url),
+        args.events_dlq_url.clone().or(env.events_dlq_url),
+        args.flush_queue_url.clone().or(env.flush_queue_url),
+        args.flush_dlq_url.clone().or(env.flush_dlq_url),
+        args.mall_drain_queue_url.clone().or(env.mall_drain_queue_url),
+        args.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
     ];
-    let (urls, endpoint) = if named.iter().any(|u| u.is_some()) {
-        (named.map(Clone::clone), args.sqs_endpoint.clone())
-    } else {
-        (
-            [
-                "Queue",
-                "Dead-letter queue",
-                "Flush queue",
-                "Flush dead-letter queue",
-                "Mall drain queue",
-                "Mall drain dead-letter queue",
-            ]
-            .map(from_dev),
-            args.sqs_endpoint.clone().or_else(|| from_dev("SQS endpoint")),
-        )
-    };
+    let labels = [
+        "Queue",
+        "Dead-letter queue",
+        "Flush queue",
+        "Flush dead-letter queue",
+        "Mall drain queue",
+        "Mall drain dead-letter queue",
+    ];
+    let (urls, endpoint) = queue_urls(given, args.sqs_endpoint.clone().or(env.sqs_endpoint), labels);
     println!("Queues                   waiting  in flight  delayed");
     if urls.iter().all(Option::is_none) {
         println!("  none known: pass --queue-url and the others (or SLUICE_QUEUE_URL ...), or run `sluice dev` here");
         return Ok(());
     }
-    let client = sqs_client(&endpoint.filter(|e| !e.is_empty()).map_or(SqsEndpoint::Aws, SqsEndpoint::Local)).await;
+    let client = sqs_client(&endpoint).await;
     let names = ["events", "events dead-letter", "flush", "flush dead-letter", "mall drain", "mall drain dead-letter"];
     for (name, url) in names.iter().zip(urls) {
         let Some(url) = url else { continue };
@@ -260,16 +239,12 @@ async fn print_drain<C: redis::aio::ConnectionLike + Clone + Send>(store: Snapsh
     let mut per_consumer = std::collections::BTreeMap::<String, u64>::new();
     for shard in 0..consumer.shards() {
         let lag = consumer.lag(shard).await?;
-        let ms = lag.oldest_unacknowledged_ms();
+        oldest_ms = oldest_ms.into_iter().chain(lag.oldest_unacknowledged_ms()).min();
         undelivered += lag.undelivered.unwrap_or(0);
         pending += lag.pending;
         for (name, count) in lag.consumers {
             *per_consumer.entry(name).or_default() += count;
         }
-        oldest_ms = match (oldest_ms, ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
     }
     let age = oldest_ms.map_or_else(
         || "nothing waiting".to_owned(),
@@ -282,8 +257,4 @@ async fn print_drain<C: redis::aio::ConnectionLike + Clone + Send>(store: Snapsh
         println!("  consumer {name}: {count} pending");
     }
     Ok(())
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }

@@ -5,6 +5,7 @@
 
 use crate::redis_target::RedisTarget;
 use anyhow::Context;
+use futures::future::join_all;
 use sluice_redis::Connection;
 use sluice_redis::{Acquire, Admission, DenyCache, Gates, Keyspace, Limit, Locks, SlidingWindowLimiter, Tag};
 use std::process::ExitCode;
@@ -33,10 +34,10 @@ enum Outcome {
 }
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let target = RedisTarget::from_env()?;
+    let target = RedisTarget::from_env_or_private(None)?;
     let conn = target.connect().await?;
     // A prefix of its own, so reruns against a shared Redis never meet.
-    let run_id = format!("{:x}", rand_id());
+    let run_id = format!("{:x}", rand::random::<u64>());
     let keyspace = Keyspace::new(format!("sluice:demo:{run_id}:"))?;
     println!("Redis: {}", target.description);
     println!(
@@ -55,11 +56,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("\nA check FAILED (see above).");
         Ok(ExitCode::FAILURE)
     }
-}
-
-fn rand_id() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-        ^ u64::from(std::process::id())
 }
 
 async fn limiter_run(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::Result<Vec<Outcome>> {
@@ -107,18 +103,13 @@ fn report_limiter(args: &Args, outcomes: &[Outcome]) -> bool {
         "second", "admitted", "denied by Redis", "denied from cache"
     );
     for second in 0..args.seconds as usize {
-        let mut admitted = 0;
-        let (mut by_redis, mut from_cache) = (0, 0);
+        let (mut admitted, mut by_redis, mut from_cache) = (0, 0, 0);
         let mut waits = Vec::new();
         for outcome in outcomes {
             match *outcome {
                 Outcome::Admitted { second: s, .. } if s == second => admitted += 1,
                 Outcome::Denied { second: s, wait, cached } if s == second => {
-                    if cached {
-                        from_cache += 1
-                    } else {
-                        by_redis += 1
-                    }
+                    *if cached { &mut from_cache } else { &mut by_redis } += 1;
                     waits.push(wait);
                 }
                 _ => {}
@@ -163,7 +154,8 @@ async fn race_for_lock(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::R
     let tries = (0..args.callers).map(|_| locks.acquire(&tag, "sync", Duration::from_secs(10)));
     let mut winners = Vec::new();
     let mut busy_for = Duration::ZERO;
-    for attempt in futures_join(tries).await {
+    // Concurrently on this task: they share one connection, which pipelines them.
+    for attempt in join_all(tries).await {
         match attempt? {
             Acquire::Acquired(lease) => winners.push(lease),
             Acquire::Busy { retry_after } => busy_for = busy_for.max(retry_after),
@@ -192,15 +184,9 @@ async fn race_for_gate(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::R
     let tag = Tag::new("demo");
     let tries = (0..args.callers).map(|_| gates.pass(&tag, "item", Duration::from_secs(10)));
     let mut passed = 0;
-    for entry in futures_join(tries).await {
+    for entry in join_all(tries).await {
         passed += usize::from(entry?.passed());
     }
     println!("Gate: {passed} of {} callers passed a one-per-10 s gate at once.", args.callers);
     Ok(passed == 1)
-}
-
-/// Runs the futures concurrently on this task (they share one connection,
-/// which pipelines them) and returns their results in order.
-async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
-    futures::future::join_all(futures).await
 }

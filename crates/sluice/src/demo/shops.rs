@@ -185,10 +185,7 @@ async fn start_stack(
 }
 
 fn fields(name: &str, price: u32) -> Map<String, Value> {
-    let mut fields = Map::new();
-    fields.insert("product_name".into(), name.into());
-    fields.insert("price".into(), price.to_string().into());
-    fields
+    Map::from_iter([("product_name".into(), name.into()), ("price".into(), price.to_string().into())])
 }
 
 /// Each client takes the next edit, applies it in the sandbox (which sends
@@ -258,16 +255,12 @@ async fn wait_written(drain: &DrainTask, deadline: Instant) -> u64 {
     let bar = ProgressBar::new_spinner().with_message("writing to PostgreSQL");
     let mut behind = u64::MAX;
     while Instant::now() < deadline {
-        match drain.behind().await {
-            Ok(0) => {
-                behind = 0;
+        if let Ok(n) = drain.behind().await {
+            behind = n;
+            if n == 0 {
                 break;
             }
-            Ok(n) => {
-                behind = n;
-                bar.set_message(format!("writing to PostgreSQL: {n} snapshots to go"));
-            }
-            Err(_) => {}
+            bar.set_message(format!("writing to PostgreSQL: {n} snapshots to go"));
         }
         bar.tick();
         tokio::time::sleep(Duration::from_millis(100)).await;
