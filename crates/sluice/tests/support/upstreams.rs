@@ -177,7 +177,15 @@ impl Upstreams {
             (all, ())
         })
         .await;
-        assert!(written, "rows held for {credential} not written within {:?} of sluice credentials set", limit * 3);
+        if !written {
+            let show = sluice(on.workdir).args(["credentials", "show", credential]).output().unwrap();
+            panic!(
+                "rows held for {credential} not written within {:?} of sluice credentials set; credentials show: {}{}",
+                limit * 3,
+                String::from_utf8_lossy(&show.stdout),
+                String::from_utf8_lossy(&show.stderr)
+            );
+        }
         set_at.elapsed()
     }
 }
