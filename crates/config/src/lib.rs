@@ -7,14 +7,15 @@
 //! [`EnvSource`], then validated into the libraries' typed configs; an
 //! error names the variable ([`ConfigError`]) and never shows a secret.
 //!
-//! Every variable is listed once, with its meaning, in its part's
-//! `VARIABLES`; `functions/README.md`'s tables are rendered from those
-//! lists and their defaults ([`table`]), and a test keeps them equal.
+//! Every variable is declared once, with its type, default and meaning,
+//! in its part's `part!`, which gives the part's `VARIABLES`;
+//! `functions/README.md`'s tables are rendered from those lists and their
+//! defaults ([`table`]), and a test keeps them equal.
 //!
 //! # Layout
 //!
 //! - `source`: [`EnvSource`], the variables as a figment provider.
-//! - `variables`: [`Variable`] and the table renderer.
+//! - `variables`: [`Variable`], `part!` (a part declared in one line a variable) and the table renderer.
 //! - `common`: what every deployable reads (Redis, key prefix, stage).
 //! - `pipeline_vars`: the pipeline's limits and sizes ([`PipelineConfig`]).
 //! - `cafe24_vars`: the Cafe24 app (shop functions).
