@@ -1,5 +1,7 @@
 //! Reading `sluice.events`: an event's outcomes after its Redis trace (7
-//! days by default) has expired, for `sluice trace`.
+//! days by default) has expired, for `sluice trace`. A snapshot's outcome
+//! names its row in columns (migration 0005; before, in `detail`): read
+//! back, the detail holds them either way.
 
 use crate::error::SinkError;
 use serde_json::Value;
@@ -22,7 +24,9 @@ pub struct EventOutcome {
 /// `event_id`'s outcomes, oldest first; empty when the drain never saw it.
 pub async fn outcomes(pool: &PgPool, event_id: &str) -> Result<Vec<EventOutcome>, SinkError> {
     let rows: Vec<(String, i64, Value)> = sqlx::query_as(
-        "SELECT outcome, (extract(epoch FROM at) * 1000)::int8 AS at_ms, detail
+        "SELECT outcome, (extract(epoch FROM at) * 1000)::int8 AS at_ms, CASE WHEN version IS NULL THEN detail
+             ELSE detail || jsonb_build_object('mall_id', mall_id, 'kind', kind, 'resource_id', resource_id,
+                 'version', version, 'entry_id', entry_id) END
          FROM sluice.events WHERE event_id = $1 ORDER BY at, position",
     )
     .bind(event_id)

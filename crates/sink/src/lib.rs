@@ -20,7 +20,7 @@
 //!
 //! ```text
 //! sluice.snapshots           (mall_id, kind, resource_id) → latest body (jsonb), status, updated_date, version, event_ids, entry_id, written_at
-//! sluice.events              (event_id, outcome, entry_id, position) → at, detail: each webhook's journey and fate, kept after its Redis trace expires
+//! sluice.events              (event_id, outcome, entry_id, position) → at, detail, mall_id, kind, resource_id, version: each webhook's journey and fate, kept after its Redis trace expires
 //! sluice.unreadable_entries  (stream, entry_id) → fields, reason: entries that are not a snapshot, kept rather than dropped
 //! sluice._sqlx_migrations    the migrations applied
 //! ```
@@ -31,6 +31,7 @@
 //! - [`schema`]: the migrations, embedded, and applying them.
 //! - [`snapshot_row`]: a snapshot stream entry read as a row.
 //! - [`outcome_row`]: an outcome stream entry (an event parked in the dead-letter queue) read as an event row.
+//! - `batch`: a batch's entries read once: the newest snapshot per resource, the rest sorted out.
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
 //! - [`event_rows`]: a batch's `sluice.events` rows: the drain's outcomes and each event's journey, each recorded once.
 //! - [`drain`]: the worker: read, write, acknowledge, trim; retry with backoff.
@@ -38,6 +39,7 @@
 //! - [`event_log`]: an event's outcomes, read back for `sluice trace`.
 //! - [`error`]: what can go wrong, named.
 
+mod batch;
 pub mod database;
 pub mod drain;
 pub mod error;

@@ -14,6 +14,7 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     (2, "event position", include_str!("../migrations/0002_event_position.sql")),
     (3, "event sources", include_str!("../migrations/0003_event_sources.sql")),
     (4, "byte order keys", include_str!("../migrations/0004_byte_order_keys.sql")),
+    (5, "event resource columns", include_str!("../migrations/0005_event_resource_columns.sql")),
 ];
 
 /// The migrator: the `sluice` schema created first, its bookkeeping table

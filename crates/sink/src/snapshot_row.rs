@@ -22,6 +22,9 @@ pub struct SnapshotRow {
     /// The fetch time in ms: a larger version is a later read of Cafe24.
     pub version: i64,
     pub event_ids: Vec<String>,
+    /// `event_ids` as the entry holds them (a JSON array): what the row's
+    /// `event_ids` column gets, without printing the list again.
+    pub event_ids_json: String,
     pub entry_id: String,
 }
 
@@ -44,6 +47,11 @@ pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
         _ => {
             let body = field("body")?;
             serde_json::from_str::<IgnoredAny>(body).map_err(|e| format!("`body` is not JSON: {e}"))?;
+            if has_nul_escape(body) {
+                // PostgreSQL refuses the whole statement over it: written
+                // with the batch, it would hold up its shard for good.
+                return Err("`body` holds \\u0000, which PostgreSQL's jsonb cannot store".into());
+            }
             Some(body.clone())
         }
     };
@@ -51,6 +59,10 @@ pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
         .parse::<i64>()
         .map_err(|_| format!("`fetched_at_ms` is not a number: {:?}", entry.fields["fetched_at_ms"]))?;
     let event_ids = event_ids(entry)?;
+    let event_ids_json = text("event_ids")?;
+    if has_nul_escape(&event_ids_json) || entry.fields.values().any(|v| v.contains('\0')) {
+        return Err("a field holds the NUL character, which PostgreSQL cannot store".into());
+    }
     Ok(SnapshotRow {
         mall_id: nonempty("mall_id")?,
         kind: nonempty("kind")?,
@@ -60,7 +72,17 @@ pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
         updated_date: text("updated_date").ok().filter(|d| !d.is_empty()),
         version,
         event_ids,
+        event_ids_json,
         entry_id: entry.id.clone(),
+    })
+}
+
+/// Whether JSON text `json` escapes the NUL character (`\u0000`): JSON
+/// allows it, jsonb does not. An escaped backslash before `u0000` is text.
+fn has_nul_escape(json: &str) -> bool {
+    json.match_indices("u0000").any(|(at, _)| {
+        let backslashes = json[..at].bytes().rev().take_while(|b| *b == b'\\').count();
+        backslashes % 2 == 1
     })
 }
 
@@ -111,6 +133,25 @@ mod tests {
         fields.extend([("status", "deleted"), ("body", "null"), ("updated_date", "")]);
         let row = parse_entry(&entry(&fields)).unwrap();
         assert_eq!((row.status.as_str(), row.body, row.updated_date), ("deleted", None, None));
+    }
+
+    #[test]
+    fn a_body_escaping_nul_is_unreadable_and_an_escaped_backslash_before_u0000_is_not() {
+        let with_body = |body: &str| {
+            let mut fields = FOUND.to_vec();
+            fields.retain(|(k, _)| *k != "body");
+            fields.push(("body", body));
+            parse_entry(&entry(&fields))
+        };
+        let refused = with_body(r#"{"name":"a\u0000b"}"#).unwrap_err();
+        assert!(refused.contains("\\u0000"), "{refused}");
+        assert!(with_body(r#"{"name":"a\\\u0000b"}"#).is_err(), "an escaped backslash, then the escape");
+        assert!(with_body(r#"{"name":"a\\u0000b"}"#).is_ok(), "an escaped backslash, then the text u0000");
+        assert!(with_body(r#"{"name":"u0000"}"#).is_ok());
+        let mut nul_id = FOUND.to_vec();
+        nul_id.retain(|(k, _)| *k != "id");
+        nul_id.push(("id", "7\0"));
+        assert!(parse_entry(&entry(&nul_id)).unwrap_err().contains("NUL"));
     }
 
     #[test]

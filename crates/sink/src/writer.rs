@@ -4,11 +4,14 @@
 //! visible unless all of it committed, so acknowledging after the commit
 //! never acknowledges what the database does not hold.
 //!
-//! Both statements take whole arrays (`UNNEST`): one round trip per batch
-//! whatever its size. Rows are sorted by key first, so two drains writing
-//! overlapping batches lock rows in the same order and cannot deadlock on
-//! each other; a batch holding two snapshots of one resource keeps the
-//! newer (PostgreSQL refuses to update one row twice in a statement).
+//! Every statement takes whole arrays (`UNNEST`): one round trip each
+//! whatever the batch's size. The upsert also records the `written`
+//! outcome of each event a row it wrote answers, from the rows it
+//! returns: a batch with nothing else to record (no superseded
+//! snapshots, no journeys, no outcome entries) is `BEGIN`, one statement
+//! and `COMMIT`. Rows are sorted by key first (`batch`), so two drains
+//! writing overlapping batches lock rows in the same order and cannot
+//! deadlock on each other.
 //!
 //! A redelivered entry (a drain that died between the commit and the
 //! acknowledgement, an entry claimed from a consumer that was slow) is one
@@ -40,30 +43,53 @@
 //! rows in another order) rolls the transaction back; the batch is tried
 //! again at once, a few times, before the error reaches the drain.
 
+use crate::batch::Batch;
 use crate::error::SinkError;
-use crate::event_rows::{EventRows, Journeys};
-use crate::outcome_row::{OutcomeRow, parse_outcome};
-use crate::snapshot_row::{SnapshotRow, parse_entry};
-use serde_json::{Value, json};
+use crate::event_rows::{ENTRY_POSITION, EventRows, Journeys};
+use crate::outcome_row::OutcomeRow;
+use crate::snapshot_row::SnapshotRow;
+use serde_json::Value;
 use sluice_redis::StoredEntry;
 use sqlx::PgPool;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 /// `BEGIN` and the commit's durability in one round trip.
 const BEGIN: &str = "BEGIN; SET LOCAL synchronous_commit TO on";
 
-const UPSERT: &str = "\
-INSERT INTO sluice.snapshots AS s
-    (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id, written_at)
-SELECT u.mall_id, u.kind, u.resource_id, u.status, u.body::jsonb, u.updated_date, u.version, u.event_ids, u.entry_id, now()
-FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::jsonb[], $9::text[])
-    AS u(mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id)
-ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET
-    status = excluded.status, body = excluded.body, updated_date = excluded.updated_date,
-    version = excluded.version, event_ids = excluded.event_ids, entry_id = excluded.entry_id,
-    written_at = excluded.written_at
-WHERE excluded.version > s.version
-RETURNING s.mall_id, s.kind, s.resource_id";
+/// The upsert, and the `written` outcome of each event a written row
+/// answers, in one statement: the outcome rows are built by PostgreSQL
+/// from what the upsert returned, and the statement answers the entry ids
+/// it wrote. `$events_conflict` is what the outcome rows do on a key that
+/// exists already (see [`Care`]).
+macro_rules! upsert {
+    ($events_conflict:literal) => {
+        concat!(
+            "\
+WITH w AS (
+    INSERT INTO sluice.snapshots AS s
+        (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id, written_at)
+    SELECT u.mall_id, u.kind, u.resource_id, u.status, u.body::jsonb, u.updated_date, u.version,
+        u.event_ids::jsonb, u.entry_id, now()
+    FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::text[], $9::text[])
+        AS u(mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id)
+    ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET
+        status = excluded.status, body = excluded.body, updated_date = excluded.updated_date,
+        version = excluded.version, event_ids = excluded.event_ids, entry_id = excluded.entry_id,
+        written_at = excluded.written_at
+    WHERE excluded.version > s.version
+    RETURNING s.mall_id, s.kind, s.resource_id, s.version, s.entry_id
+), answered AS (
+    INSERT INTO sluice.events (event_id, outcome, entry_id, position, at, mall_id, kind, resource_id, version)
+    SELECT a.event_id, 'written', w.entry_id, $12, now(), w.mall_id, w.kind, w.resource_id, w.version
+    FROM UNNEST($10::text[], $11::text[]) AS a(event_id, entry_id) JOIN w ON w.entry_id = a.entry_id
+    ",
+            $events_conflict,
+            "
+)
+SELECT entry_id FROM w"
+        )
+    };
+}
 
 /// Of the snapshots not written, those an earlier transaction already
 /// committed, with the outcome it recorded: `written` when the row still
@@ -73,9 +99,9 @@ SELECT x.entry_id, coalesce(
     (SELECT 'written' FROM sluice.snapshots s
      WHERE (s.mall_id, s.kind, s.resource_id, s.entry_id) = (x.mall_id, x.kind, x.resource_id, x.entry_id)),
     (SELECT e.outcome FROM sluice.events e
-     WHERE e.event_id IN (SELECT jsonb_array_elements_text(x.event_ids)) AND e.entry_id = x.entry_id
+     WHERE e.event_id IN (SELECT jsonb_array_elements_text(x.event_ids::jsonb)) AND e.entry_id = x.entry_id
      LIMIT 1)) AS outcome
-FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[])
+FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
     AS x(mall_id, kind, resource_id, entry_id, event_ids)";
 
 const UNREADABLE: &str = "\
@@ -83,6 +109,21 @@ INSERT INTO sluice.unreadable_entries (stream, entry_id, fields, reason)
 SELECT $1, u.entry_id, u.fields, u.reason
 FROM UNNEST($2::text[], $3::jsonb[], $4::text[]) AS u(entry_id, fields, reason)
 ON CONFLICT (stream, entry_id) DO NOTHING";
+
+/// How the `written` outcome rows meet a key that exists already.
+///
+/// `Fast` inserts them plainly: a snapshot the upsert writes was never
+/// written before (a row is only ever replaced by a newer version), so no
+/// transaction can have recorded its entry as written. Checking each row
+/// for a conflict anyway cost PostgreSQL more than the insert itself.
+/// `Careful` skips existing keys: the batch is written again that way
+/// after the fast way met one (a person deleted a snapshot row, so an old
+/// entry was written again): a rare batch runs slower instead of never.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Care {
+    Fast,
+    Careful,
+}
 
 /// What a batch did.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -105,6 +146,8 @@ pub struct BatchOutcome {
 const TRANSIENT: &[&str] = &["40001", "40P01"];
 /// Attempts at a batch before a transient error reaches the drain.
 const ATTEMPTS: usize = 3;
+/// A key that exists already: an outcome row the fast way met (see [`Care`]).
+const UNIQUE_VIOLATION: &str = "23505";
 
 /// Writes batches to `sluice.snapshots`.
 #[derive(Debug, Clone)]
@@ -135,63 +178,56 @@ impl SnapshotWriter {
         entries: &[StoredEntry],
         journeys: &Journeys,
     ) -> Result<BatchOutcome, SinkError> {
-        let mut attempt = 1;
-        loop {
-            match self.write_once(stream, entries, journeys).await {
-                Err(SinkError::Database(e)) if attempt < ATTEMPTS && is_transient(&e) => {
+        let batch = Batch::read(entries);
+        let (mut attempt, mut care) = (1, Care::Fast);
+        let (written, redelivered) = loop {
+            match self.write_once(stream, &batch, journeys, care).await {
+                Err(SinkError::Database(e)) if care == Care::Fast && has_code(&e, UNIQUE_VIOLATION) => {
+                    tracing::info!(error = %e, "drain: an outcome was recorded before; writing the batch again, skipping it");
+                    care = Care::Careful;
+                }
+                Err(SinkError::Database(e)) if attempt < ATTEMPTS && TRANSIENT.iter().any(|c| has_code(&e, c)) => {
                     tracing::info!(error = %e, attempt, "drain: batch rolled back; writing it again");
                     attempt += 1;
                 }
-                other => return other,
+                other => break other?,
             }
-        }
+        };
+        let Batch { rows, mut superseded, outcomes, unreadable } = batch;
+        let (written, older): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| written.contains(&r.entry_id));
+        superseded.extend(older);
+        let (again, superseded): (Vec<_>, Vec<_>) =
+            superseded.into_iter().partition(|r| redelivered.contains_key(&r.entry_id));
+        let redelivered = again
+            .into_iter()
+            .map(|row| {
+                let outcome = redelivered.get(&row.entry_id).cloned().unwrap_or_default();
+                (row, outcome)
+            })
+            .collect();
+        Ok(BatchOutcome { written, superseded, redelivered, outcomes, unreadable: unreadable.len() })
     }
 
+    /// One transaction: the entry ids written, and those an earlier
+    /// transaction had committed with the outcome it recorded.
     async fn write_once(
         &self,
         stream: &str,
-        entries: &[StoredEntry],
+        batch: &Batch<'_>,
         journeys: &Journeys,
-    ) -> Result<BatchOutcome, SinkError> {
-        let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
-        let mut superseded = Vec::new();
-        let mut unreadable = Vec::new();
-        let mut outcomes = Vec::new();
-        for entry in entries {
-            if entry.is_outcome() {
-                match parse_outcome(entry) {
-                    Ok(outcome) => outcomes.push(outcome),
-                    Err(reason) => unreadable.push((entry, reason)),
-                }
-                continue;
-            }
-            match parse_entry(entry) {
-                Ok(row) => {
-                    let key = (row.mall_id.clone(), row.kind.clone(), row.resource_id.clone());
-                    match newest.remove(&key) {
-                        Some(kept) if kept.version >= row.version => {
-                            superseded.push(row);
-                            newest.insert(key, kept);
-                        }
-                        Some(older) => {
-                            superseded.push(older);
-                            newest.insert(key, row);
-                        }
-                        None => {
-                            newest.insert(key, row);
-                        }
-                    }
-                }
-                Err(reason) => unreadable.push((entry, reason)),
-            }
-        }
-        let rows: Vec<SnapshotRow> = newest.into_values().collect();
-
+        care: Care,
+    ) -> Result<(HashSet<String>, HashMap<String, String>), SinkError> {
         let mut tx = self.pool.begin_with(BEGIN).await?;
-        let written_keys: HashSet<(String, String, String)> = if rows.is_empty() {
+        let written: HashSet<String> = if batch.rows.is_empty() {
             HashSet::new()
         } else {
-            sqlx::query_as::<_, (String, String, String)>(UPSERT)
+            let rows = &batch.rows;
+            let (event_ids, entry_ids) = batch.answered();
+            let upsert = match care {
+                Care::Fast => upsert!(""),
+                Care::Careful => upsert!("ON CONFLICT (event_id, outcome, entry_id, position) DO NOTHING"),
+            };
+            sqlx::query_scalar::<_, String>(upsert)
                 .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
@@ -199,94 +235,89 @@ impl SnapshotWriter {
                 .bind(rows.iter().map(|r| r.body.as_deref()).collect::<Vec<Option<&str>>>())
                 .bind(rows.iter().map(|r| r.updated_date.as_deref()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.version).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| json!(r.event_ids)).collect::<Vec<_>>())
+                .bind(rows.iter().map(|r| r.event_ids_json.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.entry_id.as_str()).collect::<Vec<_>>())
+                .bind(event_ids)
+                .bind(entry_ids)
+                .bind(ENTRY_POSITION)
                 .fetch_all(&mut *tx)
                 .await?
                 .into_iter()
                 .collect()
         };
-        let (written, older): (Vec<_>, Vec<_>) = rows
-            .into_iter()
-            .partition(|r| written_keys.contains(&(r.mall_id.clone(), r.kind.clone(), r.resource_id.clone())));
-        superseded.extend(older);
-        let redelivered = committed_before(&mut tx, &mut superseded).await?;
+        let not_written = batch.superseded.iter().chain(batch.rows.iter().filter(|r| !written.contains(&r.entry_id)));
+        let not_written: Vec<&SnapshotRow> = not_written.collect();
+        let redelivered = committed_before(&mut tx, &not_written).await?;
 
         let mut events = EventRows::default();
-        let answered =
-            written.iter().map(|row| ("written", row)).chain(superseded.iter().map(|row| ("superseded", row)));
-        for (outcome, row) in answered {
-            for id in &row.event_ids {
-                events.journey(id, journeys);
-                events.outcome(id, outcome, &row.entry_id, detail(row), None);
+        for row in &batch.rows {
+            if written.contains(&row.entry_id) {
+                // The upsert recorded their outcome; their journeys remain.
+                row.event_ids.iter().for_each(|id| events.journey(id, journeys));
             }
         }
-        for outcome in &outcomes {
-            events.journey(&outcome.event_id, journeys);
-            let detail = outcome.detail.clone();
-            events.outcome(&outcome.event_id, &outcome.outcome, &outcome.entry_id, detail, Some(outcome.at_ms));
+        for row in not_written.into_iter().filter(|r| !redelivered.contains_key(&r.entry_id)) {
+            for id in &row.event_ids {
+                events.journey(id, journeys);
+                events.snapshot_outcome(id, "superseded", row);
+            }
+        }
+        for outcome in &batch.outcomes {
+            record_outcome(&mut events, outcome, journeys);
         }
         events.insert(&mut tx).await?;
-        if !unreadable.is_empty() {
+        if !batch.unreadable.is_empty() {
+            let unreadable = &batch.unreadable;
             sqlx::query(UNREADABLE)
                 .bind(stream)
                 .bind(unreadable.iter().map(|(e, _)| e.id.as_str()).collect::<Vec<_>>())
-                .bind(unreadable.iter().map(|(e, _)| json!(e.fields)).collect::<Vec<_>>())
+                .bind(unreadable.iter().map(|(e, _)| storable(&e.fields)).collect::<Vec<_>>())
                 .bind(unreadable.iter().map(|(_, reason)| reason.as_str()).collect::<Vec<_>>())
                 .execute(&mut *tx)
                 .await?;
         }
         tx.commit().await?;
-        Ok(BatchOutcome { written, superseded, redelivered, outcomes, unreadable: unreadable.len() })
+        Ok((written, redelivered))
     }
 }
 
-/// Moves out of `superseded` the snapshots an earlier transaction already
-/// committed, with the outcome it recorded.
+/// A parked event: its journey, then its outcome at the time Redis appended it.
+fn record_outcome(events: &mut EventRows, outcome: &OutcomeRow, journeys: &Journeys) {
+    events.journey(&outcome.event_id, journeys);
+    let detail = outcome.detail.clone();
+    events.outcome(&outcome.event_id, &outcome.outcome, &outcome.entry_id, detail, Some(outcome.at_ms));
+}
+
+/// Of the snapshots not written, the entry ids an earlier transaction
+/// already committed, with the outcome it recorded.
 async fn committed_before(
     tx: &mut sqlx::PgConnection,
-    superseded: &mut Vec<SnapshotRow>,
-) -> Result<Vec<(SnapshotRow, String)>, SinkError> {
-    if superseded.is_empty() {
-        return Ok(Vec::new());
+    rows: &[&SnapshotRow],
+) -> Result<HashMap<String, String>, SinkError> {
+    if rows.is_empty() {
+        return Ok(HashMap::new());
     }
-    let rows = &*superseded;
-    let committed: HashMap<String, String> = sqlx::query_as::<_, (String, Option<String>)>(COMMITTED)
+    Ok(sqlx::query_as::<_, (String, Option<String>)>(COMMITTED)
         .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.entry_id.as_str()).collect::<Vec<_>>())
-        .bind(rows.iter().map(|r| json!(r.event_ids)).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.event_ids_json.as_str()).collect::<Vec<_>>())
         .fetch_all(&mut *tx)
         .await?
         .into_iter()
         .filter_map(|(entry_id, outcome)| Some((entry_id, outcome?)))
-        .collect();
-    let (again, fresh): (Vec<_>, Vec<_>) =
-        std::mem::take(superseded).into_iter().partition(|r| committed.contains_key(&r.entry_id));
-    *superseded = fresh;
-    Ok(again
-        .into_iter()
-        .map(|row| {
-            let outcome = committed.get(&row.entry_id).cloned().unwrap_or_default();
-            (row, outcome)
-        })
         .collect())
 }
 
-/// A deadlock or a serialization failure: the transaction was rolled back
-/// and may succeed if run again.
-fn is_transient(e: &sqlx::Error) -> bool {
-    e.as_database_error().and_then(|d| d.code()).is_some_and(|code| TRANSIENT.contains(&code.as_ref()))
+/// An unreadable entry's fields as jsonb can hold them: a NUL character
+/// (which jsonb refuses, failing the batch) shown as U+FFFD.
+fn storable(fields: &HashMap<String, String>) -> Value {
+    let value = |v: &String| if v.contains('\0') { v.replace('\0', "\u{FFFD}") } else { v.clone() };
+    fields.iter().map(|(k, v)| (k.clone(), Value::String(value(v)))).collect::<serde_json::Map<_, _>>().into()
 }
 
-/// What an event's outcome row says about the snapshot that answered it.
-fn detail(row: &SnapshotRow) -> Value {
-    json!({
-        "mall_id": row.mall_id,
-        "kind": row.kind,
-        "resource_id": row.resource_id,
-        "version": row.version,
-        "entry_id": row.entry_id,
-    })
+/// Whether PostgreSQL answered `e` with SQLSTATE `code`.
+fn has_code(e: &sqlx::Error, code: &str) -> bool {
+    e.as_database_error().and_then(|d| d.code()).is_some_and(|c| c == code)
 }

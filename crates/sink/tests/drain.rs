@@ -166,6 +166,45 @@ async fn an_unreadable_entry_is_kept_and_does_not_block_the_stream() {
 }
 
 #[tokio::test]
+async fn a_body_postgresql_cannot_store_is_kept_as_unreadable_instead_of_holding_up_its_shard() {
+    let pg = TestPostgres::new("nul_body").await;
+    let rig = Rig::new("nul_body", pg.pool.clone()).await;
+    // Valid JSON, but jsonb refuses \u0000: written with the batch, it
+    // failed every transaction of its shard for good.
+    let fields = [
+        ("mall_id", "m1".to_owned()),
+        ("kind", "product".to_owned()),
+        ("id", "9".to_owned()),
+        ("status", "found".to_owned()),
+        ("event_ids", r#"["nul"]"#.to_owned()),
+        ("fetched_at_ms", "100".to_owned()),
+        ("body", r#"{"product_name":"a\u0000b"}"#.to_owned()),
+    ];
+    rig.store.append("m1", "nul", &fields).await.unwrap();
+    // A NUL character itself, which no text column holds.
+    let mut raw = fields.clone();
+    raw[2].1 = "9\0".to_owned();
+    raw[6].1 = "{}".to_owned();
+    rig.store.append("m1", "raw nul", &raw).await.unwrap();
+    rig.append("m1", "1", 100, &["good"]).await;
+    let report = rig.drain("a", DrainConfig::default()).until_empty(deadline()).await.unwrap();
+    assert_eq!((report.written, report.unreadable, report.acked), (1, 2, 3));
+    let kept: String =
+        sqlx::query_scalar("SELECT fields->>'id' FROM sluice.unreadable_entries WHERE reason LIKE '%NUL%'")
+            .fetch_one(&rig.pool)
+            .await
+            .unwrap();
+    assert_eq!(kept, "9\u{FFFD}", "the NUL shown as U+FFFD");
+    let (reason, body): (String, String) =
+        sqlx::query_as("SELECT reason, fields->>'body' FROM sluice.unreadable_entries")
+            .fetch_one(&rig.pool)
+            .await
+            .unwrap();
+    assert!(reason.contains("u0000"), "{reason}");
+    assert_eq!(body, r#"{"product_name":"a\u0000b"}"#, "kept as it came");
+}
+
+#[tokio::test]
 async fn two_drains_racing_on_the_same_resources_keep_the_newest_of_each() {
     let pg = TestPostgres::new("racing").await;
     let rig = Rig::new("racing", pg.pool.clone()).await;

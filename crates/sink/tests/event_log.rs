@@ -84,12 +84,11 @@ async fn an_event_answered_by_two_snapshots_keeps_both_and_a_batch_written_again
     assert_eq!((report.written, report.parked), (3, 1));
 
     assert_eq!(stages(&rig.pool, "ev-1").await, ["received", "enqueued", "stored", "stored", "written", "written"]);
-    let written: Vec<String> = sqlx::query_scalar(
-        "SELECT detail->>'resource_id' FROM sluice.events WHERE outcome = 'written' AND event_id = 'ev-2' ORDER BY 1",
-    )
-    .fetch_all(&rig.pool)
-    .await
-    .unwrap();
+    let mut written: Vec<serde_json::Value> = (sluice_sink::outcomes(&rig.pool, "ev-2").await.unwrap().into_iter())
+        .filter(|o| o.outcome == "written")
+        .map(|o| o.detail["resource_id"].clone())
+        .collect();
+    written.sort_by_key(|id| id.to_string());
     assert_eq!(written, ["3", "4"], "both snapshots answering ev-2 are recorded");
 
     // The same entries written again (a drain that died before its
@@ -124,4 +123,40 @@ async fn migration_0003_keys_an_older_drains_rows_by_their_source() {
             .await
             .unwrap();
     assert_eq!(rows, [("received".into(), String::new(), 0), ("written".into(), "5-0".into(), i32::MAX)]);
+}
+
+#[tokio::test]
+async fn a_written_outcome_reads_the_same_whether_recorded_before_migration_0005_or_after() {
+    let pg = TestPostgres::new("migration_0005").await;
+    sluice_sink::schema::migrator_through(4).run(&pg.pool).await.unwrap();
+    // As the drain recorded it before: the snapshot named in `detail`.
+    sqlx::query(
+        "INSERT INTO sluice.events (event_id, outcome, entry_id, position, at, detail) VALUES
+            ('ev-old', 'written', '5-0', 2147483647, now(),
+             '{\"mall_id\": \"m1\", \"kind\": \"product\", \"resource_id\": \"7\", \"version\": 100, \"entry_id\": \"5-0\"}')",
+    )
+    .execute(&pg.pool)
+    .await
+    .unwrap();
+    let rig = Rig::new("migration_0005", pg.pool.clone()).await;
+    rig.append("m1", "7", 100, &["ev-new"]).await;
+    assert_eq!(rig.drain("a", DrainConfig::default()).until_empty(deadline()).await.unwrap().written, 1);
+    let stored_detail: serde_json::Value =
+        sqlx::query_scalar("SELECT detail FROM sluice.events WHERE event_id = 'ev-new'")
+            .fetch_one(&pg.pool)
+            .await
+            .unwrap();
+    assert_eq!(stored_detail, json!({}), "the new row names its snapshot in columns");
+    let old = sluice_sink::outcomes(&pg.pool, "ev-old").await.unwrap();
+    let new = sluice_sink::outcomes(&pg.pool, "ev-new").await.unwrap();
+    let entry_id = new[0].detail["entry_id"].clone();
+    assert_eq!(
+        old[0].detail,
+        json!({"mall_id": "m1", "kind": "product", "resource_id": "7", "version": 100, "entry_id": "5-0"})
+    );
+    assert_eq!(
+        new[0].detail,
+        json!({"mall_id": "m1", "kind": "product", "resource_id": "7", "version": 100, "entry_id": entry_id})
+    );
+    assert!(entry_id.as_str().is_some_and(|id| id.contains('-')), "a stream entry id: {entry_id}");
 }

@@ -100,6 +100,36 @@ async fn a_batch_committed_but_not_acknowledged_is_redelivered_without_a_second_
     assert_eq!(trace.iter().map(|t| t.stage.as_str()).collect::<Vec<_>>(), ["written"]);
 }
 
+#[tokio::test]
+async fn an_entry_written_again_after_a_person_deleted_its_row_is_written_without_a_second_outcome() {
+    let pg = TestPostgres::new("row_deleted").await;
+    let rig = Rig::new("row_deleted", pg.pool.clone()).await;
+    rig.append("m1", "1", 100, &["e1"]).await;
+    rig.append("m1", "2", 100, &["e2"]).await;
+    let shard = rig.store.shard_of("m1");
+    let consumer = rig.store.consumer("sink", "a").unwrap();
+    consumer.ensure_group(shard).await.unwrap();
+    let entries = consumer.new_entries(shard, 10).await.unwrap();
+    let stream = consumer.stream_key(shard).unwrap().to_owned();
+    let writer = SnapshotWriter::new(rig.pool.clone());
+    assert_eq!(writer.write(&stream, &entries).await.unwrap().written.len(), 2);
+    // A person clears product 1's row; the same entries come again (the
+    // drain died before acknowledging them). Product 1's entry is written
+    // again, although its event's `written` outcome is already recorded:
+    // the fast way meets that row, the batch is written again the careful way.
+    sqlx::query("DELETE FROM sluice.snapshots WHERE resource_id = '1'").execute(&rig.pool).await.unwrap();
+    let again = writer.write(&stream, &entries).await.unwrap();
+    let written: Vec<&str> = again.written.iter().map(|r| r.resource_id.as_str()).collect();
+    let redelivered: Vec<&str> = again.redelivered.iter().map(|(r, _)| r.resource_id.as_str()).collect();
+    assert_eq!((written, redelivered), (vec!["1"], vec!["2"]), "{again:?}");
+    assert_eq!(rig.row_version("m1", "1").await, Some(100), "the row is back");
+    assert_eq!(
+        outcomes(&rig.pool).await,
+        [("e1".into(), "written".into()), ("e2".into(), "written".into())],
+        "one outcome per event, as before"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drains_claiming_each_others_entries_record_every_event_once() {
     let pg = TestPostgres::new("claiming").await;
