@@ -174,7 +174,7 @@ async fn unnest_batches(pool: &PgPool) -> f64 {
                 sluice_redis::StoredEntry { id: format!("{i}-0"), fields }
             })
             .collect();
-        writer.write("bench", &entries).await.expect("write");
+        writer.write("bench", entries).await.expect("write");
     }
     SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
 }

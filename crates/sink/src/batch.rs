@@ -5,12 +5,12 @@
 //! without reading the entries again.
 
 use crate::outcome_row::{OutcomeRow, parse_outcome};
-use crate::snapshot_row::{SnapshotRow, parse_entry};
+use crate::snapshot_row::{SnapshotRow, into_row};
 use sluice_redis::StoredEntry;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
-pub(crate) struct Batch<'a> {
+pub(crate) struct Batch {
     /// One snapshot per resource, the newest, sorted by key: two drains
     /// writing overlapping batches lock rows in the same order, and
     /// PostgreSQL refuses to update one row twice in a statement.
@@ -20,25 +20,25 @@ pub(crate) struct Batch<'a> {
     /// Outcome entries: events parked in the dead-letter queue.
     pub(crate) outcomes: Vec<OutcomeRow>,
     /// Entries that are neither, with why.
-    pub(crate) unreadable: Vec<(&'a StoredEntry, String)>,
+    pub(crate) unreadable: Vec<(StoredEntry, String)>,
 }
 
-impl<'a> Batch<'a> {
-    pub(crate) fn read(entries: &'a [StoredEntry]) -> Self {
+impl Batch {
+    pub(crate) fn read(entries: Vec<StoredEntry>) -> Self {
         let mut batch = Batch::default();
         let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
         for entry in entries {
             if entry.is_outcome() {
-                match parse_outcome(entry) {
+                match parse_outcome(&entry) {
                     Ok(outcome) => batch.outcomes.push(outcome),
                     Err(reason) => batch.unreadable.push((entry, reason)),
                 }
                 continue;
             }
-            let row = match parse_entry(entry) {
+            let row = match into_row(entry) {
                 Ok(row) => row,
-                Err(reason) => {
-                    batch.unreadable.push((entry, reason));
+                Err(unreadable) => {
+                    batch.unreadable.push(unreadable);
                     continue;
                 }
             };

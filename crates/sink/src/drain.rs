@@ -2,7 +2,9 @@
 //!
 //! One pass over a shard: take this consumer's own unacknowledged entries
 //! first (a batch the database refused last time), else entries another
-//! consumer has held past `claim_idle` (it died), else new entries; write
+//! consumer has held past `claim_idle` (it died), else new entries (the
+//! first two are looked for only when there can be some, see
+//! `ShardState`: in a steady flow a pass reads once); write
 //! them in one transaction; acknowledge them; trim what every group has
 //! acknowledged. A failure anywhere before the acknowledgement leaves the
 //! entries pending, to be taken again by this consumer or claimed by
@@ -128,6 +130,41 @@ struct Taken {
     acked: u64,
 }
 
+/// What a drain worker knows of one shard between its passes: what spares
+/// a pass the reads that would find nothing (most passes, in a steady
+/// flow: three reads a pass became one).
+#[derive(Debug)]
+struct ShardState {
+    /// The group exists on the shard's stream.
+    group_ready: AtomicBool,
+    /// This consumer may hold entries of the shard it has not
+    /// acknowledged: from before it took any until a pass acknowledged all
+    /// it took, so a failure anywhere leaves it set.
+    may_hold: AtomicBool,
+    /// When this consumer last looked for entries to claim on the shard.
+    claim_checked: Mutex<Option<Instant>>,
+}
+
+impl Default for ShardState {
+    fn default() -> Self {
+        Self { group_ready: AtomicBool::new(false), may_hold: AtomicBool::new(true), claim_checked: Mutex::new(None) }
+    }
+}
+
+impl ShardState {
+    /// Whether to look for entries to claim now: a quarter of `claim_idle`
+    /// after the last look, so an entry is claimed at most that much later
+    /// than it could be.
+    fn claim_due(&self, claim_idle: Duration) -> bool {
+        let mut checked = self.claim_checked.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let due = checked.is_none_or(|at| at.elapsed() >= claim_idle / 4);
+        if due {
+            *checked = Some(Instant::now());
+        }
+        due
+    }
+}
+
 /// A drain worker: one consumer of the snapshot streams.
 #[derive(Debug)]
 pub struct Drain<C> {
@@ -135,14 +172,14 @@ pub struct Drain<C> {
     writer: SnapshotWriter,
     traces: Option<Traces<C>>,
     config: DrainConfig,
-    groups_ready: Vec<AtomicBool>,
+    shards: Vec<ShardState>,
     health: DrainHealth,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     pub fn new(consumer: SnapshotConsumer<C>, writer: SnapshotWriter, config: DrainConfig) -> Self {
-        let groups_ready = (0..consumer.shards()).map(|_| AtomicBool::new(false)).collect();
-        Self { consumer, writer, traces: None, config, groups_ready, health: DrainHealth::default() }
+        let shards = (0..consumer.shards()).map(|_| ShardState::default()).collect();
+        Self { consumer, writer, traces: None, config, shards, health: DrainHealth::default() }
     }
 
     /// Also records "written to PostgreSQL" in each answered event's trace.
@@ -166,23 +203,30 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     }
 
     /// The read half of a pass: this consumer's own pending entries, else
-    /// claimed ones, else new ones.
+    /// claimed ones, else new ones. Own entries are looked for only when it
+    /// may hold some, claimable ones every quarter of `claim_idle`.
     async fn take(&self, shard: u32) -> Result<Taken, SinkError> {
-        if !self.groups_ready[shard as usize].load(Ordering::Relaxed) {
+        let state = &self.shards[shard as usize];
+        if !state.group_ready.load(Ordering::Relaxed) {
             self.consumer.ensure_group(shard).await?;
-            self.groups_ready[shard as usize].store(true, Ordering::Relaxed);
+            state.group_ready.store(true, Ordering::Relaxed);
         }
         let batch = self.config.batch;
-        let mut claimed = 0;
-        let mut entries = self.consumer.own_pending(shard, batch).await?;
-        // Entries whose fields were trimmed away while pending (the stream's
-        // MAXLEN cap) cannot be written: acknowledge them so they stop
-        // coming back.
-        let (gone, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.fields.is_empty());
-        entries = kept;
-        let gone: Vec<String> = gone.into_iter().map(|e| e.id).collect();
-        let acked = self.consumer.ack(shard, &gone).await?;
-        if entries.is_empty() {
+        let (mut entries, mut claimed, mut acked) = (Vec::new(), 0, 0);
+        if state.may_hold.load(Ordering::Relaxed) {
+            entries = self.consumer.own_pending(shard, batch).await?;
+            // Entries whose fields were trimmed away while pending (the
+            // stream's MAXLEN cap) cannot be written: acknowledge them so
+            // they stop coming back.
+            let (gone, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.fields.is_empty());
+            entries = kept;
+            let gone: Vec<String> = gone.into_iter().map(|e| e.id).collect();
+            acked = self.consumer.ack(shard, &gone).await?;
+        }
+        // Whatever is read next is held until acknowledged, even if the
+        // read itself fails after Redis delivered it.
+        state.may_hold.store(true, Ordering::Relaxed);
+        if entries.is_empty() && state.claim_due(self.config.claim_idle) {
             entries = self.consumer.claim_idle(shard, self.config.claim_idle, batch).await?;
             claimed = entries.len() as u64;
         }
@@ -196,18 +240,21 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     /// then acknowledged, then trimmed.
     async fn settle(&self, taken: Taken) -> Result<PassReport, SinkError> {
         let Taken { shard, entries, claimed, mut acked } = taken;
+        let holds_none = || self.shards[shard as usize].may_hold.store(false, Ordering::Relaxed);
         if entries.is_empty() {
+            holds_none();
             return Ok(PassReport { acked, ..PassReport::default() });
         }
         let stream = self.consumer.stream_key(shard)?.to_owned();
         let journeys = self.journeys(&entries).await;
-        let outcome = self.writer.write_with_journeys(&stream, &entries, &journeys).await?;
         let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
+        let outcome = self.writer.write_with_journeys(&stream, entries, &journeys).await?;
         acked += self.consumer.ack(shard, &ids).await?;
+        holds_none();
         self.trace(&outcome).await;
         let trimmed = self.consumer.trim_acknowledged(shard).await?;
         Ok(PassReport {
-            taken: entries.len() as u64,
+            taken: ids.len() as u64,
             claimed,
             written: outcome.written.len() as u64,
             superseded: outcome.superseded.len() as u64,

@@ -37,44 +37,60 @@ impl SnapshotRow {
 
 /// `entry` as a row, or why it cannot be one.
 pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
-    let field = |name: &str| entry.fields.get(name).ok_or_else(|| format!("no `{name}` field"));
-    let text = |name: &str| field(name).cloned();
-    let nonempty =
-        |name: &str| text(name).and_then(|v| if v.is_empty() { Err(format!("`{name}` is empty")) } else { Ok(v) });
-    let status = nonempty("status")?;
-    let body = match status.as_str() {
-        "deleted" => None,
-        _ => {
-            let body = field("body")?;
-            serde_json::from_str::<IgnoredAny>(body).map_err(|e| format!("`body` is not JSON: {e}"))?;
-            if has_nul_escape(body) {
-                // PostgreSQL refuses the whole statement over it: written
-                // with the batch, it would hold up its shard for good.
-                return Err("`body` holds \\u0000, which PostgreSQL's jsonb cannot store".into());
-            }
-            Some(body.clone())
-        }
+    into_row(entry.clone()).map_err(|(_, why)| why)
+}
+
+/// `entry` as a row, its fields moved into it (a batch's bodies are most
+/// of what the drain handles: not copied again); or the entry back, with
+/// why it cannot be one.
+pub fn into_row(entry: StoredEntry) -> Result<SnapshotRow, (StoredEntry, String)> {
+    let (version, event_ids) = match check(&entry) {
+        Ok(checked) => checked,
+        Err(why) => return Err((entry, why)),
     };
+    let StoredEntry { id, mut fields } = entry;
+    let mut take = |name: &str| fields.remove(name).unwrap_or_default();
+    let status = take("status");
+    let body = take("body");
+    Ok(SnapshotRow {
+        mall_id: take("mall_id"),
+        kind: take("kind"),
+        resource_id: take("id"),
+        body: (status != "deleted").then_some(body),
+        status,
+        updated_date: Some(take("updated_date")).filter(|d| !d.is_empty()),
+        version,
+        event_ids,
+        event_ids_json: take("event_ids"),
+        entry_id: id,
+    })
+}
+
+/// Whether `entry` can be a row: its version and event ids, or why not.
+fn check(entry: &StoredEntry) -> Result<(i64, Vec<String>), String> {
+    let field = |name: &str| entry.fields.get(name).ok_or_else(|| format!("no `{name}` field"));
+    let nonempty =
+        |name: &str| field(name).and_then(|v| if v.is_empty() { Err(format!("`{name}` is empty")) } else { Ok(v) });
+    if nonempty("status")? != "deleted" {
+        let body = field("body")?;
+        serde_json::from_str::<IgnoredAny>(body).map_err(|e| format!("`body` is not JSON: {e}"))?;
+        if has_nul_escape(body) {
+            // PostgreSQL refuses the whole statement over it: written
+            // with the batch, it would hold up its shard for good.
+            return Err("`body` holds \\u0000, which PostgreSQL's jsonb cannot store".into());
+        }
+    }
     let version = field("fetched_at_ms")?
         .parse::<i64>()
         .map_err(|_| format!("`fetched_at_ms` is not a number: {:?}", entry.fields["fetched_at_ms"]))?;
     let event_ids = event_ids(entry)?;
-    let event_ids_json = text("event_ids")?;
-    if has_nul_escape(&event_ids_json) || entry.fields.values().any(|v| v.contains('\0')) {
+    if has_nul_escape(field("event_ids")?) || entry.fields.values().any(|v| v.contains('\0')) {
         return Err("a field holds the NUL character, which PostgreSQL cannot store".into());
     }
-    Ok(SnapshotRow {
-        mall_id: nonempty("mall_id")?,
-        kind: nonempty("kind")?,
-        resource_id: nonempty("id")?,
-        status,
-        body,
-        updated_date: text("updated_date").ok().filter(|d| !d.is_empty()),
-        version,
-        event_ids,
-        event_ids_json,
-        entry_id: entry.id.clone(),
-    })
+    for name in ["mall_id", "kind", "id"] {
+        nonempty(name)?;
+    }
+    Ok((version, event_ids))
 }
 
 /// Whether JSON text `json` escapes the NUL character (`\u0000`): JSON

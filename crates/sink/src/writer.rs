@@ -51,7 +51,7 @@ use crate::snapshot_row::SnapshotRow;
 use serde_json::Value;
 use sluice_redis::StoredEntry;
 use sqlx::PgPool;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// `BEGIN` and the commit's durability in one round trip.
 const BEGIN: &str = "BEGIN; SET LOCAL synchronous_commit TO on";
@@ -59,7 +59,7 @@ const BEGIN: &str = "BEGIN; SET LOCAL synchronous_commit TO on";
 /// The upsert, and the `written` outcome of each event a written row
 /// answers, in one statement: the outcome rows are built by PostgreSQL
 /// from what the upsert returned, and the statement answers the entry ids
-/// it wrote. `$events_conflict` is what the outcome rows do on a key that
+/// it wrote, as their places in the arrays (from 1). `$events_conflict` is what the outcome rows do on a key that
 /// exists already (see [`Care`]).
 macro_rules! upsert {
     ($events_conflict:literal) => {
@@ -86,7 +86,8 @@ WITH w AS (
             $events_conflict,
             "
 )
-SELECT entry_id FROM w"
+SELECT coalesce(array_agg(u.place::int4), '{}') FROM w
+JOIN UNNEST($9::text[]) WITH ORDINALITY AS u(entry_id, place) ON u.entry_id = w.entry_id"
         )
     };
 }
@@ -166,7 +167,7 @@ impl SnapshotWriter {
 
     /// Writes `entries`, read from `stream`, in one transaction, run again
     /// after a deadlock or serialization failure.
-    pub async fn write(&self, stream: &str, entries: &[StoredEntry]) -> Result<BatchOutcome, SinkError> {
+    pub async fn write(&self, stream: &str, entries: Vec<StoredEntry>) -> Result<BatchOutcome, SinkError> {
         self.write_with_journeys(stream, entries, &Journeys::new()).await
     }
 
@@ -175,7 +176,7 @@ impl SnapshotWriter {
     pub async fn write_with_journeys(
         &self,
         stream: &str,
-        entries: &[StoredEntry],
+        entries: Vec<StoredEntry>,
         journeys: &Journeys,
     ) -> Result<BatchOutcome, SinkError> {
         let batch = Batch::read(entries);
@@ -194,8 +195,11 @@ impl SnapshotWriter {
             }
         };
         let Batch { rows, mut superseded, outcomes, unreadable } = batch;
-        let (written, older): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| written.contains(&r.entry_id));
-        superseded.extend(older);
+        let mut written_now = Vec::with_capacity(rows.len());
+        for (row, wrote) in rows.into_iter().zip(written) {
+            if wrote { written_now.push(row) } else { superseded.push(row) }
+        }
+        let written = written_now;
         let (again, superseded): (Vec<_>, Vec<_>) =
             superseded.into_iter().partition(|r| redelivered.contains_key(&r.entry_id));
         let redelivered = again
@@ -213,21 +217,20 @@ impl SnapshotWriter {
     async fn write_once(
         &self,
         stream: &str,
-        batch: &Batch<'_>,
+        batch: &Batch,
         journeys: &Journeys,
         care: Care,
-    ) -> Result<(HashSet<String>, HashMap<String, String>), SinkError> {
+    ) -> Result<(Vec<bool>, HashMap<String, String>), SinkError> {
         let mut tx = self.pool.begin_with(BEGIN).await?;
-        let written: HashSet<String> = if batch.rows.is_empty() {
-            HashSet::new()
-        } else {
+        let mut written = vec![false; batch.rows.len()];
+        if !batch.rows.is_empty() {
             let rows = &batch.rows;
             let (event_ids, entry_ids) = batch.answered();
             let upsert = match care {
                 Care::Fast => upsert!(""),
                 Care::Careful => upsert!("ON CONFLICT (event_id, outcome, entry_id, position) DO NOTHING"),
             };
-            sqlx::query_scalar::<_, String>(upsert)
+            let places: Vec<i32> = sqlx::query_scalar(upsert)
                 .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
                 .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
@@ -240,21 +243,20 @@ impl SnapshotWriter {
                 .bind(event_ids)
                 .bind(entry_ids)
                 .bind(ENTRY_POSITION)
-                .fetch_all(&mut *tx)
-                .await?
-                .into_iter()
-                .collect()
-        };
-        let not_written = batch.superseded.iter().chain(batch.rows.iter().filter(|r| !written.contains(&r.entry_id)));
-        let not_written: Vec<&SnapshotRow> = not_written.collect();
+                .fetch_one(&mut *tx)
+                .await?;
+            for place in places {
+                written[place as usize - 1] = true;
+            }
+        }
+        let unwritten_rows = batch.rows.iter().zip(&written).filter(|(_, wrote)| !**wrote).map(|(row, _)| row);
+        let not_written: Vec<&SnapshotRow> = batch.superseded.iter().chain(unwritten_rows).collect();
         let redelivered = committed_before(&mut tx, &not_written).await?;
 
         let mut events = EventRows::default();
-        for row in &batch.rows {
-            if written.contains(&row.entry_id) {
-                // The upsert recorded their outcome; their journeys remain.
-                row.event_ids.iter().for_each(|id| events.journey(id, journeys));
-            }
+        for (row, _) in batch.rows.iter().zip(&written).filter(|(_, wrote)| **wrote) {
+            // The upsert recorded their outcome; their journeys remain.
+            row.event_ids.iter().for_each(|id| events.journey(id, journeys));
         }
         for row in not_written.into_iter().filter(|r| !redelivered.contains_key(&r.entry_id)) {
             for id in &row.event_ids {

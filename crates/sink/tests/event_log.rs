@@ -97,7 +97,7 @@ async fn an_event_answered_by_two_snapshots_keeps_both_and_a_batch_written_again
     let writer = SnapshotWriter::new(rig.pool.clone());
     let journeys = ["ev-1", "ev-2", "ev-3"].map(|id| (id.to_owned(), Vec::new())).into_iter().collect();
     for (stream, entries) in &batch {
-        let again = writer.write_with_journeys(stream, entries, &journeys).await.unwrap();
+        let again = writer.write_with_journeys(stream, entries.clone(), &journeys).await.unwrap();
         assert!(again.written.is_empty() && again.superseded.is_empty(), "{again:?}");
     }
     assert_eq!(event_rows(&rig.pool).await, before);

@@ -73,7 +73,7 @@ async fn a_batch_committed_but_not_acknowledged_is_redelivered_without_a_second_
     dead.ensure_group(shard).await.unwrap();
     let entries = dead.new_entries(shard, 10).await.unwrap();
     let stream = dead.stream_key(shard).unwrap().to_owned();
-    let first = SnapshotWriter::new(rig.pool.clone()).write(&stream, &entries).await.unwrap();
+    let first = SnapshotWriter::new(rig.pool.clone()).write(&stream, entries.clone()).await.unwrap();
     assert_eq!(first.written.len(), 2);
     // Meanwhile product 2 changes and another consumer writes the change.
     rig.append("m1", "2", 200, &["e3"]).await;
@@ -112,13 +112,13 @@ async fn an_entry_written_again_after_a_person_deleted_its_row_is_written_withou
     let entries = consumer.new_entries(shard, 10).await.unwrap();
     let stream = consumer.stream_key(shard).unwrap().to_owned();
     let writer = SnapshotWriter::new(rig.pool.clone());
-    assert_eq!(writer.write(&stream, &entries).await.unwrap().written.len(), 2);
+    assert_eq!(writer.write(&stream, entries.clone()).await.unwrap().written.len(), 2);
     // A person clears product 1's row; the same entries come again (the
     // drain died before acknowledging them). Product 1's entry is written
     // again, although its event's `written` outcome is already recorded:
     // the fast way meets that row, the batch is written again the careful way.
     sqlx::query("DELETE FROM sluice.snapshots WHERE resource_id = '1'").execute(&rig.pool).await.unwrap();
-    let again = writer.write(&stream, &entries).await.unwrap();
+    let again = writer.write(&stream, entries.clone()).await.unwrap();
     let written: Vec<&str> = again.written.iter().map(|r| r.resource_id.as_str()).collect();
     let redelivered: Vec<&str> = again.redelivered.iter().map(|(r, _)| r.resource_id.as_str()).collect();
     assert_eq!((written, redelivered), (vec!["1"], vec!["2"]), "{again:?}");
