@@ -78,7 +78,7 @@ async fn trace_falls_back_to_postgresql_once_the_redis_trace_is_gone() {
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect(),
     };
-    sluice_sink::SnapshotWriter::new(pg.pool.clone()).write("stream", &[entry]).await.unwrap();
+    sluice_sink::SnapshotWriter::new(pg.pool.clone()).write("stream", vec![entry]).await.unwrap();
     let env = [
         ("SLUICE_REDIS_URL", redis.url()),
         ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
