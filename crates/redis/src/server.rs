@@ -8,7 +8,9 @@
 //! The server runs under a small `sh` watchdog that holds a pipe from us:
 //! when this process ends in any way (even SIGKILL, where no destructor
 //! runs) the pipe closes and the watchdog stops the server, so no orphaned
-//! `redis-server` outlives its owner.
+//! `redis-server` outlives its owner. It runs in a process group of its
+//! own, so a terminal's Ctrl-C reaches only us, and it serves until our
+//! graceful stop is done.
 //!
 //! Tests also start servers shaped like ElastiCache: TLS only with an ACL
 //! user ([`ServerTls`], [`AclUser`]), and cluster-enabled nodes that
@@ -194,6 +196,11 @@ impl RedisProcess {
         std::fs::create_dir_all(&dir)?;
         let mut command = Command::new("sh");
         command.args(["-c", WATCHDOG, "sluice-redis-watchdog"]);
+        // A process group of its own: Ctrl-C in a terminal signals the
+        // whole foreground group, and the server must outlive our graceful
+        // stop (the workers finishing their batches still use it); the
+        // watchdog stops it once we are gone.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let port_arg = port.to_string();
         let (plain_port, tls_port) =
             if options.tls.is_some() { ("0", port_arg.as_str()) } else { (port_arg.as_str(), "0") };

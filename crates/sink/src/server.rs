@@ -100,6 +100,9 @@ impl PostgresServer {
     pub async fn start_again(&mut self) -> Result<(), ServerError> {
         let mut command = Command::new("sh");
         command.args(["-c", WATCHDOG, "sluice-postgres-watchdog"]);
+        // Its own process group: a terminal's Ctrl-C reaches only us, and
+        // the server serves until our graceful stop is done.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let postgres = as_postgres(&self.dir, &self.bin.join("postgres"))?;
         command.arg(postgres.get_program()).args(postgres.get_args());
         command.arg("-D").arg(self.dir.join("data")).args(["-p", &self.port.to_string()]);

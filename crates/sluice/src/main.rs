@@ -23,6 +23,7 @@ mod stop_signal;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
 
 #[derive(Debug, Parser)]
 #[command(name = "sluice", version, about = "Ordered, rate-limited, lossless webhook work against rate-limited APIs")]
@@ -85,6 +86,10 @@ enum Command {
 fn main() -> ExitCode {
     closed_stdout::exit_quietly_on_closed_stdout();
     let cli = Cli::parse();
+    if let Err(usage) = log_to_stderr(&cli.command) {
+        eprintln!("{usage}");
+        return ExitCode::from(2);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -120,6 +125,27 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// Logs go to stderr, as `RUST_LOG` asks (`warn`, `sluice_sink=debug`, …);
+/// without it, warnings and errors from `sluice dev`, which runs for hours
+/// and whose warnings (a flush put off, a drain failing) are the only
+/// account of them, and nothing from the other commands, whose output is
+/// their report (a demo's deliberate faults would fill it with warnings).
+fn log_to_stderr(command: &Command) -> Result<(), Usage> {
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(directives) => EnvFilter::try_new(&directives).map_err(|e| Usage {
+            who: "sluice",
+            message: format!("RUST_LOG is invalid ({e}): give directives such as `warn` or `sluice_sink=debug`"),
+        })?,
+        Err(_) if matches!(command, Command::Dev(_)) => EnvFilter::new("warn"),
+        Err(_) => EnvFilter::new("off"),
+    };
+    let stderr_is_terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let subscriber = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Another subscriber already set is not an error worth stopping for.
+    let _ = subscriber.with_ansi(stderr_is_terminal).try_init();
+    Ok(())
 }
 
 /// A usage error: bad arguments or input, or nothing to act on. `main`

@@ -28,6 +28,19 @@ fn demo_primitives_runs_against_a_private_redis_and_holds_the_limit() {
 }
 
 #[test]
+fn an_invalid_rust_log_exits_2_and_says_what_to_give() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
+        .args(["asl", "validate", "no-such-file.json"])
+        .env("RUST_LOG", "sluice_sink=loud")
+        .output()
+        .expect("run sluice");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("sluice: RUST_LOG is invalid (") && err.contains("`warn`"), "{err}");
+}
+
+#[test]
 fn an_unusable_redis_url_is_a_one_line_error() {
     let out = Command::new(env!("CARGO_BIN_EXE_sluice"))
         .args(["demo", "primitives", "--seconds", "1"])
