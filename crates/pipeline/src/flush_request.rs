@@ -4,7 +4,9 @@
 //! pending or running, new rows ask for nothing (they will be in the next
 //! append anyway). The flush clears its token just before it lets go of
 //! the sheet and then looks at the buffer once more, so a row that arrived
-//! in between is never stranded.
+//! in between is never stranded. A parked run looks too, unless its
+//! credential is (still) rejected: a redrive (`sluice credentials set`)
+//! that came while its mark was up had its ask turned away.
 //!
 //! One exception: when the pending request is a delayed one waiting for
 //! rows (`max_delay`) and the buffer reaches the threshold, an immediate

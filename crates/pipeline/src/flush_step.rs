@@ -56,7 +56,6 @@ pub(crate) enum Next {
 pub(crate) struct RunTally {
     pub appended_rows: u64,
     pub calls: u64,
-    pub refreshed: bool,
 }
 
 impl RunTally {
@@ -78,6 +77,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         if let Some(reason) = self.credentials.rejected(&request.credential_id).await? {
             // Rows stay buffered, in order, until `sluice credentials set`.
             self.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
+            self.look_again_unless_rejected(&request, &sheet).await?;
             return Ok(RunTally::default().output(FlushNext::Parked, 0, Some(reason)));
         }
         let lease = match self.locks.acquire(&sheet, FLUSH_LOCK, self.config.sheets.flush_lease).await? {
@@ -115,14 +115,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             }
         };
         match &next {
-            Next::Idle | Next::Budget => {
-                let backlog = self.buffers.backlog(&sheet).await?;
-                if backlog.buffered + backlog.in_flight > 0 && backlog.parked == 0 {
-                    self.request_flush(&request, Duration::ZERO, Why::Rows).await?;
-                }
-            }
+            Next::Idle | Next::Budget => self.look_again(&request, &sheet).await?,
             Next::Later(wait) => self.request_flush(&request, *wait, Why::Wait).await?,
-            Next::Parked(_) => {}
+            Next::Parked(_) => self.look_again_unless_rejected(&request, &sheet).await?,
         }
         Ok(match next {
             Next::Idle => tally.output(FlushNext::Idle, 0, None),
@@ -166,6 +161,28 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 return Ok(next);
             }
         }
+    }
+
+    /// After this request's mark is cleared: asks for the sheet's flush
+    /// when rows wait and none is parked (a row that came while the mark
+    /// was up asked for nothing).
+    async fn look_again(&self, request: &FlushRequest, sheet: &Tag) -> Result<(), StepError> {
+        let backlog = self.buffers.backlog(sheet).await?;
+        if backlog.buffered + backlog.in_flight > 0 && backlog.parked == 0 {
+            self.request_flush(request, Duration::ZERO, Why::Rows).await?;
+        }
+        Ok(())
+    }
+
+    /// [`look_again`](Self::look_again) after a parked run, unless the
+    /// credential is (still) rejected: a `sluice credentials set` that came
+    /// while this run held the mark had its ask for this sheet's flush
+    /// turned away, and a parked run asks for nothing else.
+    async fn look_again_unless_rejected(&self, request: &FlushRequest, sheet: &Tag) -> Result<(), StepError> {
+        if self.credentials.rejected(&request.credential_id).await?.is_some() {
+            return Ok(());
+        }
+        self.look_again(request, sheet).await
     }
 
     /// Spends one call of `spend`'s quotas, waiting for it here when the

@@ -10,6 +10,12 @@
 //! buffer and asks for those sheets' flushes: the redrive is immediate, not
 //! a blind retry on a timer that may come days after the user fixed the
 //! credential.
+//!
+//! A token comes with which stored refresh token it was had with
+//! ([`GoogleToken::read`]): a refusal rejects the credential only while
+//! that one is still stored (`CredentialState::reject`), so a flush whose
+//! call with the old token fails just after a person set a new one does
+//! not mark the new one rejected.
 
 use crate::service_core::now_ms;
 use crate::sheet_io::FlushRequest;
@@ -17,24 +23,41 @@ use crate::sheet_service::SheetService;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Secret;
 use sluice_domain::{ErrorKind, StepError};
-use sluice_redis::{StoredToken, Tag};
+use sluice_redis::{StoredToken, Tag, credential_state};
 use sluice_sheets::RefreshError;
 use std::time::Duration;
 
 /// The token's name under the credential's tag.
-pub const GOOGLE: &str = "google";
+pub const GOOGLE: &str = credential_state::GOOGLE_TOKEN;
 
 /// Google refresh tokens have no stated lifetime; the stored pair lives this
 /// long after its latest refresh (a credential unused for six months is
 /// revoked by Google anyway).
 const REFRESH_LIFETIME: Duration = Duration::from_secs(180 * 24 * 3600);
 
+/// Which refresh token a flush read from the token store (`None`: none
+/// was stored): what a refusal of the credential is checked against.
+pub(crate) type CredentialRead = Option<Secret>;
+
+/// An access token and the stored credential it was had with.
+#[derive(Debug)]
+pub(crate) struct GoogleToken {
+    pub access: Secret,
+    pub read: CredentialRead,
+    /// Just refreshed: a 401 to it is Google refusing the credential. One
+    /// read from the store may be stale (or the one `sluice credentials
+    /// set` stored), so a 401 to it earns a refresh first, whatever the
+    /// run refreshed before: a flag for the whole run parked a credential
+    /// a person had just set, on the access token stored with it.
+    pub fresh: bool,
+}
+
 /// Why no access token could be had.
 #[derive(Debug)]
 pub(crate) enum TokenProblem {
     /// Google refused the credential (revoked, expired, unknown, or none
     /// stored): a person must update it.
-    Rejected(String),
+    Rejected { why: String, read: CredentialRead },
     /// Google could not be asked now; try later.
     Unavailable(StepError),
 }
@@ -42,23 +65,26 @@ pub(crate) enum TokenProblem {
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// A usable access token for `credential`, refreshed first when `force`
     /// (Google just answered 401 to the stored one) or close to expiry.
-    pub(crate) async fn google_token(&self, credential: &str, force: bool) -> Result<Secret, TokenProblem> {
+    pub(crate) async fn google_token(&self, credential: &str, force: bool) -> Result<GoogleToken, TokenProblem> {
         let tag = Tag::for_credential(credential);
         let stored = self.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
         let Some(stored) = stored else {
-            return Err(TokenProblem::Rejected(format!(
+            let why = format!(
                 "no Google token for credential {credential}: set it with `sluice credentials set {credential} …`"
-            )));
+            );
+            return Err(TokenProblem::Rejected { why, read: None });
         };
+        let refresh = Secret::new(stored.refresh_token.clone());
         let margin = self.config.token_refresh_margin.as_millis() as u64;
         if !force && !stored.access_token.is_empty() && stored.access_expires_ms > now_ms() + margin {
-            return Ok(Secret::new(stored.access_token));
+            return Ok(GoogleToken { access: Secret::new(stored.access_token), read: Some(refresh), fresh: false });
         }
         let client = self.sheets_client().map_err(TokenProblem::Unavailable)?;
-        let grant = match client.refresh(&Secret::new(stored.refresh_token.clone())).await {
+        let grant = match client.refresh(&refresh).await {
             Ok(grant) => grant,
             Err(e) if e.error_kind() == ErrorKind::CredentialRejected => {
-                return Err(TokenProblem::Rejected(format!("Google refused credential {credential}'s refresh: {e}")));
+                let why = format!("Google refused credential {credential}'s refresh: {e}");
+                return Err(TokenProblem::Rejected { why, read: Some(refresh) });
             }
             Err(e) => return Err(TokenProblem::Unavailable(refresh_failure(credential, &e))),
         };
@@ -70,7 +96,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
         };
         self.tokens.put(&tag, GOOGLE, &token, now).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
-        Ok(grant.access_token)
+        // What is stored now: a grant may bring a new refresh token.
+        Ok(GoogleToken { access: grant.access_token, read: Some(Secret::new(token.refresh_token)), fresh: true })
     }
 
     /// Stores `refresh_token` for `credential` (with an access token if one

@@ -15,7 +15,7 @@
 //! meanwhile could hide it; the known tail then points past it.)
 
 use crate::flush_step::{Next, RunTally, Spend};
-use crate::google_token::TokenProblem;
+use crate::google_token::{GoogleToken, TokenProblem};
 use crate::sheet_io::{BufferedRow, FlushRequest};
 use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
@@ -38,7 +38,8 @@ pub(crate) enum Failure {
     RetryUnknown(Duration),
     /// Google refused the access token: refresh it and try once more.
     Refresh,
-    /// A person must act on the credential.
+    /// A person must act on the credential (unless one did since the
+    /// flush read it: see `SheetService::fail`).
     ParkCredential(String),
     /// A person must act on the sheet (gone, unreadable range).
     ParkSheet(String),
@@ -102,31 +103,31 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     ) -> Result<Option<Next>, StepError> {
         let client = self.sheets_client()?;
         let input = self.config.sheets.value_input;
-        let mut token = match self.token_for(request, sheet, rows, tally, false, partial).await? {
+        let mut token = match self.token_for(request, sheet, rows, false, partial).await? {
             Ok(token) => token,
             Err(next) => return Ok(Some(next)),
         };
         loop {
-            let header = match self.header_row(client, &token, request, sheet, rows).await {
+            let header = match self.header_row(client, &token.access, request, sheet, rows).await {
                 Ok(header) => header,
                 // A refused token is refreshed once, whichever call met
                 // it first: the header check is the first call a sheet
                 // with a header gets.
-                Err(Failure::Refresh) if !tally.refreshed => {
-                    token = match self.token_for(request, sheet, rows, tally, true, partial).await? {
+                Err(Failure::Refresh) if !token.fresh => {
+                    token = match self.token_for(request, sheet, rows, true, partial).await? {
                         Ok(token) => token,
                         Err(next) => return Ok(Some(next)),
                     };
                     continue;
                 }
-                Err(failure) => return self.fail(request, sheet, rows, failure, partial).await,
+                Err(failure) => return self.fail(request, sheet, rows, failure, partial, &token.read).await,
             };
             let mut body: Vec<Vec<Value>> = Vec::with_capacity(rows.len() + 1);
             body.extend(header);
             body.extend(rows.iter().map(|row| sheet_row(row, input)));
             tally.calls += 1;
             StepMetrics::add(&self.metrics.sheets_calls, 1);
-            let outcome = client.append(&token, &request.spreadsheet_id, request.sheet_gid, &body, input).await;
+            let outcome = client.append(&token.access, &request.spreadsheet_id, request.sheet_gid, &body, input).await;
             if matches!(outcome, Outcome::Throttled { .. }) {
                 StepMetrics::add(&self.metrics.sheets_429, 1);
             }
@@ -140,39 +141,38 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                     return Ok(None);
                 }
                 other => match classify(other) {
-                    Failure::Refresh if !tally.refreshed => {
-                        token = match self.token_for(request, sheet, rows, tally, true, partial).await? {
+                    Failure::Refresh if !token.fresh => {
+                        token = match self.token_for(request, sheet, rows, true, partial).await? {
                             Ok(token) => token,
                             Err(next) => return Ok(Some(next)),
                         };
                     }
                     Failure::Refresh => {
                         let why = "Google refused a freshly refreshed token (401)".to_owned();
-                        return self.fail(request, sheet, rows, Failure::ParkCredential(why), partial).await;
+                        return self
+                            .fail(request, sheet, rows, Failure::ParkCredential(why), partial, &token.read)
+                            .await;
                     }
-                    failure => return self.fail(request, sheet, rows, failure, partial).await,
+                    failure => return self.fail(request, sheet, rows, failure, partial, &token.read).await,
                 },
             }
         }
     }
 
-    /// An access token, or how the run ends without one.
+    /// An access token (and which stored credential it came from), or how
+    /// the run ends without one.
     async fn token_for(
         &self,
         request: &FlushRequest,
         sheet: &Tag,
         rows: &[BufferedRow],
-        tally: &mut RunTally,
         force: bool,
         partial: bool,
-    ) -> Result<Result<Secret, Next>, StepError> {
-        if force {
-            tally.refreshed = true;
-        }
+    ) -> Result<Result<GoogleToken, Next>, StepError> {
         match self.google_token(&request.credential_id, force).await {
             Ok(token) => Ok(Ok(token)),
-            Err(TokenProblem::Rejected(why)) => {
-                let next = self.fail(request, sheet, rows, Failure::ParkCredential(why), partial).await?;
+            Err(TokenProblem::Rejected { why, read }) => {
+                let next = self.fail(request, sheet, rows, Failure::ParkCredential(why), partial, &read).await?;
                 Ok(Err(next.unwrap_or(Next::Idle)))
             }
             Err(TokenProblem::Unavailable(e)) => {

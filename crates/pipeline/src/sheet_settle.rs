@@ -10,6 +10,15 @@
 //! first); a parked sheet blocks itself (its parked rows must go first, to
 //! keep arrival order).
 //!
+//! A credential is rejected only while the token store still holds the
+//! refresh token the refused call was made with. A person may run `sluice
+//! credentials set` while a flush's call with the old token is in the air:
+//! the set clears the rejection and redrives, but its ask for this sheet's
+//! flush goes unheard (this flush holds the sheet's gate). Rejecting then
+//! would mark the new credential rejected and end the run parked, and the
+//! rows would wait for a redrive nobody asks for; instead the flush asks
+//! for itself again at once, to go on with the new credential.
+//!
 //! A flush put off by Google's 5xx, 429 or a timeout is a delay, not a
 //! park: `delayed_flushes_alert_after` of them in a row raise one alert,
 //! and the next append (or verify that finds the rows) another
@@ -17,6 +26,7 @@
 
 use crate::alerts::EPISODE_TTL;
 use crate::flush_step::{Next, RunTally, Spend};
+use crate::google_token::{CredentialRead, TokenProblem};
 use crate::sheet_append::{Failure, classify, missing_rows, read_id, trace_ids};
 use crate::sheet_io::{BufferedRow, FlushRequest};
 use crate::sheet_service::SheetService;
@@ -28,7 +38,7 @@ use sluice_redis::{EpisodeChange, EpisodeRule, Tag};
 use sluice_sheets::Outcome;
 use sluice_sheets::a1::{CellRange, CellRef};
 use std::collections::HashSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// The in-flight rows are in the sheet: drop them and say so.
@@ -60,7 +70,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     }
 
     /// Acts on a failed call about rows in flight. `maybe_applied` is true
-    /// when the rows' append may have landed (a verify failed).
+    /// when the rows' append may have landed (a verify failed); `read` is
+    /// the stored credential the call was made with.
     pub(crate) async fn fail(
         &self,
         request: &FlushRequest,
@@ -68,6 +79,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         rows: &[BufferedRow],
         failure: Failure,
         maybe_applied: bool,
+        read: &CredentialRead,
     ) -> Result<Option<Next>, StepError> {
         match failure {
             Failure::RetryUnsent(wait) => {
@@ -83,13 +95,23 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             }
             Failure::Refresh => {
                 let why = "Google keeps refusing the access token (401)".to_owned();
-                Box::pin(self.fail(request, sheet, rows, Failure::ParkCredential(why), maybe_applied)).await
+                Box::pin(self.fail(request, sheet, rows, Failure::ParkCredential(why), maybe_applied, read)).await
             }
             Failure::ParkCredential(why) => {
                 if !maybe_applied {
                     self.buffers.mark_unsent(sheet).await?;
                 }
-                self.credentials.reject(&request.credential_id, &why).await?;
+                let read = read.as_ref().map(|refresh| refresh.expose());
+                if !self.credentials.reject(&request.credential_id, &why, read).await? {
+                    // Refused with a credential replaced since (see the
+                    // module doc): not a park, nor a delay by Google.
+                    tracing::info!(
+                        sheet = request.sheet,
+                        credential = request.credential_id,
+                        "credential refused was replaced meanwhile: flushing again with the new one"
+                    );
+                    return Ok(Some(Next::Later(Duration::ZERO)));
+                }
                 self.parked_traces(request, rows, "credential", &why).await;
                 let text = format!(
                     "sluice: Google credential `{}` was rejected ({why}). Rows for its sheets are held, in order, and \
@@ -173,17 +195,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         loop {
             let token = match self.google_token(&request.credential_id, force).await {
                 Ok(token) => token,
-                Err(crate::google_token::TokenProblem::Rejected(why)) => {
-                    let next = self.fail(request, sheet, rows, Failure::ParkCredential(why), true).await?;
+                Err(TokenProblem::Rejected { why, read }) => {
+                    let next = self.fail(request, sheet, rows, Failure::ParkCredential(why), true, &read).await?;
                     return Ok(Err(next.unwrap_or(Next::Idle)));
                 }
-                Err(crate::google_token::TokenProblem::Unavailable(_)) => {
+                Err(TokenProblem::Unavailable(_)) => {
                     return Ok(Err(Next::Later(self.backoff(sheet).await)));
                 }
             };
             tally.calls += 1;
             StepMetrics::add(&self.metrics.sheets_calls, 1);
-            match client.get(&token, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
+            match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
                 Outcome::Ok(range) => {
                     let found: HashSet<String> =
                         range.values.iter().filter_map(|row| row.first()).filter_map(read_id).collect();
@@ -192,7 +214,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 other => match classify(other) {
                     Failure::Refresh if !force => force = true,
                     failure => {
-                        let next = self.fail(request, sheet, rows, failure, true).await?;
+                        let next = self.fail(request, sheet, rows, failure, true, &token.read).await?;
                         return Ok(Err(next.unwrap_or(Next::Idle)));
                     }
                 },

@@ -5,6 +5,7 @@
 mod sheet_support;
 
 mod mall_release;
+mod sheet_credential;
 mod sheet_flush;
 mod sheet_overflow;
 mod steps;

@@ -42,6 +42,7 @@
 //! {prefix}{sheet:<g>}:queued:    ZSET    a sheet's rows in the queue    TTL: 30 min after the latest change (flow control, see sheet_flow)
 //! {prefix}{sheet:<g>}:overflow:  LIST    rows held back at ingest       owner: the buffer step and ingest move it into the buffer
 //! {prefix}{gcred:<c>}:rejected:  STRING  why a credential was rejected  owner: `sluice credentials set`
+//!                                        (set only while the refused token is still stored: see credential_state)
 //! {prefix}{gcred:<c>}:sheets:    SET     sheets writing with it         TTL: 30 days after the latest row
 //! {prefix}{groups:<n>}:pending:<g> ZSET  a group's events in the queue  TTL: 14 days after the latest change
 //! {prefix}{groups:<n>}:waiting:    ZSET  shard n's groups waiting       TTL: 14 days (see group_ledger; n = hash(g) mod 16)

@@ -50,3 +50,4 @@ script!(MALL_HOLD, "mall_hold.lua");
 script!(MALL_RELEASE, "mall_release.lua");
 script!(HELD_DONE, "held_done.lua");
 script!(EPISODE_NOTE, "episode_note.lua");
+script!(CREDENTIAL_REJECT, "credential_reject.lua");

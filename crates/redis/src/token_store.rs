@@ -33,6 +33,12 @@ impl fmt::Debug for StoredToken {
     }
 }
 
+/// The key of `tag`'s token `name` (also read by `credential_state`'s
+/// conditional rejection).
+pub(crate) fn key(keyspace: &Keyspace, tag: &Tag, name: &str) -> String {
+    keyspace.key(tag, "token", name)
+}
+
 #[derive(Debug, Clone)]
 pub struct TokenStore<C> {
     conn: C,
@@ -45,7 +51,7 @@ impl<C: ConnectionLike + Clone + Send> TokenStore<C> {
     }
 
     pub fn key(&self, tag: &Tag, name: &str) -> String {
-        self.keyspace.key(tag, "token", name)
+        key(&self.keyspace, tag, name)
     }
 
     /// Stores `token`, replacing any earlier one. Refuses a token whose

@@ -175,13 +175,22 @@ async fn exercise(redis: &TestRedis, op: Op) {
         }
         Op::Reads => reads(conn, ks, &tag).await,
         Op::Credential => {
-            let state = CredentialState::new(conn, ks);
+            let state = CredentialState::new(conn.clone(), ks.clone());
             state.add_sheet("cred-1", "sheet-a").await.unwrap();
             assert_eq!(state.sheets("cred-1").await.unwrap(), ["sheet-a"]);
-            state.reject("cred-1", "invalid_grant").await.unwrap();
+            // The rejection reads the credential's token: both in one slot.
+            let token = StoredToken {
+                access_token: "a".into(),
+                access_expires_ms: 1,
+                refresh_token: "r".into(),
+                refresh_expires_ms: 4_000_000_000_000,
+            };
+            let (tag, name) = (Tag::for_credential("cred-1"), sluice_redis::credential_state::GOOGLE_TOKEN);
+            TokenStore::new(conn, ks).put(&tag, name, &token, 1_763_000_000_000).await.unwrap();
+            assert!(state.reject("cred-1", "invalid_grant", Some("r")).await.unwrap());
             assert_eq!(state.rejected("cred-1").await.unwrap().as_deref(), Some("invalid_grant"));
             state.accept("cred-1").await.unwrap();
-            state.reject("cred-1", "kept for the key checks").await.unwrap();
+            assert!(state.reject("cred-1", "kept for the key checks", Some("r")).await.unwrap());
         }
         Op::SheetBuffer => {
             let flow = SheetFlow { max_queued: 1, ..SheetFlow::default() };

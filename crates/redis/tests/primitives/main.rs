@@ -7,6 +7,7 @@ mod backlog;
 mod backlog_hand_over;
 mod bucket;
 mod connect;
+mod credential_state;
 mod delivery;
 mod failover;
 mod gate;
