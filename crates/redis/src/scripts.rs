@@ -35,6 +35,7 @@ script!(GATE_TAKE, "gate_take.lua");
 script!(TRACE_APPEND, "trace_entry.lua" + "trace_append.lua");
 script!(SNAPSHOT_APPEND, "snapshot_append.lua");
 script!(SNAPSHOT_STORE, "snapshot_store.lua");
+script!(STREAM_TRIM_ACKNOWLEDGED, "stream_trim_acknowledged.lua");
 script!(SHEET_BUFFER, "overflow_into_buffer.lua" + "sheet_buffer.lua");
 script!(SHEET_CLAIM, "sheet_claim.lua");
 script!(SHEET_SHIFT, "sheet_shift.lua");

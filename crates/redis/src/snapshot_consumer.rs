@@ -143,27 +143,13 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     /// Deletes the shard's entries that every group has acknowledged;
     /// returns how many went. Nothing goes while a group has not been
     /// created on the stream yet is not a concern: entries exist only
-    /// after the store step appended them, and groups start at `0`.
+    /// after the store step appended them, and groups start at `0`. One
+    /// script (`stream_trim_acknowledged.lua`): the drain trims after every
+    /// batch.
     pub async fn trim_acknowledged(&self, shard: u32) -> Result<u64, Error> {
-        let key = self.stream_key(shard)?;
-        let groups: StreamInfoGroupsReply =
-            redis::cmd("XINFO").arg("GROUPS").arg(key).query_async(&mut self.conn.clone()).await?;
-        let mut floor: Option<(u64, u64)> = None;
-        for group in &groups.groups {
-            let keep_from = if group.pending > 0 {
-                self.pending_summary(key, &group.name).await?.0
-            } else {
-                parse_id(&group.last_delivered_id).map(next_id)
-            };
-            let Some(keep_from) = keep_from else { return Ok(0) };
-            floor = Some(floor.map_or(keep_from, |f| f.min(keep_from)));
-        }
-        let Some((ms, seq)) = floor else { return Ok(0) };
-        let trimmed: u64 = redis::cmd("XTRIM")
-            .arg(key)
-            .arg("MINID")
-            .arg(format!("{ms}-{seq}"))
-            .query_async(&mut self.conn.clone())
+        let trimmed: u64 = crate::scripts::STREAM_TRIM_ACKNOWLEDGED
+            .key(self.stream_key(shard)?)
+            .invoke_async(&mut self.conn.clone())
             .await?;
         Ok(trimmed)
     }
@@ -260,26 +246,16 @@ fn parse_id(id: &str) -> Option<(u64, u64)> {
     Some((ms.parse().ok()?, seq.parse().ok()?))
 }
 
-/// The smallest id after `id`.
-fn next_id((ms, seq): (u64, u64)) -> (u64, u64) {
-    match seq.checked_add(1) {
-        Some(seq) => (ms, seq),
-        None => (ms + 1, 0),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn ids_order_as_numbers_and_the_next_one_follows() {
+    fn ids_order_as_numbers() {
         assert_eq!(parse_id("1700000000000-3"), Some((1_700_000_000_000, 3)));
         assert_eq!(parse_id("0-0"), Some((0, 0)));
         assert_eq!(parse_id("nonsense"), None);
         assert!(parse_id("9-0") < parse_id("10-0"), "numeric, not textual order");
-        assert_eq!(next_id((5, 1)), (5, 2));
-        assert_eq!(next_id((5, u64::MAX)), (6, 0));
         let lag = ShardLag { oldest_unacknowledged: Some("1700000000000-3".into()), ..ShardLag::default() };
         assert_eq!(lag.oldest_unacknowledged_ms(), Some(1_700_000_000_000));
         assert_eq!(ShardLag::default().oldest_unacknowledged_ms(), None);

@@ -236,6 +236,13 @@ async fn reads(conn: sluice_redis::Connection, ks: sluice_redis::Keyspace, tag: 
     let appended = store.append("acme", "ev-r", &[("body", "{}".to_owned())]).await.unwrap();
     let entries = store.read(appended.shard, "-", 10).await.unwrap();
     assert!(entries.iter().any(|e| e.id == appended.entry_id), "{entries:?}");
+    // The drain's reads, acknowledgement and trim (a script) on that shard.
+    let consumer = store.consumer("keys-test", "c").unwrap();
+    consumer.ensure_group(appended.shard).await.unwrap();
+    let taken = consumer.new_entries(appended.shard, 100).await.unwrap();
+    let ids: Vec<String> = taken.iter().map(|e| e.id.clone()).collect();
+    assert_eq!(consumer.ack(appended.shard, &ids).await.unwrap(), ids.len() as u64);
+    assert!(consumer.trim_acknowledged(appended.shard).await.unwrap() >= 1);
     let tokens = TokenStore::new(conn.clone(), ks.clone());
     let token = StoredToken {
         access_token: "a".into(),
