@@ -21,19 +21,32 @@
 -- ARGV[3]      the dead-letter queue name the caller believes in, or ''
 -- ARGV[4]      this queue's name (recorded on moved messages, for redrive)
 -- ARGV[5]      the receive attempt's id ('' for none), as SQS FIFO's
---              ReceiveRequestAttemptId: the same id again answers the
---              messages the first call took that are still in flight from
---              it, and takes no more (the caller never saw the first
---              answer: Redis ran it, the reply was lost)
+--              ReceiveRequestAttemptId (src/receive_attempt.rs): the same
+--              id again answers the messages the first call took, with
+--              their visibility reset to ARGV[2] from now, and takes no
+--              more (the caller never saw the first answer: the reply was
+--              lost) -- as long as every one of them is still in flight
+--              from that call, untouched: not deleted, its visibility not
+--              changed nor run out, not received again. Otherwise the
+--              attempt is spent: see ARGV[7].
+-- ARGV[6]      how long an attempt is kept, ms: SQS's 5 minutes for the
+--              caller's id; the visibility timeout (at most that) for one
+--              of the store's own
+-- ARGV[7]      'refuse': a spent attempt answers {'spent'} (the caller's
+--              own id: SQS refuses the retry); '': it receives afresh (an
+--              id of the store's own, retried after a lost answer: its
+--              messages went back to the queue, so it may take again)
 -- KEYS[#KEYS-1..#KEYS]  last: rx (HASH attempt id -> '<seq> <receive
---              count>' of each message it took) and rxx (ZSET attempt id by
---              expiry ms): an attempt is kept for the visibility timeout or
---              5 minutes, whichever is shorter, and only if it took any
+--              count> <visible at ms>' of each message it took) and rxx
+--              (ZSET attempt id by expiry ms): an attempt is kept for
+--              ARGV[6] from the receive that took its messages, and only
+--              if it took any; both keys expire ARGV[6] after the latest
+--              receive that took any (or later, never earlier)
 --
 -- Returns {'ok', incarnation, next_visible_in_ms (-1: none in flight),
 --          then per message: seq, id, body, group, dedup, sent, rc, fr}
 -- or {'noqueue'}, or {'stale'} when the caller's redrive policy is not the
--- stored one (it reloads the settings and calls again).
+-- stored one (it reloads the settings and calls again), or {'spent'}.
 -- (clock.lua, ready_group.lua and move_message.lua are prepended.)
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -83,22 +96,42 @@ if #expired > 0 then
   redis.call('HDEL', rx, unpack(expired))
   redis.call('ZREM', rxx, unpack(expired))
 end
+-- The same attempt again: what it took, unless it is spent (nil then).
+-- Untouched means the same receive count (not received again since) and
+-- the same visible-at moment, still ahead (no visibility change, not run
+-- out, not deleted). All of a group's in-flight messages are the
+-- attempt's (a group is served only when nothing of it is in flight), so
+-- the reset moment is the group's blocked moment too.
+local function replay(earlier)
+  local took = {}
+  for seq, rc, vis in string.gmatch(earlier, '(%d+) (%d+) (%d+)') do
+    local m = redis.call('HGET', KEYS[3], seq)
+    local meta = m and cjson.decode(m)
+    if not meta or meta.rc ~= tonumber(rc) or meta.vis ~= tonumber(vis) or meta.vis <= now then
+      return nil
+    end
+    took[#took + 1] = {tonumber(seq), meta}
+  end
+  local again = {}
+  for _, t in ipairs(took) do
+    local seq, meta = t[1], t[2]
+    meta.vis = visible_at
+    redis.call('HSET', KEYS[3], seq, cjson.encode(meta))
+    redis.call('ZADD', KEYS[8], visible_at, meta.g)
+    answer(seq, meta, meta.g)
+    again[#again + 1] = string.format('%d %d %d', seq, meta.rc, visible_at)
+  end
+  -- Its expiry stays: kept from the receive that took, not the latest retry.
+  redis.call('HSET', rx, attempt, table.concat(again, ' '))
+  return next_visible()
+end
+
 if attempt then
   local earlier = redis.call('HGET', rx, attempt)
   if earlier then
-    -- The same attempt again: what it took, as long as no other receive
-    -- has taken it since (the receive count would have moved on) and it
-    -- is not deleted.
-    for seq, rc in string.gmatch(earlier, '(%d+) (%d+)') do
-      local m = redis.call('HGET', KEYS[3], seq)
-      if m then
-        local meta = cjson.decode(m)
-        if meta.rc == tonumber(rc) then
-          answer(tonumber(seq), meta, meta.g)
-        end
-      end
-    end
-    return next_visible()
+    local replayed = replay(earlier)
+    if replayed then return replayed end
+    if ARGV[7] == 'refuse' then return {'spent'} end
   end
 end
 
@@ -162,7 +195,7 @@ while taken < max do
         meta.vis = visible_at
         redis.call('HSET', KEYS[3], seq, cjson.encode(meta))
         answer(seq, meta, g)
-        taken_now[#taken_now + 1] = string.format('%d %d', seq, meta.rc)
+        taken_now[#taken_now + 1] = string.format('%d %d %d', seq, meta.rc, visible_at)
         took = took + 1
         taken = taken + 1
       end
@@ -190,7 +223,7 @@ while taken < max do
 end
 
 if attempt and #taken_now > 0 then
-  local keep = math.max(1, math.min(tonumber(ARGV[2]), 300000))
+  local keep = tonumber(ARGV[6])
   redis.call('HSET', rx, attempt, table.concat(taken_now, ' '))
   redis.call('ZADD', rxx, now + keep, attempt)
   for _, key in ipairs({rx, rxx}) do

@@ -17,6 +17,7 @@
 
 use crate::config::QueueConfig;
 use crate::error::QueueError;
+use crate::receive_attempt::ReceiveAttemptId;
 use sluice_domain::queue::{
     Accepted, DelayedMessage, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage,
 };
@@ -102,6 +103,22 @@ pub trait QueueBackend: Clone + Send + Sync + 'static {
         name: &str,
         max: u8,
         visibility: Duration,
+    ) -> impl Future<Output = Result<Pulled, QueueError>> + Send {
+        self.pull_attempt(name, max, visibility, None)
+    }
+
+    /// [`pull`](Self::pull) as the receive attempt `attempt`, remembered
+    /// per queue for five minutes once it took messages: the same attempt
+    /// again answers those messages with the same receipts, their
+    /// visibility reset to `visibility` from now, and takes no more; or
+    /// [`QueueError::AttemptNotRetryable`] once any of them was deleted,
+    /// changed or received since (the rules: [`crate::receive_attempt`]).
+    fn pull_attempt(
+        &self,
+        name: &str,
+        max: u8,
+        visibility: Duration,
+        attempt: Option<&ReceiveAttemptId>,
     ) -> impl Future<Output = Result<Pulled, QueueError>> + Send;
 
     /// Deletes a received message. A message already deleted, or a handle of

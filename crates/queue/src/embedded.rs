@@ -14,6 +14,7 @@
 use crate::backend::QueueBackend;
 use crate::config::QueueKind;
 use crate::error::QueueError;
+use crate::receive_attempt::ReceiveAttemptId;
 use crate::validation;
 use sluice_domain::queue::{
     OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendOutcome,
@@ -71,13 +72,16 @@ impl StopWaiting {
 }
 
 /// Pulls up to `max` messages, waiting up to `wait` for the first (less if
-/// `stop` is stopped meanwhile).
+/// `stop` is stopped meanwhile), as the receive attempt `attempt` if given
+/// (an attempt is remembered only once it took messages, so each empty
+/// pull of the wait leaves the next free to take).
 pub async fn long_poll<B: QueueBackend>(
     backend: &B,
     name: &str,
     max: u8,
     visibility: Duration,
     wait: Duration,
+    attempt: Option<&ReceiveAttemptId>,
     stop: Option<&StopWaiting>,
 ) -> Result<Vec<ReceivedMessage>, QueueError> {
     let deadline = Instant::now() + wait;
@@ -94,7 +98,7 @@ pub async fn long_poll<B: QueueBackend>(
         let stopped = stop.notify.notified();
         tokio::pin!(stopped);
         stopped.as_mut().enable();
-        let pulled = backend.pull(name, max, visibility).await?;
+        let pulled = backend.pull_attempt(name, max, visibility, attempt).await?;
         let now = Instant::now();
         if !pulled.messages.is_empty() || now >= deadline || stop.is_stopped() {
             return Ok(pulled.messages);
@@ -128,7 +132,7 @@ impl<B: QueueBackend> WorkQueue for EmbeddedQueue<B> {
         // A standard queue's messages have no group of their own to report.
         validation::check_kind(&self.name, QueueKind::Fifo)?;
         let (max, visibility, wait) = (request.max_messages(), request.visibility_timeout(), request.wait());
-        long_poll(&self.backend, &self.name, max, visibility, wait, None).await
+        long_poll(&self.backend, &self.name, max, visibility, wait, None, None).await
     }
 }
 

@@ -53,7 +53,7 @@ impl<B: QueueBackend> DelayQueue for EmbeddedDelayQueue<B> {
     async fn receive(&self, request: ReceiveRequest) -> Result<Vec<ReceivedDelayedMessage>, QueueError> {
         validation::check_kind(self.name(), QueueKind::Standard)?;
         let (max, visibility, wait) = (request.max_messages(), request.visibility_timeout(), request.wait());
-        let messages = long_poll(self.backend(), self.name(), max, visibility, wait, None).await?;
+        let messages = long_poll(self.backend(), self.name(), max, visibility, wait, None, None).await?;
         Ok(messages.into_iter().map(delayed).collect())
     }
 }

@@ -40,6 +40,11 @@ pub enum QueueError {
     /// this receipt (deleted, visible again, or received again since).
     #[error("message does not exist or is not available for visibility timeout change")]
     NotInFlight,
+    /// A receive retried with an attempt id whose messages are no longer
+    /// the attempt's (deleted, visibility changed, visible again or
+    /// received since): see `receive_attempt`.
+    #[error("receive attempt {0:?} can no longer be retried: its messages were deleted or changed since")]
+    AttemptNotRetryable(String),
     /// A receive (or a release) by a consumer whose consumer lease is no
     /// longer held: another process may be consuming these queues now.
     #[error("this process no longer holds the consumer lease of the queues; another consumer may have taken over")]

@@ -114,8 +114,8 @@
 //! {prefix}{sqs}:q:<name>:blocked    ZSET  blocked group -> ms its last in-flight (or delayed) message becomes visible
 //! {prefix}{sqs}:q:<name>:dedup      HASH  dedup id -> '<message id> <seq>'       TTL: 5 min after the latest send
 //! {prefix}{sqs}:q:<name>:dedupx     ZSET  dedup id by expiry ms                 TTL: 5 min after the latest send
-//! {prefix}{sqs}:q:<name>:rx         HASH  receive attempt id -> '<seq> <receive count>' of each message it took  TTL: 5 min after the latest receive that took any
-//! {prefix}{sqs}:q:<name>:rxx        ZSET  receive attempt id by expiry ms (its visibility timeout, at most 5 min)  TTL: as rx
+//! {prefix}{sqs}:q:<name>:rx         HASH  receive attempt id ('c:<caller's>' | 'u:<uuid>') -> '<seq> <receive count> <visible at ms>' of each message it took  TTL: 5 min after the latest receive that took any
+//! {prefix}{sqs}:q:<name>:rxx        ZSET  receive attempt id by expiry ms (5 min after the receive that took; a 'u:' one, its visibility timeout if shorter)  TTL: as rx
 //! {prefix}{sqs}:consumer:lease      STRING the one consumer of the store's queues  TTL: 15 s, renewed by its holder
 //! ```
 //!
@@ -129,9 +129,13 @@
 //! `ready` and group entries are removed when their group empties. The two
 //! dedup keys expire five minutes after the latest send, and each id in
 //! them is dropped once its own five minutes are over. The receive
-//! attempt keys (`rx`, `rxx`) likewise: each attempt is dropped once its
-//! messages' visibility timeout (at most five minutes) is over, and both
-//! keys expire that long after the latest receive that took messages.
+//! attempt keys (`rx`, `rxx`) likewise (five minutes is SQS's
+//! deduplication interval for `ReceiveRequestAttemptId`,
+//! [`receive_attempt`]): each attempt is dropped once its own five minutes
+//! from the receive that took its messages are over (the store's own ids,
+//! only asked again within seconds after a lost answer, once their
+//! visibility timeout is, if that is shorter), and both keys expire that
+//! long after the latest receive that took messages.
 //! The consumer lease belongs to its holder, which deletes it on a clean
 //! stop; a crashed holder's lapses ([`redis_store::lease`]).
 //!
@@ -148,6 +152,7 @@
 //!   (which `sluice dev`'s Step Functions endpoint speaks too).
 //! - [`error`]: the queue's errors.
 //! - `receipt`: receipt handles and sequence numbers.
+//! - [`receive_attempt`]: `ReceiveRequestAttemptId`, its rules and what they leave open.
 //! - `validation`: checks shared by both stores (names, settings, kinds).
 
 pub mod aws_json;
@@ -158,6 +163,7 @@ pub mod embedded_delay;
 pub mod error;
 pub mod memory;
 mod receipt;
+pub mod receive_attempt;
 pub mod redis_store;
 pub mod sqs_api;
 mod validation;
@@ -168,6 +174,7 @@ pub use embedded::EmbeddedQueue;
 pub use embedded_delay::EmbeddedDelayQueue;
 pub use error::QueueError;
 pub use memory::MemoryBackend;
+pub use receive_attempt::ReceiveAttemptId;
 pub use redis_store::RedisBackend;
 pub use redis_store::lease::{ConsumerLease, LeaseError, LeaseGuard, LeaseSettings};
 pub use redis_store::lease_owner::LeaseOwner;

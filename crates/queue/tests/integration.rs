@@ -7,6 +7,7 @@ mod conformance;
 mod consumer_lease;
 mod group_scan;
 mod lost_receive;
+mod receive_attempt;
 mod redis_store;
 mod sqs_api;
 mod sqs_api_standard;

@@ -30,6 +30,7 @@
 use crate::backend::{Pulled, QueueInfo};
 use crate::error::QueueError;
 use crate::receipt::{Receipt, sequence_number};
+use attempts::Attempts;
 use ready::Ready;
 use sluice_domain::queue::rules::{DEDUP_WINDOW, MAX_BATCH_ENTRIES};
 use sluice_domain::queue::{Accepted, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceivedMessage};
@@ -37,6 +38,7 @@ use sluice_domain::{DedupId, GroupKey};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod attempts;
 mod ready;
 mod standard;
 
@@ -50,6 +52,7 @@ pub(super) struct Fifo {
     blocked: BTreeSet<(u64, GroupKey)>,
     dedup: HashMap<DedupId, Accepted>,
     dedup_expiry: VecDeque<(u64, DedupId)>,
+    attempts: Attempts,
 }
 
 #[derive(Debug)]
@@ -92,6 +95,7 @@ impl Fifo {
             blocked: BTreeSet::new(),
             dedup: HashMap::new(),
             dedup_expiry: VecDeque::new(),
+            attempts: Attempts::default(),
         }
     }
 

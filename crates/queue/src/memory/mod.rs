@@ -6,6 +6,7 @@ mod fifo;
 use crate::backend::{Pulled, QueueBackend, QueueInfo};
 use crate::config::{QueueConfig, QueueKind};
 use crate::error::QueueError;
+use crate::receive_attempt::ReceiveAttemptId;
 use crate::validation;
 use fifo::{Fifo, now_ms};
 use sluice_domain::queue::{Accepted, DelayedMessage, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle};
@@ -104,14 +105,20 @@ impl QueueBackend for MemoryBackend {
         self.change(name, |queue| Ok(queue.send_delayed(entries, now_ms())))
     }
 
-    async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
+    async fn pull_attempt(
+        &self,
+        name: &str,
+        max: u8,
+        visibility: Duration,
+        attempt: Option<&ReceiveAttemptId>,
+    ) -> Result<Pulled, QueueError> {
         let mut queues = self.lock();
         // Take the queue out so its dead-letter queue can be borrowed too.
         let mut source = queues.remove(name).ok_or_else(|| QueueError::QueueDoesNotExist(name.to_owned()))?;
         let dlq = source.info.config.redrive.as_ref().and_then(|p| queues.get_mut(&p.dead_letter_queue));
-        let pulled = source.pull(max, visibility, now_ms(), dlq);
+        let pulled = source.pull_attempt(attempt, max, visibility, now_ms(), dlq);
         queues.insert(name.to_owned(), source);
-        Ok(pulled)
+        pulled
     }
 
     async fn delete_message(&self, name: &str, receipt: &ReceiptHandle) -> Result<(), QueueError> {

@@ -15,6 +15,7 @@ use crate::backend::{Pulled, QueueBackend, QueueInfo};
 use crate::config::{GroupScan, QueueConfig, QueueKind};
 use crate::error::QueueError;
 use crate::receipt::Receipt;
+use crate::receive_attempt::ReceiveAttemptId;
 use crate::validation;
 use keys::StoreKeys;
 use redis::Value;
@@ -263,11 +264,17 @@ where
         Ok(ids)
     }
 
-    async fn pull(&self, name: &str, max: u8, visibility: Duration) -> Result<Pulled, QueueError> {
+    async fn pull_attempt(
+        &self,
+        name: &str,
+        max: u8,
+        visibility: Duration,
+        attempt_id: Option<&ReceiveAttemptId>,
+    ) -> Result<Pulled, QueueError> {
         if self.fence.as_ref().is_some_and(|guard| !guard.is_held()) {
             return Err(QueueError::ConsumerLeaseLost);
         }
-        let attempt = uuid::Uuid::new_v4().simple().to_string();
+        let attempt = receive_retry::Attempt::new(attempt_id, visibility);
         // Two tries: the second after reloading settings the script found stale.
         for _ in 0..2 {
             let info = self.info(name).await?;
@@ -281,12 +288,14 @@ where
             // SQS returns at most ten messages a receive, whatever is asked.
             let max = usize::from(max).min(MAX_BATCH_ENTRIES);
             invocation.key(&keys.rx).key(&keys.rxx);
-            invocation.arg(max).arg(millis(visibility)).arg(dlq).arg(name).arg(&attempt);
+            invocation.arg(max).arg(millis(visibility)).arg(dlq).arg(name);
+            attempt.add_args(&mut invocation);
             let answer = receive_retry::invoke_until_answered(&invocation, &self.conn).await?;
             let mut reply = Reply::new("receive.lua", answer)?;
             match reply.string()?.as_str() {
                 "ok" => return read_pulled(&mut reply),
                 "stale" => self.forget(name),
+                "spent" => return Err(attempt.not_retryable()),
                 "noqueue" => {
                     self.forget(name);
                     return Err(QueueError::QueueDoesNotExist(name.to_owned()));

@@ -155,6 +155,12 @@ impl From<QueueError> for ApiError {
             QueueError::InvalidReceipt(handle) => Self::receipt_handle_is_invalid(format!(
                 "The input receipt handle \"{handle}\" is not a valid receipt handle."
             )),
+            // SQS's own words for it (see `receive_attempt`).
+            QueueError::AttemptNotRetryable(id) => Self::invalid_value(
+                "ReceiveRequestAttemptId",
+                id,
+                "The receiveRequestAttemptId is not valid anymore since the receive call is not retryable.",
+            ),
             QueueError::NotInFlight => Self::invalid_parameter(
                 "Value for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for \
                  visibility timeout change.",

@@ -8,6 +8,7 @@ use super::wire::{self, ReceiptEntry, required};
 use crate::backend::QueueBackend;
 use crate::config::QueueKind;
 use crate::embedded::long_poll;
+use crate::receive_attempt::ReceiveAttemptId;
 use md5::{Digest, Md5};
 use serde_json::{Map, Value, json};
 use sluice_domain::queue::rules::{self, MAX_BATCH_ENTRIES, MAX_VISIBILITY_TIMEOUT, MAX_WAIT};
@@ -40,13 +41,23 @@ pub(super) async fn receive_message<B: QueueBackend>(
         None => info.config.receive_wait,
         Some(s) => seconds("WaitTimeSeconds", s, MAX_WAIT)?,
     };
+    let kind = QueueKind::of(name);
+    // Only FIFO queues take it; a standard queue ignores it, unchecked
+    // (the rules and what they leave open: `receive_attempt`).
+    let attempt = match request.receive_request_attempt_id {
+        Some(id) if kind.is_fifo() => Some(
+            ReceiveAttemptId::parse(&id)
+                .map_err(|reason| ApiError::invalid_value("ReceiveRequestAttemptId", &id, reason))?,
+        ),
+        _ => None,
+    };
     let wanted: Vec<&str> =
         request.attribute_names.iter().chain(&request.message_system_attribute_names).map(String::as_str).collect();
-    let messages = long_poll(api.backend(), name, max, visibility, wait, Some(&api.stop_waiting)).await?;
+    let messages =
+        long_poll(api.backend(), name, max, visibility, wait, attempt.as_ref(), Some(&api.stop_waiting)).await?;
     if messages.is_empty() {
         return Ok(json!({}));
     }
-    let kind = QueueKind::of(name);
     let messages: Vec<Value> = messages.iter().map(|m| message_json(m, kind, &wanted)).collect();
     Ok(json!({ "Messages": messages }))
 }

@@ -23,8 +23,11 @@
 //! than the embedded queue implements (message attributes, retention, a
 //! FIFO queue's queue-wide delay, a `MessageGroupId` on a standard queue,
 //! which makes SQS's *fair queues*), the request is refused with an error
-//! naming what is missing, never silently ignored. Requests are not
-//! authenticated: the endpoint listens on 127.0.0.1 for development.
+//! naming what is missing, never silently ignored. ReceiveMessage's
+//! `ReceiveRequestAttemptId` works on FIFO queues and is ignored on
+//! standard ones, which SQS says it does not apply to
+//! (`crate::receive_attempt`). Requests are not authenticated: the
+//! endpoint listens on 127.0.0.1 for development.
 //!
 //! Queue URLs are `<base>/<account>/<name>` and ARNs
 //! `arn:aws:sqs:<region>:<account>:<name>`, with account `000000000000`.

@@ -90,6 +90,8 @@ pub(super) struct ReceiveMessage {
     pub(super) max_number_of_messages: Option<i64>,
     pub(super) visibility_timeout: Option<i64>,
     pub(super) wait_time_seconds: Option<i64>,
+    /// FIFO queues only (see `receive_attempt`).
+    pub(super) receive_request_attempt_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
