@@ -45,27 +45,21 @@
 //! - On a standard queue the id is ignored, not validated: the reference
 //!   says it "applies only to FIFO queues" and names no error for it.
 
+use sluice_domain::sqs_token;
 use std::fmt;
-
-/// The longest attempt id SQS takes.
-pub const MAX_ATTEMPT_ID_CHARS: usize = 128;
 
 /// A valid `ReceiveRequestAttemptId`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ReceiveAttemptId(String);
 
 impl ReceiveAttemptId {
-    /// The id, or why SQS would refuse it.
+    /// The id, or why SQS would refuse it. The rule is the one SQS applies
+    /// to group and deduplication ids too (`sqs_token`): the ASCII graphic
+    /// characters are exactly the alphanumerics and punctuation above.
     pub fn parse(id: &str) -> Result<Self, &'static str> {
-        // ASCII graphic characters are exactly alphanumerics and the
-        // punctuation listed above: no space, no control, no non-ASCII.
-        // Checked first, so a byte count below is a character count.
-        if !id.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err("Must contain only alphanumeric characters and punctuation \
+        if !sqs_token::is_valid(id) {
+            return Err("Must be 1 to 128 characters, each alphanumeric or punctuation \
                         (!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~).");
-        }
-        if id.is_empty() || id.len() > MAX_ATTEMPT_ID_CHARS {
-            return Err("Must be between 1 and 128 characters long.");
         }
         Ok(Self(id.to_owned()))
     }
