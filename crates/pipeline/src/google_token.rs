@@ -16,6 +16,12 @@
 //! that one is still stored (`CredentialState::reject`), so a flush whose
 //! call with the old token fails just after a person set a new one does
 //! not mark the new one rejected.
+//!
+//! For the same reason a refreshed token is stored only while the refresh
+//! token it was had with is still stored (`TokenStore::put_if_refresh`):
+//! a refresh answered after a person set a new credential would otherwise
+//! put the old refresh token back over theirs, silently undoing the fix.
+//! The flush then reads the store once more and uses what the person set.
 
 use crate::service_core::now_ms;
 use crate::sheet_io::FlushRequest;
@@ -62,10 +68,37 @@ pub(crate) enum TokenProblem {
     Unavailable(StepError),
 }
 
+/// How one read (and perhaps refresh) of the stored credential ended.
+enum Attempt {
+    Got(GoogleToken),
+    /// Refreshed, but another refresh token (or none) is stored now: the
+    /// refreshed token was not saved; its `read` is the one refreshed with.
+    Superseded(GoogleToken),
+}
+
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// A usable access token for `credential`, refreshed first when `force`
     /// (Google just answered 401 to the stored one) or close to expiry.
     pub(crate) async fn google_token(&self, credential: &str, force: bool) -> Result<GoogleToken, TokenProblem> {
+        match self.read_or_refresh(credential, force).await? {
+            Attempt::Got(token) => Ok(token),
+            // A person set a new credential while the refresh was in the
+            // air. Theirs is what they mean to be used (perhaps another
+            // Google account, the one the sheet is shared with now; the old
+            // grant may be revoked next), so it is read and used, not the
+            // old one's fresh access token. `force` was about the old
+            // stored access token: one stored with the new credential
+            // deserves a try (a 401 to it earns a refresh, it is not
+            // `fresh`). Only once more: should the store change again
+            // under that refresh, its token is used with `read` the one it
+            // was had with, so a refusal of it rejects nothing newer.
+            Attempt::Superseded(_) => match self.read_or_refresh(credential, false).await? {
+                Attempt::Got(token) | Attempt::Superseded(token) => Ok(token),
+            },
+        }
+    }
+
+    async fn read_or_refresh(&self, credential: &str, force: bool) -> Result<Attempt, TokenProblem> {
         let tag = Tag::for_credential(credential);
         let stored = self.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
         let Some(stored) = stored else {
@@ -77,7 +110,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let refresh = Secret::new(stored.refresh_token.clone());
         let margin = self.config.token_refresh_margin.as_millis() as u64;
         if !force && !stored.access_token.is_empty() && stored.access_expires_ms > now_ms() + margin {
-            return Ok(GoogleToken { access: Secret::new(stored.access_token), read: Some(refresh), fresh: false });
+            let access = Secret::new(stored.access_token);
+            return Ok(Attempt::Got(GoogleToken { access, read: Some(refresh), fresh: false }));
         }
         let client = self.sheets_client().map_err(TokenProblem::Unavailable)?;
         let grant = match client.refresh(&refresh).await {
@@ -95,9 +129,21 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             refresh_token: grant.refresh_token.as_ref().map_or(stored.refresh_token, |t| t.expose().to_owned()),
             refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
         };
-        self.tokens.put(&tag, GOOGLE, &token, now).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        let saved = self
+            .tokens
+            .put_if_refresh(&tag, GOOGLE, &token, now, refresh.expose())
+            .await
+            .map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        if !saved {
+            return Ok(Attempt::Superseded(GoogleToken {
+                access: grant.access_token,
+                read: Some(refresh),
+                fresh: true,
+            }));
+        }
         // What is stored now: a grant may bring a new refresh token.
-        Ok(GoogleToken { access: grant.access_token, read: Some(Secret::new(token.refresh_token)), fresh: true })
+        let read = Some(Secret::new(token.refresh_token));
+        Ok(Attempt::Got(GoogleToken { access: grant.access_token, read, fresh: true }))
     }
 
     /// Stores `refresh_token` for `credential` (with an access token if one

@@ -28,6 +28,9 @@ use tokio::task::JoinHandle;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
+/// The Google account a person switches the credential to.
+const ANOTHER: &str = "another-account";
+
 fn settings() -> SheetConfig {
     SheetConfig { flush_lease: Duration::from_secs(3), ..SheetConfig::default() }
 }
@@ -288,6 +291,49 @@ async fn a_run_that_refreshed_before_the_credential_was_set_refreshes_the_new_on
         assert_sheet(&t, &rows);
         let refreshes = t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::Token).count();
         assert_eq!(refreshes, 2, "one refresh for each stale token");
+    })
+    .await
+    .unwrap();
+}
+
+/// A flush refreshes the stored credential (its access token unknown) and,
+/// while Google's answer is in the air, a person sets a new one (another
+/// Google account's). The flush used to store its refreshed token, with
+/// the old refresh token, over the new one: the person's fix silently
+/// undone, the rows written as the old account.
+#[tokio::test]
+async fn a_refresh_answered_after_the_credential_was_set_anew_keeps_and_uses_the_new_one() {
+    tokio::time::timeout(LIMIT, async {
+        let t =
+            SheetTest::start("credential_set_during_good_refresh", SheetsSandboxConfig::default(), settings(), LIMIT)
+                .await;
+        let rows = vec!["r000".to_owned()];
+        t.buffer_all(0, &rows).await;
+        let mut token_endpoint = held_proxy(&t).await;
+        let token_url = format!("{}/token", token_endpoint.url);
+        let sheets = sheets_config(&t.sandbox, CLIENT_ID, CLIENT_SECRET).with_token_url(token_url).unwrap();
+        let alerts = Arc::new(Mutex::new(Vec::new()));
+        let steps = steps_with(&t, settings(), sheets, alert_receiver(alerts.clone()).await).await;
+        let flush = flush_in_background(&t, &steps);
+        token_endpoint.wait_for_call().await;
+        let fresh = t.sandbox.add_user(CLIENT_ID, ANOTHER);
+        t.steps.set_google_credential(USER, &Secret::new(fresh.clone()), None).await.unwrap();
+        token_endpoint.let_all_go();
+
+        let out = flush.await.unwrap();
+        assert_eq!((out.appended_rows, out.next, out.parked.as_deref()), (1, FlushNext::Idle, None), "{out:?}");
+        let tokens = TokenStore::new(t.redis.conn().await, t.redis.keyspace());
+        let stored = tokens.get(&Tag::for_credential(USER), GOOGLE_TOKEN).await.unwrap().unwrap();
+        assert!(stored.refresh_token == fresh, "the refresh token the person set is still stored");
+        assert_sheet(&t, &rows);
+        let calls = t.sandbox.calls();
+        let users = |op: SheetsOp| -> Vec<Option<String>> {
+            calls.iter().filter(|c| c.op == op).map(|c| c.user.clone()).collect()
+        };
+        let (old, new) = (Some(USER.to_owned()), Some(ANOTHER.to_owned()));
+        assert_eq!(users(SheetsOp::Token), [old, new.clone()], "the new credential refreshed once");
+        assert_eq!(users(SheetsOp::ValuesAppend), [new], "the rows written with the new credential");
+        assert!(alerts.lock().unwrap().is_empty() && rejected(&t).await.is_none());
     })
     .await
     .unwrap();

@@ -52,3 +52,4 @@ script!(MALL_RELEASE, "mall_release.lua");
 script!(HELD_DONE, "held_done.lua");
 script!(EPISODE_NOTE, "episode_note.lua");
 script!(CREDENTIAL_REJECT, "credential_reject.lua");
+script!(TOKEN_PUT_IF_REFRESH, "token_put_if_refresh.lua");

@@ -1,6 +1,7 @@
 //! OAuth tokens per upstream account (a Cafe24 mall, a Google credential),
 //! kept where every Lambda can read them. Seeded by `sluice tokens set`,
-//! replaced by each refresh.
+//! replaced by each refresh (a Google credential's only while it still
+//! holds the refresh token refreshed with: `lua/token_put_if_refresh.lua`).
 //!
 //! Key: `{prefix}{<tag>}:token:<name>`, a HASH `access`, `access_expires_ms`,
 //! `refresh`, `refresh_expires_ms`; TTL: until the refresh token expires
@@ -10,6 +11,7 @@
 
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
+use crate::scripts;
 use redis::aio::ConnectionLike;
 use std::fmt;
 
@@ -77,6 +79,35 @@ impl<C: ConnectionLike + Clone + Send> TokenStore<C> {
             .exec_async(&mut self.conn.clone())
             .await?;
         Ok(())
+    }
+
+    /// Stores `token` (as [`put`](Self::put) does) only while the stored
+    /// refresh token is still `expected_refresh`, the one the caller read
+    /// and refreshed with. False when another is stored now, or none: a
+    /// refresh answered late must not undo a token a person set (or
+    /// removed) meanwhile. Refuses a token whose refresh token has already
+    /// expired, as `put` does.
+    pub async fn put_if_refresh(
+        &self,
+        tag: &Tag,
+        name: &str,
+        token: &StoredToken,
+        now_ms: u64,
+        expected_refresh: &str,
+    ) -> Result<bool, Error> {
+        if token.refresh_expires_ms <= now_ms {
+            return Err(Error::Config("the refresh token has already expired".into()));
+        }
+        let stored: i64 = scripts::TOKEN_PUT_IF_REFRESH
+            .key(self.key(tag, name))
+            .arg(expected_refresh)
+            .arg(&token.access_token)
+            .arg(token.access_expires_ms)
+            .arg(&token.refresh_token)
+            .arg(token.refresh_expires_ms)
+            .invoke_async(&mut self.conn.clone())
+            .await?;
+        Ok(stored == 1)
     }
 
     /// The stored token, if any.

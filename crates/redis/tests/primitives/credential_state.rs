@@ -1,7 +1,9 @@
 //! A Google credential's rejection against a real redis-server: it is set
 //! only while the stored token still holds the refresh token the refused
 //! call read (or still none, when it read none), so a refusal of the old
-//! credential never marks one a person set meanwhile.
+//! credential never marks one a person set meanwhile. Likewise a refreshed
+//! token is stored only while the refresh token refreshed with is stored,
+//! so a late refresh never puts the old one back over the person's.
 
 use redis::AsyncCommands;
 use sluice_redis::credential_state::GOOGLE_TOKEN;
@@ -72,4 +74,60 @@ async fn no_token_rejects_the_credential_only_while_there_is_still_none() {
     let _: () = conn.hset(&key, "refresh", "refresh-new").await.unwrap();
     assert_eq!(tokens.get(&Tag::for_credential("cred-1"), GOOGLE_TOKEN).await.unwrap(), None);
     assert!(state.reject("cred-1", "no Google token", None).await.unwrap());
+}
+
+fn refreshed(refresh: &str) -> StoredToken {
+    StoredToken {
+        access_token: "access-refreshed".into(),
+        access_expires_ms: NOW_MS + 3_600_000,
+        refresh_token: refresh.into(),
+        refresh_expires_ms: 4_000_000_000_000, // year 2096: the key expires then
+    }
+}
+
+#[tokio::test]
+async fn a_refreshed_token_is_stored_only_while_the_refresh_token_it_was_had_with_is() {
+    let redis = TestRedis::new("token_put_if_refresh");
+    let (_, tokens) = parts(&redis).await;
+    let tag = Tag::for_credential("cred-1");
+    store(&tokens, "cred-1", "refresh-old").await;
+    let mine = tokens.get(&tag, GOOGLE_TOKEN).await.unwrap();
+
+    // Still the one refreshed with: stored, and read back as `put` stores it.
+    let token = refreshed("refresh-old");
+    assert!(tokens.put_if_refresh(&tag, GOOGLE_TOKEN, &token, NOW_MS, "refresh-old").await.unwrap());
+    assert_eq!(tokens.get(&tag, GOOGLE_TOKEN).await.unwrap(), Some(token.clone()));
+    let mut conn = redis.conn().await;
+    let key = tokens.key(&tag, GOOGLE_TOKEN);
+    let expire_at: i64 = redis::cmd("PEXPIRETIME").arg(&key).query_async(&mut conn).await.unwrap();
+    assert_eq!(expire_at, token.refresh_expires_ms as i64, "expires with its refresh token, as `put` sets it");
+    assert_ne!(mine, Some(token.clone()));
+    // A grant bringing a new refresh token is stored with it.
+    let rotated = refreshed("refresh-rotated");
+    assert!(tokens.put_if_refresh(&tag, GOOGLE_TOKEN, &rotated, NOW_MS, "refresh-old").await.unwrap());
+    assert_eq!(tokens.get(&tag, GOOGLE_TOKEN).await.unwrap(), Some(rotated));
+
+    // A person set another meanwhile: the late refresh writes nothing.
+    store(&tokens, "cred-1", "refresh-new").await;
+    let theirs = tokens.get(&tag, GOOGLE_TOKEN).await.unwrap();
+    assert!(!tokens.put_if_refresh(&tag, GOOGLE_TOKEN, &token, NOW_MS, "refresh-rotated").await.unwrap());
+    assert_eq!(tokens.get(&tag, GOOGLE_TOKEN).await.unwrap(), theirs);
+    // Another credential's token is not looked at.
+    let other = Tag::for_credential("cred-2");
+    assert!(!tokens.put_if_refresh(&other, GOOGLE_TOKEN, &token, NOW_MS, "refresh-new").await.unwrap());
+
+    // None stored (removed since it was read): not brought back. A hash
+    // missing a field is no token, as `TokenStore::get` reads it.
+    let _: () = conn.del(&key).await.unwrap();
+    assert!(!tokens.put_if_refresh(&tag, GOOGLE_TOKEN, &token, NOW_MS, "refresh-new").await.unwrap());
+    assert!(!conn.exists::<_, bool>(&key).await.unwrap(), "nothing written");
+    let _: () = conn.hset(&key, "refresh", "refresh-new").await.unwrap();
+    assert!(!tokens.put_if_refresh(&tag, GOOGLE_TOKEN, &token, NOW_MS, "refresh-new").await.unwrap());
+    assert_eq!(conn.hgetall::<_, Vec<(String, String)>>(&key).await.unwrap().len(), 1, "left as it was");
+
+    // A refresh token already expired is refused, as `put` refuses it.
+    store(&tokens, "cred-1", "refresh-new").await;
+    let stale = StoredToken { refresh_expires_ms: NOW_MS, ..refreshed("refresh-new") };
+    assert!(tokens.put_if_refresh(&tag, GOOGLE_TOKEN, &stale, NOW_MS, "refresh-new").await.is_err());
+    assert_eq!(tokens.get(&tag, GOOGLE_TOKEN).await.unwrap(), theirs);
 }
