@@ -143,15 +143,22 @@ impl<C: ConnectionLike + Clone + Send> SnapshotConsumer<C> {
     /// Deletes the shard's entries that every group has acknowledged;
     /// returns how many went. Nothing goes while a group has not been
     /// created on the stream yet is not a concern: entries exist only
-    /// after the store step appended them, and groups start at `0`. One
-    /// script (`stream_trim_acknowledged.lua`): the drain trims after every
-    /// batch.
+    /// after the store step appended them, and groups start at `0`.
     pub async fn trim_acknowledged(&self, shard: u32) -> Result<u64, Error> {
-        let trimmed: u64 = crate::scripts::STREAM_TRIM_ACKNOWLEDGED
-            .key(self.stream_key(shard)?)
-            .invoke_async(&mut self.conn.clone())
-            .await?;
-        Ok(trimmed)
+        Ok(self.ack_and_trim(shard, &[]).await?.1)
+    }
+
+    /// Acknowledges `ids` on the shard, then trims what every group has
+    /// acknowledged ([`Self::trim_acknowledged`]): (how many of the ids
+    /// were pending, how many entries went). One script
+    /// (`stream_trim_acknowledged.lua`): the drain does both after every
+    /// batch.
+    pub async fn ack_and_trim(&self, shard: u32, ids: &[String]) -> Result<(u64, u64), Error> {
+        let mut script = crate::scripts::STREAM_TRIM_ACKNOWLEDGED.key(self.stream_key(shard)?);
+        if !ids.is_empty() {
+            script.arg(&self.group).arg(ids);
+        }
+        Ok(script.invoke_async(&mut self.conn.clone()).await?)
     }
 
     /// How far this consumer's group is behind on the shard.

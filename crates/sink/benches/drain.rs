@@ -4,7 +4,10 @@
 //!
 //! 1. Drain throughput with 1, 2 and 4 consumers, against a naive baseline
 //!    (one upsert statement per row, autocommit) and PostgreSQL's own
-//!    ceiling for the same rows (one `COPY` into an unindexed table).
+//!    ceiling for the same rows (one `COPY` into an unindexed table);
+//!    and the drain as deployed, whose events were traced on their way:
+//!    it also reads each event's journey into the event log and records
+//!    `written` in its trace.
 //! 2. How a batch is written: one `UNNEST` upsert statement (what the
 //!    writer does) against `COPY` into a staging table then one upsert.
 //! 3. End-to-end lag (appended to the stream → committed) at 1,000
@@ -24,18 +27,22 @@
 
 #[path = "support/cpu.rs"]
 mod cpu;
+#[path = "support/journeys.rs"]
+mod journeys;
+#[path = "support/lag.rs"]
+mod lag;
 #[path = "support/memory.rs"]
 mod memory;
 
 use sluice_redis::Connection;
 use sluice_redis::SnapshotStore;
+use sluice_redis::Traces;
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
 use sluice_testkit::TestRedis;
 use sluice_testkit::postgres::PostgresServer;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio_util::sync::CancellationToken;
 
 const SNAPSHOTS: usize = 100_000;
 const MALLS: usize = 20;
@@ -89,15 +96,23 @@ async fn reset(pool: &PgPool) {
     sqlx::query("TRUNCATE sluice.snapshots, sluice.events").execute(pool).await.expect("truncate");
 }
 
-async fn drain_with(store: &SnapshotStore<Connection>, pool: &PgPool, consumers: usize) -> f64 {
+async fn drain_with(
+    store: &SnapshotStore<Connection>,
+    pool: &PgPool,
+    consumers: usize,
+    traces: Option<&Traces<Connection>>,
+) -> f64 {
     let started = Instant::now();
     let mut tasks = Vec::new();
     for c in 0..consumers {
-        let drain = Drain::new(
+        let mut drain = Drain::new(
             store.consumer("sink", &format!("c{c}")).expect("consumer"),
             SnapshotWriter::new(pool.clone()),
             DrainConfig::default(),
         );
+        if let Some(traces) = traces {
+            drain = drain.with_traces(traces.clone());
+        }
         tasks.push(tokio::spawn(async move {
             drain.until_empty(Instant::now() + Duration::from_secs(600)).await.expect("drain").written
         }));
@@ -213,53 +228,6 @@ async fn copy_staging(pool: &PgPool) -> f64 {
     SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
 }
 
-/// Appends at `rate` per second for `seconds` while one drain runs; the lag
-/// of each row is its commit time minus its stream entry's time.
-async fn lag(store: &SnapshotStore<Connection>, pool: &PgPool, rate: usize, seconds: usize) -> (f64, f64) {
-    let cancel = CancellationToken::new();
-    let drain = Arc::new(Drain::new(
-        store.consumer("sink", "lag").expect("consumer"),
-        SnapshotWriter::new(pool.clone()),
-        DrainConfig { idle_poll: Duration::from_millis(20), ..DrainConfig::default() },
-    ));
-    let runner = {
-        let (drain, cancel) = (drain.clone(), cancel.clone());
-        tokio::spawn(async move { drain.run(cancel).await })
-    };
-    let mut tick = tokio::time::interval(Duration::from_millis(10));
-    let per_tick = rate / 100;
-    for t in 0..seconds * 100 {
-        tick.tick().await;
-        for j in 0..per_tick {
-            let (mall, key, fields) = fields(t * per_tick + j, 2);
-            store.append(&mall, &key, &fields).await.expect("append");
-        }
-    }
-    let total = (seconds * 100 * per_tick) as i64;
-    loop {
-        let done: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots WHERE version = 2")
-            .fetch_one(pool)
-            .await
-            .expect("count");
-        if done >= total {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    cancel.cancel();
-    runner.await.expect("drain");
-    let mut lags: Vec<f64> = sqlx::query_scalar(
-        "SELECT (extract(epoch FROM written_at) * 1000 - split_part(entry_id, '-', 1)::bigint)::float8
-         FROM sluice.snapshots WHERE version = 2",
-    )
-    .fetch_all(pool)
-    .await
-    .expect("lags");
-    lags.sort_by(f64::total_cmp);
-    let at = |q: f64| lags[((lags.len() as f64 * q) as usize).min(lags.len() - 1)];
-    (at(0.50), at(0.99))
-}
-
 #[tokio::main]
 async fn main() {
     let server = PostgresServer::start().await.expect("private postgresql");
@@ -283,7 +251,7 @@ async fn main() {
         // each drain is held against a COPY run just before it.
         let ceiling_now = copy_ceiling(&pool).await;
         let before = cpu::now(&redis, &pool).await;
-        let rate = drain_with(&store, &pool, consumers).await;
+        let rate = drain_with(&store, &pool, consumers, None).await;
         spent.push((
             format!("drain, {consumers} consumer(s)"),
             SNAPSHOTS as f64 / rate,
@@ -291,10 +259,31 @@ async fn main() {
         ));
         drains.push((consumers, rate, ceiling_now));
     }
+    // As deployed (`sluice dev`, the drain function): every event traced
+    // on its way, its journey read into the event log with its outcome,
+    // and `written` added to its trace.
+    let traces = Traces::new(redis.conn().await, redis.keyspace(), sluice_redis::trace::DEFAULT_RETENTION);
+    journeys::trace_journeys(&traces, SNAPSHOTS).await;
+    fill(&store, 20).await;
+    reset(&pool).await;
+    let deployed_ceiling = copy_ceiling(&pool).await;
+    let before = cpu::now(&redis, &pool).await;
+    let deployed = drain_with(&store, &pool, 2, Some(&traces)).await;
+    spent.push((
+        "drain as deployed, 2 consumers".to_owned(),
+        SNAPSHOTS as f64 / deployed,
+        cpu::now(&redis, &pool).await - before,
+    ));
+    let journey_rows: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM sluice.events").fetch_one(&pool).await.expect("events");
     if std::env::args().any(|a| a == "--throughput-only") {
         for (consumers, rate, ceiling) in &drains {
             println!("{consumers} consumer(s): {rate:.0} rows/s, {:.2} of the ceiling ({ceiling:.0})", rate / ceiling);
         }
+        println!(
+            "as deployed, 2 consumers: {deployed:.0} rows/s, {:.2} of the ceiling ({deployed_ceiling:.0}); {journey_rows} event rows",
+            deployed / deployed_ceiling
+        );
         for (run, wall, cpu::Cpu(drain, redis, pg)) in &spent {
             println!("{run}: {wall:.2} s; CPU drain {drain:.2}, redis {redis:.2}, PostgreSQL {pg:.2}");
         }
@@ -305,7 +294,7 @@ async fn main() {
     reset(&pool).await;
     let unnest = unnest_batches(&pool).await;
     reset(&pool).await;
-    let (p50, p99) = lag(&store, &pool, 1000, 10).await;
+    let (p50, p99) = lag::lag(&store, &pool, 1000, 10).await;
     let memory = memory::rounds(&redis, &store, &pool, MEMORY_ROUNDS, MEMORY_PER_ROUND).await;
 
     println!("# Drain: snapshot streams → PostgreSQL\n");
@@ -331,6 +320,11 @@ async fn main() {
         );
     }
     println!(
+        "| sluice drain as deployed, 2 consumers: also each event's journey read from its trace into the event log, \
+         `written` added to its trace | {deployed:.0} | {deployed_ceiling:.0} | {:.2} |",
+        deployed / deployed_ceiling
+    );
+    println!(
         "| naive: one upsert statement per row ({NAIVE_ROWS} rows) | {naive:.0} | {ceiling:.0} | {:.2} |",
         naive / ceiling
     );
@@ -338,6 +332,14 @@ async fn main() {
     println!(
         "\nTarget ≥ 0.5 of the ceiling with 2 consumers: {two:.2}, {}.\n",
         if two >= 0.5 { "met" } else { "not met" }
+    );
+    println!(
+        "The rows above drain snapshots whose events have no trace. As deployed (`sluice dev`, the drain \
+         function), each event was traced on its way ({} stages here: received, enqueued, fetched, stored): the \
+         drain reads each answered event's trace, writes its journey to `sluice.events` with the outcome \
+         ({journey_rows} event rows for the {SNAPSHOTS} snapshots) and adds `written` to the trace. That is the \
+         row a user's drain runs at; the target is read on the rows the benchmark's task names.\n",
+        journeys::JOURNEY.len()
     );
     println!(
         "Where the CPU went (seconds for the {SNAPSHOTS} rows; 2 cores; the bench process is the drain, or the COPY's client):\n"

@@ -7,7 +7,6 @@
 use crate::outcome_row::{OutcomeRow, parse_outcome};
 use crate::snapshot_row::{SnapshotRow, into_row};
 use sluice_redis::StoredEntry;
-use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
 pub(crate) struct Batch {
@@ -26,7 +25,7 @@ pub(crate) struct Batch {
 impl Batch {
     pub(crate) fn read(entries: Vec<StoredEntry>) -> Self {
         let mut batch = Batch::default();
-        let mut newest: BTreeMap<(String, String, String), SnapshotRow> = BTreeMap::new();
+        let mut snapshots = Vec::with_capacity(entries.len());
         for entry in entries {
             if entry.is_outcome() {
                 match parse_outcome(&entry) {
@@ -35,23 +34,22 @@ impl Batch {
                 }
                 continue;
             }
-            let row = match into_row(entry) {
-                Ok(row) => row,
-                Err(unreadable) => {
-                    batch.unreadable.push(unreadable);
-                    continue;
-                }
-            };
-            let key = (row.mall_id.clone(), row.kind.clone(), row.resource_id.clone());
-            match newest.get_mut(&key) {
-                Some(kept) if kept.version >= row.version => batch.superseded.push(row),
-                Some(kept) => batch.superseded.push(std::mem::replace(kept, row)),
-                None => {
-                    newest.insert(key, row);
-                }
+            match into_row(entry) {
+                Ok(row) => snapshots.push(row),
+                Err(unreadable) => batch.unreadable.push(unreadable),
             }
         }
-        batch.rows = newest.into_values().collect();
+        // By key, the newest first; of equal versions the one read first
+        // (a stable sort). Sorting in place compares the rows' own keys: no
+        // key is copied per row.
+        snapshots.sort_by(|a, b| a.key().cmp(&b.key()).then(b.version.cmp(&a.version)));
+        batch.rows.reserve(snapshots.len());
+        for row in snapshots {
+            match batch.rows.last() {
+                Some(kept) if kept.key() == row.key() => batch.superseded.push(row),
+                _ => batch.rows.push(row),
+            }
+        }
         batch
     }
 
@@ -68,5 +66,41 @@ impl Batch {
             }
         }
         pairs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(id: &str, resource: &str, version: i64) -> StoredEntry {
+        let fields = [
+            ("mall_id", "m1"),
+            ("kind", "product"),
+            ("id", resource),
+            ("status", "found"),
+            ("updated_date", ""),
+            ("event_ids", &format!("[\"e-{id}\"]")),
+            ("fetched_at_ms", &version.to_string()),
+            ("body", "{}"),
+        ];
+        let fields = fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        StoredEntry { id: id.to_owned(), fields }
+    }
+
+    #[test]
+    fn the_newest_snapshot_of_each_resource_is_kept_in_key_order_and_a_tie_keeps_the_first_read() {
+        let batch = Batch::read(vec![
+            snapshot("1-0", "9", 5),
+            snapshot("2-0", "10", 2),
+            snapshot("3-0", "9", 7),
+            snapshot("4-0", "10", 2),
+            snapshot("5-0", "9", 6),
+        ]);
+        let kept: Vec<_> = batch.rows.iter().map(|r| (r.resource_id.as_str(), r.entry_id.as_str())).collect();
+        assert_eq!(kept, [("10", "2-0"), ("9", "3-0")], "byte order of the key; the newest; of a tie the first");
+        let mut superseded: Vec<_> = batch.superseded.iter().map(|r| r.entry_id.as_str()).collect();
+        superseded.sort_unstable();
+        assert_eq!(superseded, ["1-0", "4-0", "5-0"]);
     }
 }

@@ -5,8 +5,9 @@
 //! consumer has held past `claim_idle` (it died), else new entries (the
 //! first two are looked for only when there can be some, see
 //! `ShardState`: in a steady flow a pass reads once); write
-//! them in one transaction; acknowledge them; trim what every group has
-//! acknowledged. A failure anywhere before the acknowledgement leaves the
+//! them in one transaction; acknowledge them and trim what every group
+//! has acknowledged (one script: a pass is two Redis calls and one
+//! PostgreSQL transaction in a steady flow). A failure anywhere before the acknowledgement leaves the
 //! entries pending, to be taken again by this consumer or claimed by
 //! another: nothing is acknowledged that is not committed.
 //!
@@ -249,10 +250,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         let journeys = self.journeys(&entries).await;
         let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
         let outcome = self.writer.write_with_journeys(&stream, entries, &journeys).await?;
-        acked += self.consumer.ack(shard, &ids).await?;
+        let (now_acked, trimmed) = self.consumer.ack_and_trim(shard, &ids).await?;
+        acked += now_acked;
         holds_none();
         self.trace(&outcome).await;
-        let trimmed = self.consumer.trim_acknowledged(shard).await?;
         Ok(PassReport {
             taken: ids.len() as u64,
             claimed,

@@ -147,9 +147,10 @@ async fn entries_another_group_has_not_read_are_not_trimmed() {
     let shard = rig.store.shard_of("m1");
     let read = analytics.new_entries(shard, 2).await.unwrap();
     let ids: Vec<String> = read.iter().map(|e| e.id.clone()).collect();
-    analytics.ack(shard, &ids).await.unwrap();
-    assert_eq!(drain.consumer().trim_acknowledged(shard).await.unwrap(), 2);
+    assert_eq!(drain.consumer().trim_acknowledged(shard).await.unwrap(), 0, "analytics still needs all four");
+    assert_eq!(analytics.ack_and_trim(shard, &ids).await.unwrap(), (2, 2), "its two acknowledged, then trimmed");
     assert_eq!(rig.stream_lengths().await, 2);
+    assert_eq!(analytics.ack_and_trim(shard, &ids).await.unwrap(), (0, 0), "acknowledged before: nothing pending");
 }
 
 #[tokio::test]
