@@ -33,6 +33,8 @@ mod journeys;
 mod lag;
 #[path = "support/memory.rs"]
 mod memory;
+#[path = "support/paired.rs"]
+mod paired;
 
 use sluice_redis::Connection;
 use sluice_redis::SnapshotStore;
@@ -244,46 +246,32 @@ async fn main() {
     let naive = naive(&pool).await;
     reset(&pool).await;
     let mut drains = Vec::new();
-    for (round, consumers) in [1usize, 2, 4].into_iter().enumerate() {
-        fill(&store, 10 + round as i64).await;
-        reset(&pool).await;
-        // The host's speed drifts by half within minutes (other tenants):
-        // each drain is held against a COPY run just before it.
-        let ceiling_now = copy_ceiling(&pool).await;
-        let before = cpu::now(&redis, &pool).await;
-        let rate = drain_with(&store, &pool, consumers, None).await;
-        spent.push((
-            format!("drain, {consumers} consumer(s)"),
-            SNAPSHOTS as f64 / rate,
-            cpu::now(&redis, &pool).await - before,
-        ));
-        drains.push((consumers, rate, ceiling_now));
+    for (i, consumers) in [1usize, 2, 4].into_iter().enumerate() {
+        let (median, ratios) =
+            paired::median_of_rounds(&redis, &store, &pool, consumers, None, 10 * (i as i64 + 1)).await;
+        spent.push((format!("drain, {consumers} consumer(s)"), SNAPSHOTS as f64 / median.rate, median.cpu));
+        drains.push((format!("{consumers} consumer(s)"), median, ratios));
     }
     // As deployed (`sluice dev`, the drain function): every event traced
     // on its way, its journey read into the event log with its outcome,
     // and `written` added to its trace.
     let traces = Traces::new(redis.conn().await, redis.keyspace(), sluice_redis::trace::DEFAULT_RETENTION);
     journeys::trace_journeys(&traces, SNAPSHOTS).await;
-    fill(&store, 20).await;
-    reset(&pool).await;
-    let deployed_ceiling = copy_ceiling(&pool).await;
-    let before = cpu::now(&redis, &pool).await;
-    let deployed = drain_with(&store, &pool, 2, Some(&traces)).await;
-    spent.push((
-        "drain as deployed, 2 consumers".to_owned(),
-        SNAPSHOTS as f64 / deployed,
-        cpu::now(&redis, &pool).await - before,
-    ));
+    let (deployed, deployed_ratios) = paired::median_of_rounds(&redis, &store, &pool, 2, Some(&traces), 40).await;
+    spent.push(("drain as deployed, 2 consumers".to_owned(), SNAPSHOTS as f64 / deployed.rate, deployed.cpu));
     let journey_rows: i64 =
         sqlx::query_scalar("SELECT count(*) FROM sluice.events").fetch_one(&pool).await.expect("events");
     if std::env::args().any(|a| a == "--throughput-only") {
-        for (consumers, rate, ceiling) in &drains {
-            println!("{consumers} consumer(s): {rate:.0} rows/s, {:.2} of the ceiling ({ceiling:.0})", rate / ceiling);
+        for (run, m, ratios) in
+            drains.iter().chain([&("as deployed, 2 consumers".to_owned(), deployed, deployed_ratios.clone())])
+        {
+            println!(
+                "{run}: {:.0} rows/s, {:.2} of the ceiling ({:.0}); rounds {ratios:.2?}",
+                m.rate,
+                m.ratio(),
+                m.ceiling
+            );
         }
-        println!(
-            "as deployed, 2 consumers: {deployed:.0} rows/s, {:.2} of the ceiling ({deployed_ceiling:.0}); {journey_rows} event rows",
-            deployed / deployed_ceiling
-        );
         for (run, wall, cpu::Cpu(drain, redis, pg)) in &spent {
             println!("{run}: {wall:.2} s; CPU drain {drain:.2}, redis {redis:.2}, PostgreSQL {pg:.2}");
         }
@@ -308,27 +296,33 @@ async fn main() {
         DrainConfig::default().batch
     );
     println!(
-        "## 1. Throughput\n\nEach drain is divided by a COPY of the same rows run just before it (this host's \
-         speed drifts by up to half within minutes); the naive baseline by the first COPY.\n"
+        "## 1. Throughput\n\nEach drain runs between two COPYs of the same rows and is divided by their mean \
+         (this host's speed drifts by up to half within minutes), {} rounds each: the round with the median ratio \
+         is shown, with every round's ratio beside it. The naive baseline is divided by the first COPY.\n",
+        paired::ROUNDS
     );
-    println!("| writer | rows/s | COPY ceiling just before, rows/s | ÷ COPY ceiling |\n|---|---:|---:|---:|");
-    println!("| PostgreSQL ceiling: one COPY into an unindexed table | {ceiling:.0} | {ceiling:.0} | 1.00 |");
-    for (consumers, rate, ceiling) in &drains {
-        println!(
-            "| sluice drain, {consumers} consumer(s): XREADGROUP → UNNEST upsert → XACK → trim | {rate:.0} | {ceiling:.0} | {:.2} |",
-            rate / ceiling
-        );
+    println!(
+        "| writer | rows/s | COPY ceiling around it, rows/s | ÷ COPY ceiling | rounds |\n|---|---:|---:|---:|---|"
+    );
+    println!("| PostgreSQL ceiling: one COPY into an unindexed table | {ceiling:.0} | {ceiling:.0} | 1.00 | |");
+    let row = |writer: &str, m: &paired::Paired, ratios: &[f64]| {
+        let ratios: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+        println!("| {writer} | {:.0} | {:.0} | {:.2} | {} |", m.rate, m.ceiling, m.ratio(), ratios.join(", "));
+    };
+    for (consumers, m, ratios) in &drains {
+        row(&format!("sluice drain, {consumers}: XREADGROUP → UNNEST upsert → XACK and trim"), m, ratios);
     }
-    println!(
-        "| sluice drain as deployed, 2 consumers: also each event's journey read from its trace into the event log, \
-         `written` added to its trace | {deployed:.0} | {deployed_ceiling:.0} | {:.2} |",
-        deployed / deployed_ceiling
+    row(
+        "sluice drain as deployed, 2 consumers: also each event's journey read from its trace into the event log, \
+         `written` added to its trace",
+        &deployed,
+        &deployed_ratios,
     );
     println!(
-        "| naive: one upsert statement per row ({NAIVE_ROWS} rows) | {naive:.0} | {ceiling:.0} | {:.2} |",
+        "| naive: one upsert statement per row ({NAIVE_ROWS} rows) | {naive:.0} | {ceiling:.0} | {:.2} | |",
         naive / ceiling
     );
-    let two = drains.iter().find(|(c, _, _)| *c == 2).map_or(0.0, |(_, r, ceiling)| r / ceiling);
+    let two = drains.iter().find(|(c, _, _)| c.starts_with("2 ")).map_or(0.0, |(_, m, _)| m.ratio());
     println!(
         "\nTarget ≥ 0.5 of the ceiling with 2 consumers: {two:.2}, {}.\n",
         if two >= 0.5 { "met" } else { "not met" }
@@ -351,10 +345,10 @@ async fn main() {
     if let Some((_, _, cpu::Cpu(drain, redis, pg))) = spent.iter().find(|(run, _, _)| run.starts_with("drain, 2")) {
         let bound = SNAPSHOTS as f64 / ((drain + redis + pg) / 2.0);
         println!(
-            "\nWith both cores busy all the time, that CPU allows at most {bound:.0} rows/s: {:.2} of the ceiling. \
+            "\nWith both cores busy all the time, that CPU allows at most {bound:.0} rows/s: {:.2} of the ceiling around it. \
              PostgreSQL alone needs {:.1}× the COPY's CPU (the ON CONFLICT probe and the index insert on two \
              tables, the events rows, WAL), while the COPY keeps one core.",
-            bound / ceiling,
+            bound / drains.iter().find(|(c, _, _)| c.starts_with("2 ")).map_or(ceiling, |(_, m, _)| m.ceiling),
             pg / spent[0].2.2
         );
     }

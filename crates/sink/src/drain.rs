@@ -32,6 +32,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
+/// Rows whose events' traces are written at once after a batch.
+const TRACE_ROWS_IN_FLIGHT: usize = 64;
+
 /// How a drain worker reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DrainConfig {
@@ -354,13 +357,26 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     /// so. A redelivered entry's trace gets the outcome its first pass
     /// committed: that pass died before it could record it.
     async fn trace(&self, outcome: &BatchOutcome) {
+        use futures::StreamExt;
         let Some(traces) = &self.traces else { return };
         let rows = (outcome.written.iter().map(|row| ("written", row)))
             .chain(outcome.superseded.iter().map(|row| ("superseded", row)))
             .chain(outcome.redelivered.iter().map(|(row, stage)| (stage.as_str(), row)));
-        for (stage, row) in rows {
-            let detail = json!({"sink": "postgresql", "version": row.version, "resource": format!("{}/{}/{}", row.mall_id, row.kind, row.resource_id)});
-            if let Err(e) = traces.record_all(&row.event_ids, stage, &detail).await {
+        // The rows' records in the air together (a batch is hundreds of
+        // rows): one after another, each waited its own round trip and
+        // wake-up, and the pass with it.
+        // Collected first: a stream over a mapping closure would make the
+        // caller's future not `Send` (the closure's lifetimes are not general).
+        let records: Vec<_> = rows
+            .map(|(stage, row)| {
+                let resource = format!("{}/{}/{}", row.mall_id, row.kind, row.resource_id);
+                let detail = json!({"sink": "postgresql", "version": row.version, "resource": resource});
+                async move { traces.record_all(&row.event_ids, stage, &detail).await }
+            })
+            .collect();
+        let mut records = futures::stream::iter(records).buffer_unordered(TRACE_ROWS_IN_FLIGHT);
+        while let Some(recorded) = records.next().await {
+            if let Err(e) = recorded {
                 tracing::debug!(error = %e, "drain: trace not recorded");
             }
         }
