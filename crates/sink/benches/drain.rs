@@ -328,11 +328,11 @@ async fn main() {
         if two >= 0.5 { "met" } else { "not met" }
     );
     println!(
-        "The rows above drain snapshots whose events have no trace. As deployed (`sluice dev`, the drain \
+        "The first three drains take snapshots whose events have no trace. As deployed (`sluice dev`, the drain \
          function), each event was traced on its way ({} stages here: received, enqueued, fetched, stored): the \
          drain reads each answered event's trace, writes its journey to `sluice.events` with the outcome \
          ({journey_rows} event rows for the {SNAPSHOTS} snapshots) and adds `written` to the trace. That is the \
-         row a user's drain runs at; the target is read on the rows the benchmark's task names.\n",
+         row a user's drain runs at; the target is read on the 2-consumer row, the workload the benchmark's task names.\n",
         journeys::JOURNEY.len()
     );
     println!(
@@ -384,10 +384,11 @@ async fn main() {
     let ttl_hours = sluice_redis::snapshot_store::SEEN_TTL.as_secs() as f64 / 3600.0;
     let daily = 1_000_000.0 * ttl_hours / 24.0;
     println!(
-        "\nThe streams stay at their empty size after every round: the drain trims what it acknowledged, \
-         so no snapshot body stays in the cache. Each stored work item leaves one idempotency key \
-         ({per_seen:.0} bytes) for {ttl_hours:.0} h: at 1 million webhooks a day (at most one stored work item \
-         each) that is at most {:.0} MiB, reached after {ttl_hours:.0} h and flat from then on.",
+        "\n`used_memory` also holds what the earlier parts left (their idempotency keys, and the traces of the \
+         deployed drain's events, kept 7 days): it is the rise from round to round that counts. The streams stay at \
+         their empty size after every round: the drain trims what it acknowledged, so no snapshot body stays in the cache. \
+         Each stored work item leaves one idempotency key ({per_seen:.0} bytes) for {ttl_hours:.0} h: at 1 million webhooks a day \
+         (at most one stored work item each) that is at most {:.0} MiB, reached after {ttl_hours:.0} h and flat from then on.",
         daily * per_seen / 1048576.0
     );
 }
