@@ -12,14 +12,7 @@
 -- Returns 1 when marked rejected, 0 when the stored token is another one
 -- now (the rejection left as it was).
 
-local fields = redis.call('HMGET', KEYS[2], 'access', 'access_expires_ms', 'refresh', 'refresh_expires_ms')
--- A hash missing a field is no token, as TokenStore::get reads it.
-local stored = fields[3]
-for i = 1, 4 do
-  if not fields[i] then
-    stored = false
-  end
-end
+local stored = stored_refresh(KEYS[2])
 if stored ~= (ARGV[2] or false) then
   return 0
 end

@@ -14,14 +14,7 @@
 -- Returns 1 when stored, 0 when the stored token is another one now, or
 -- none (removed since it was read: not brought back); nothing written.
 
-local fields = redis.call('HMGET', KEYS[1], 'access', 'access_expires_ms', 'refresh', 'refresh_expires_ms')
--- A hash missing a field is no token, as TokenStore::get reads it.
-local stored = fields[3]
-for i = 1, 4 do
-  if not fields[i] then
-    stored = false
-  end
-end
+local stored = stored_refresh(KEYS[1])
 if stored ~= ARGV[1] then
   return 0
 end

@@ -51,5 +51,5 @@ script!(MALL_HOLD, "mall_hold.lua");
 script!(MALL_RELEASE, "mall_release.lua");
 script!(HELD_DONE, "held_done.lua");
 script!(EPISODE_NOTE, "episode_note.lua");
-script!(CREDENTIAL_REJECT, "credential_reject.lua");
-script!(TOKEN_PUT_IF_REFRESH, "token_put_if_refresh.lua");
+script!(CREDENTIAL_REJECT, "stored_refresh.lua" + "credential_reject.lua");
+script!(TOKEN_PUT_IF_REFRESH, "stored_refresh.lua" + "token_put_if_refresh.lua");
