@@ -4,7 +4,7 @@
 //!
 //! 1. Drain throughput with 1, 2 and 4 consumers, against a naive baseline
 //!    (one upsert statement per row, autocommit) and PostgreSQL's own
-//!    ceiling for the same rows (one `COPY` into an unindexed table);
+//!    ceiling for the same rows (one `COPY` into an unindexed, unlogged table);
 //!    and the drain as deployed, whose events were traced on their way:
 //!    it also reads each event's journey into the event log and records
 //!    `written` in its trace.
@@ -19,12 +19,18 @@
 //!    rate × TTL), and what that gives at 1 million webhooks a day.
 //!
 //! `-- --throughput-only`: part 1 alone, in short lines (to try a change).
+//! `-- --profile N` (`--profile N deployed`): one drain with N consumers
+//! and nothing else, for a profiler: with `PERF_CTL_FIFO` set (perf
+//! record's `--control fifo:…`, started with `-D -1`), perf records only
+//! while the drain runs (`scripts/profile-drain.sh`).
 //!
 //! Prints markdown (`make bench` writes it to bench/drain.md), with the
 //! CPU seconds each part used (drain, redis-server, PostgreSQL): on a
 //! machine shared with other work, the ratios within one run and the CPU
 //! per row are what compare.
 
+#[path = "support/batch_writes.rs"]
+mod batch_writes;
 #[path = "support/cpu.rs"]
 mod cpu;
 #[path = "support/journeys.rs"]
@@ -35,6 +41,10 @@ mod lag;
 mod memory;
 #[path = "support/paired.rs"]
 mod paired;
+#[path = "support/profile.rs"]
+mod profile;
+#[path = "support/writer_alone.rs"]
+mod writer_alone;
 
 use sluice_redis::Connection;
 use sluice_redis::SnapshotStore;
@@ -71,6 +81,12 @@ fn fields(i: usize, version: i64) -> (String, String, Vec<(&'static str, String)
         ("body", body),
     ];
     (mall, format!("{i}-{version}"), fields)
+}
+
+/// The number after `flag` on the command line.
+fn flag_value(flag: &str) -> Option<usize> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == flag).and_then(|at| args.get(at + 1)?.parse().ok())
 }
 
 async fn fill(store: &SnapshotStore<Connection>, version: i64) {
@@ -162,72 +178,32 @@ fn copy_text(rows: std::ops::Range<usize>) -> String {
 }
 
 async fn copy_ceiling(pool: &PgPool) -> f64 {
-    sqlx::query(
-        "CREATE UNLOGGED TABLE IF NOT EXISTS copy_ceiling (mall_id text, kind text, resource_id text, status text,
-         body jsonb, updated_date text, version bigint, event_ids jsonb, entry_id text)",
-    )
-    .execute(pool)
-    .await
-    .expect("ceiling table");
-    sqlx::query("TRUNCATE copy_ceiling").execute(pool).await.expect("empty the ceiling table");
+    copy_into(pool, "copy_ceiling", "UNLOGGED").await
+}
+
+/// One COPY of the rows into `table`, created `how` (`UNLOGGED`: no WAL,
+/// as the ceiling; `""`: logged, as the drain's tables are).
+async fn copy_into(pool: &PgPool, table: &str, how: &str) -> f64 {
+    let create = format!(
+        "CREATE {how} TABLE IF NOT EXISTS {table} (mall_id text, kind text, resource_id text, status text,
+         body jsonb, updated_date text, version bigint, event_ids jsonb, entry_id text)"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(create)).execute(pool).await.expect("ceiling table");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("TRUNCATE {table}"))).execute(pool).await.expect("empty the table");
     let text = copy_text(0..SNAPSHOTS);
     let started = Instant::now();
     let mut conn = pool.acquire().await.expect("conn");
-    let mut copy = conn.copy_in_raw("COPY copy_ceiling FROM STDIN").await.expect("copy");
+    let mut copy = conn.copy_in_raw(&format!("COPY {table} FROM STDIN")).await.expect("copy");
     copy.send(text.as_bytes()).await.expect("send");
     copy.finish().await.expect("finish");
     SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
 }
 
-/// Batches of 500 written by the drain's writer (one UNNEST upsert each),
-/// without Redis: the same work as `copy_staging`.
-async fn unnest_batches(pool: &PgPool) -> f64 {
-    let writer = SnapshotWriter::new(pool.clone());
-    let started = Instant::now();
-    for start in (0..SNAPSHOTS).step_by(500) {
-        let entries: Vec<sluice_redis::StoredEntry> = (start..start + 500)
-            .map(|i| {
-                let (_, _, f) = fields(i, 1);
-                let fields = f.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-                sluice_redis::StoredEntry { id: format!("{i}-0"), fields }
-            })
-            .collect();
-        writer.write("bench", entries).await.expect("write");
-    }
-    SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
-}
-
-/// A batch of 500 written through COPY into a temporary staging table, then
-/// one upsert from it.
-async fn copy_staging(pool: &PgPool) -> f64 {
-    let started = Instant::now();
-    for start in (0..SNAPSHOTS).step_by(500) {
-        let mut tx = pool.begin().await.expect("tx");
-        sqlx::query(
-            "CREATE TEMP TABLE IF NOT EXISTS staging (LIKE sluice.snapshots INCLUDING DEFAULTS) ON COMMIT DELETE ROWS",
-        )
-        .execute(&mut *tx)
-        .await
-        .expect("staging");
-        let mut copy = tx
-            .copy_in_raw(
-                "COPY staging (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id) FROM STDIN",
-            )
-            .await
-            .expect("copy");
-        copy.send(copy_text(start..start + 500).as_bytes()).await.expect("send");
-        copy.finish().await.expect("finish");
-        sqlx::query(
-            "INSERT INTO sluice.snapshots SELECT * FROM staging ORDER BY mall_id, kind, resource_id
-             ON CONFLICT (mall_id, kind, resource_id) DO UPDATE SET body = excluded.body, version = excluded.version
-             WHERE excluded.version > snapshots.version",
-        )
-        .execute(&mut *tx)
-        .await
-        .expect("upsert from staging");
-        tx.commit().await.expect("commit");
-    }
-    SNAPSHOTS as f64 / started.elapsed().as_secs_f64()
+/// Snapshot `i` as the drain reads it from a stream.
+fn entry(i: usize, version: i64) -> sluice_redis::StoredEntry {
+    let (_, _, f) = fields(i, version);
+    let fields = f.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    sluice_redis::StoredEntry { id: format!("{i}-0"), fields }
 }
 
 #[tokio::main]
@@ -238,11 +214,18 @@ async fn main() {
     migrate(&pool).await.expect("migrate");
     let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), SHARDS).expect("store");
 
+    if let Some(consumers) = flag_value("--profile") {
+        profile::drain_once(&redis, &store, &pool, consumers, std::env::args().any(|a| a == "deployed")).await;
+        return;
+    }
     let load_before = cpu::load();
     let before = cpu::now(&redis, &pool).await;
     let ceiling = copy_ceiling(&pool).await;
     let mut spent =
         vec![("one COPY (the ceiling)".to_owned(), SNAPSHOTS as f64 / ceiling, cpu::now(&redis, &pool).await - before)];
+    // For reference, not the ceiling: the drain's tables are logged (their
+    // rows must outlive a crash), the ceiling's is not.
+    let logged = copy_into(&pool, "copy_logged", "").await;
     let naive = naive(&pool).await;
     reset(&pool).await;
     let mut drains = Vec::new();
@@ -252,6 +235,9 @@ async fn main() {
         spent.push((format!("drain, {consumers} consumer(s)"), SNAPSHOTS as f64 / median.rate, median.cpu));
         drains.push((format!("{consumers} consumer(s)"), median, ratios));
     }
+    reset(&pool).await;
+    let (alone, alone_ratios) = writer_alone::median_of_rounds(&redis, &pool, 2).await;
+    spent.push(("the writer alone, 2 connections".to_owned(), SNAPSHOTS as f64 / alone.rate, alone.cpu));
     // As deployed (`sluice dev`, the drain function): every event traced
     // on its way, its journey read into the event log with its outcome,
     // and `written` added to its trace.
@@ -262,9 +248,10 @@ async fn main() {
     let journey_rows: i64 =
         sqlx::query_scalar("SELECT count(*) FROM sluice.events").fetch_one(&pool).await.expect("events");
     if std::env::args().any(|a| a == "--throughput-only") {
-        for (run, m, ratios) in
-            drains.iter().chain([&("as deployed, 2 consumers".to_owned(), deployed, deployed_ratios.clone())])
-        {
+        for (run, m, ratios) in drains.iter().chain([
+            &("the writer alone, 2 connections".to_owned(), alone, alone_ratios.clone()),
+            &("as deployed, 2 consumers".to_owned(), deployed, deployed_ratios.clone()),
+        ]) {
             println!(
                 "{run}: {:.0} rows/s, {:.2} of the ceiling ({:.0}); rounds {ratios:.2?}",
                 m.rate,
@@ -275,12 +262,13 @@ async fn main() {
         for (run, wall, cpu::Cpu(drain, redis, pg)) in &spent {
             println!("{run}: {wall:.2} s; CPU drain {drain:.2}, redis {redis:.2}, PostgreSQL {pg:.2}");
         }
+        println!("one COPY into a logged table: {logged:.0} rows/s, {:.2} of the ceiling", logged / ceiling);
         return;
     }
     reset(&pool).await;
-    let staging = copy_staging(&pool).await;
+    let staging = batch_writes::copy_staging(&pool).await;
     reset(&pool).await;
-    let unnest = unnest_batches(&pool).await;
+    let unnest = batch_writes::unnest_batches(&pool).await;
     reset(&pool).await;
     let (p50, p99) = lag::lag(&store, &pool, 1000, 10).await;
     let memory = memory::rounds(&redis, &store, &pool, MEMORY_ROUNDS, MEMORY_PER_ROUND).await;
@@ -304,7 +292,13 @@ async fn main() {
     println!(
         "| writer | rows/s | COPY ceiling around it, rows/s | ÷ COPY ceiling | rounds |\n|---|---:|---:|---:|---|"
     );
-    println!("| PostgreSQL ceiling: one COPY into an unindexed table | {ceiling:.0} | {ceiling:.0} | 1.00 | |");
+    println!(
+        "| PostgreSQL ceiling: one COPY into an unindexed, unlogged table (no WAL) | {ceiling:.0} | {ceiling:.0} | 1.00 | |"
+    );
+    println!(
+        "| for reference: the same COPY into a logged table (WAL written, as the drain's tables are) | {logged:.0} | {ceiling:.0} | {:.2} | |",
+        logged / ceiling
+    );
     let row = |writer: &str, m: &paired::Paired, ratios: &[f64]| {
         let ratios: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
         println!("| {writer} | {:.0} | {:.0} | {:.2} | {} |", m.rate, m.ceiling, m.ratio(), ratios.join(", "));
@@ -312,6 +306,11 @@ async fn main() {
     for (consumers, m, ratios) in &drains {
         row(&format!("sluice drain, {consumers}: XREADGROUP → UNNEST upsert → XACK and trim"), m, ratios);
     }
+    row(
+        "the drain's writer alone, 2 connections: its batches already in memory, no Redis (what PostgreSQL allows its statements)",
+        &alone,
+        &alone_ratios,
+    );
     row(
         "sluice drain as deployed, 2 consumers: also each event's journey read from its trace into the event log, \
          `written` added to its trace",
@@ -352,6 +351,15 @@ async fn main() {
             pg / spent[0].2.2
         );
     }
+    println!(
+        "\nThe drain's writer alone, with its batches in memory and nothing to read from Redis, reaches {:.2} of \
+         the ceiling over 2 connections: that is as far as these statements (the upsert, one events row per event, \
+         the commit) go on this machine. A 2-consumer drain on the same 2 cores also reads every entry from \
+         Redis (redis-server, the reply's parsing, the acknowledgement), and that CPU comes out of the same two \
+         cores. The COPY into a logged table ran at {:.2} of the unlogged one: WAL is not where the gap is.",
+        alone.ratio(),
+        logged / ceiling
+    );
     println!();
     println!(
         "## 2. Writing a batch of 500 (PostgreSQL only, one connection)\n\n| how | rows/s | ratio |\n|---|---:|---:|"
