@@ -188,7 +188,7 @@ async fn copy_into(pool: &PgPool, table: &str, how: &str) -> f64 {
         "CREATE {how} TABLE IF NOT EXISTS {table} (mall_id text, kind text, resource_id text, status text,
          body jsonb, updated_date text, version bigint, event_ids jsonb, entry_id text)"
     );
-    sqlx::raw_sql(sqlx::AssertSqlSafe(create)).execute(pool).await.expect("ceiling table");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(create)).execute(pool).await.expect("the COPY's table");
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!("TRUNCATE {table}"))).execute(pool).await.expect("empty the table");
     let text = copy_text(0..SNAPSHOTS);
     let started = Instant::now();

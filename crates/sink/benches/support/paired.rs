@@ -39,15 +39,33 @@ pub(crate) async fn median_of_rounds(
     traces: Option<&Traces<Connection>>,
     first_version: i64,
 ) -> (Paired, Vec<f64>) {
+    median_around_copies(
+        redis,
+        pool,
+        // Fresh entries each round (a version the store has not seen).
+        async |round| super::fill(store, first_version + round as i64).await,
+        async || super::drain_with(store, pool, consumers, traces).await,
+    )
+    .await
+}
+
+/// [`ROUNDS`] rounds of `run` (rows per second), each after `prepare`
+/// and between two COPYs, its CPU measured around `run` alone; the median
+/// by ratio, and every round's ratio.
+pub(crate) async fn median_around_copies(
+    redis: &TestRedis,
+    pool: &PgPool,
+    mut prepare: impl AsyncFnMut(usize),
+    mut run: impl AsyncFnMut() -> f64,
+) -> (Paired, Vec<f64>) {
     let mut rounds = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
-        // Fresh entries each round (a version the store has not seen).
-        super::fill(store, first_version + round as i64).await;
+        prepare(round).await;
         super::reset(pool).await;
         let before_copy = super::copy_ceiling(pool).await;
         super::reset(pool).await;
         let before = cpu::now(redis, pool).await;
-        let rate = super::drain_with(store, pool, consumers, traces).await;
+        let rate = run().await;
         let cpu = cpu::now(redis, pool).await - before;
         let after_copy = super::copy_ceiling(pool).await;
         rounds.push(Paired { rate, ceiling: (before_copy + after_copy) / 2.0, cpu });

@@ -1,11 +1,11 @@
-//! The drain's writer with nothing else: its batches already in memory,
-//! written over `connections` connections at once, no Redis read, no
-//! acknowledgement. What PostgreSQL allows the writer's statements (the
-//! upsert, the events rows, the commit): a drain with as many consumers
-//! cannot go faster, whatever its Redis side costs. Held against the
-//! COPYs around it, as the drains are.
+//! The drain's writer with nothing else: its batches already in memory
+//! (built before the measurement), written over `connections` connections
+//! at once, no Redis read, no acknowledgement. What PostgreSQL allows the
+//! writer's statements (the upsert, the events rows, the commit): a drain
+//! with as many consumers cannot go faster, whatever its Redis side costs.
+//! Held against the COPYs around it, as the drains are.
 
-use crate::paired::{Paired, ROUNDS};
+use crate::paired::{self, Paired};
 use sluice_redis::StoredEntry;
 use sluice_sink::SnapshotWriter;
 use sluice_testkit::TestRedis;
@@ -13,33 +13,30 @@ use sqlx::PgPool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// The median round of [`ROUNDS`], and every round's ratio.
+/// The median of the rounds, and every round's ratio.
 pub(crate) async fn median_of_rounds(redis: &TestRedis, pool: &PgPool, connections: usize) -> (Paired, Vec<f64>) {
-    let mut rounds = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        crate::reset(pool).await;
-        let before_copy = crate::copy_ceiling(pool).await;
-        crate::reset(pool).await;
-        let before = crate::cpu::now(redis, pool).await;
-        let rate = write_all(pool, connections).await;
-        let cpu = crate::cpu::now(redis, pool).await - before;
-        let after_copy = crate::copy_ceiling(pool).await;
-        rounds.push(Paired { rate, ceiling: (before_copy + after_copy) / 2.0, cpu });
-    }
-    rounds.sort_by(|a, b| a.ratio().total_cmp(&b.ratio()));
-    let ratios = rounds.iter().map(Paired::ratio).collect();
-    (rounds[ROUNDS / 2], ratios)
+    let batches = Arc::new(Mutex::new(Vec::new()));
+    paired::median_around_copies(
+        redis,
+        pool,
+        async |_| *batches.lock().expect("batches") = all_batches(),
+        async || write_all(pool, connections, &batches).await,
+    )
+    .await
 }
 
-/// Every snapshot in batches of the drain's size, `connections` writers
-/// taking the next batch as they finish one; rows per second.
-async fn write_all(pool: &PgPool, connections: usize) -> f64 {
+/// Every snapshot, in batches of the drain's size.
+fn all_batches() -> Vec<Vec<StoredEntry>> {
     let size = sluice_sink::DrainConfig::default().batch;
-    let batches: Vec<Vec<StoredEntry>> = (0..crate::SNAPSHOTS)
+    (0..crate::SNAPSHOTS)
         .step_by(size)
         .map(|start| (start..(start + size).min(crate::SNAPSHOTS)).map(|i| crate::entry(i, 1)).collect())
-        .collect();
-    let batches = Arc::new(Mutex::new(batches));
+        .collect()
+}
+
+/// `batches` written by `connections` writers, each taking the next batch
+/// as it finishes one; rows per second.
+async fn write_all(pool: &PgPool, connections: usize, batches: &Arc<Mutex<Vec<Vec<StoredEntry>>>>) -> f64 {
     let started = Instant::now();
     let writers: Vec<_> = (0..connections)
         .map(|_| {
