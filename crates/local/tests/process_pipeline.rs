@@ -233,7 +233,7 @@ fn accepted_events(reports: &[ChangeReport]) -> Vec<String> {
 async fn answered_events(stack: &DevStack) -> HashMap<String, usize> {
     let mut answered = HashMap::new();
     for entry in stored(stack).await {
-        let ids: Vec<String> = serde_json::from_str(entry.get("event_ids").map_or("[]", String::as_str)).unwrap();
+        let ids: Vec<String> = serde_json::from_value(entry["event_ids"].clone()).unwrap();
         for id in ids {
             *answered.entry(id).or_default() += 1;
         }
@@ -245,13 +245,13 @@ async fn newest_stored(stack: &DevStack, mall: &str, id: &str) -> Option<u64> {
     stored(stack)
         .await
         .iter()
-        .filter(|e| e.get("mall_id").map(String::as_str) == Some(mall) && e.get("id").map(String::as_str) == Some(id))
-        .filter_map(|e| e.get("version")?.parse().ok())
+        .filter(|e| e["mall_id"] == mall && e["id"] == id)
+        .filter_map(|e| e["version"].as_u64())
         .max()
 }
 
-/// Every snapshot entry's fields, over every shard.
-async fn stored(stack: &DevStack) -> Vec<HashMap<String, String>> {
+/// Every snapshot entry, as JSON (`sluice_redis::SnapshotEntry`'s fields), over every shard.
+async fn stored(stack: &DevStack) -> Vec<Value> {
     let store = stack.shop.snapshots();
     let mut out = Vec::new();
     for shard in 0..store.shards() {
@@ -260,7 +260,8 @@ async fn stored(stack: &DevStack) -> Vec<HashMap<String, String>> {
             let entries = store.read(shard, &after, 1000).await.unwrap();
             let Some(last) = entries.last() else { break };
             after = last.id.clone();
-            out.extend(entries.into_iter().filter(|e| !e.is_outcome()).map(|e| e.fields));
+            let snapshots = entries.iter().filter(|e| !e.is_outcome());
+            out.extend(snapshots.map(|e| serde_json::to_value(e.snapshot().expect("a snapshot")).unwrap()));
         }
     }
     out

@@ -228,8 +228,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     /// Leaves `snapshot` in Redis for the store step under its owner's
     /// event id; what goes on is its key and a summary.
     pub(crate) async fn leave(&self, owner: &str, snapshot: Snapshot) -> Result<SnapshotRef, StepError> {
-        let fields = snapshot.fields();
-        let body_bytes = fields.iter().find(|(name, _)| *name == "body").map_or(0, |(_, body)| body.len() as u64);
+        let (fields, body_bytes) = snapshot.hash_fields();
         let key = self.snapshots.put_fetched(&snapshot.mall_id, owner, &fields).await?;
         Ok(SnapshotRef {
             key,

@@ -244,8 +244,9 @@ pub struct SnapshotRef {
 }
 
 /// A resource as fetched, or its tombstone: what the fetch step leaves in
-/// Redis and the store step appends, field by field, to the stream. Not
-/// part of any state's payload (see the module's documentation).
+/// Redis and the store step appends to the stream as one entry (see
+/// `sluice_redis::snapshot_entry`). Not part of any state's payload (see
+/// the module's documentation).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub mall_id: String,
@@ -263,19 +264,38 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The stream entry's fields (the drain worker reads these names).
-    pub fn fields(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("mall_id", self.mall_id.clone()),
-            ("kind", self.kind.clone()),
-            ("id", self.id.clone()),
-            ("status", self.status.clone()),
-            ("updated_date", self.updated_date.clone().unwrap_or_default()),
-            ("version", self.version.map(|v| v.to_string()).unwrap_or_default()),
+    /// The stream entry's one field (what the drain worker reads), and the
+    /// body's size as JSON.
+    pub fn entry_field(&self) -> ((&'static str, String), u64) {
+        // A `Value` and a list of texts always print as JSON.
+        let body = serde_json::value::to_raw_value(&self.body).expect("a JSON value prints");
+        let event_ids = serde_json::value::to_raw_value(&self.answers).expect("a list of texts prints");
+        let entry = sluice_redis::SnapshotEntry {
+            mall_id: self.mall_id.as_str().into(),
+            kind: self.kind.as_str().into(),
+            id: self.id.as_str().into(),
+            status: self.status.as_str().into(),
+            updated_date: self.updated_date.clone(),
+            version: self.version,
+            event_ids: &event_ids,
+            fetched_at_ms: self.fetched_at_ms,
+            body: &body,
+        };
+        (entry.to_field(), body.get().len() as u64)
+    }
+
+    /// The fields of the hash the fetch step leaves for the store step:
+    /// the entry's one field and the three the store step answers with;
+    /// and the body's size as JSON.
+    pub fn hash_fields(&self) -> (Vec<(&'static str, String)>, u64) {
+        let (entry, body_bytes) = self.entry_field();
+        let fields = vec![
             ("event_ids", serde_json::json!(self.answers).to_string()),
-            ("fetched_at_ms", self.fetched_at_ms.to_string()),
-            ("body", self.body.to_string()),
-        ]
+            ("status", self.status.clone()),
+            ("version", self.version.map(|v| v.to_string()).unwrap_or_default()),
+            entry,
+        ];
+        (fields, body_bytes)
     }
 }
 

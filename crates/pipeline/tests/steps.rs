@@ -130,7 +130,7 @@ async fn a_fetch_answers_the_events_coalesced_into_it_and_store_is_idempotent() 
     assert_eq!(first.entry_id, again.entry_id);
     let entries = steps.snapshots().read(first.shard, "-", 10).await.unwrap();
     assert_eq!(entries.len(), 1);
-    let answered: Vec<String> = serde_json::from_str(&entries[0].fields["event_ids"]).unwrap();
+    let answered: Vec<String> = serde_json::from_str(entries[0].snapshot().unwrap().event_ids.get()).unwrap();
     assert_eq!(answered, [owner_id.as_str(), "joined-1", "joined-2"]);
     let trace = steps.traces().read("joined-2").await.unwrap();
     let stages: Vec<&str> = trace.iter().map(|e| e.stage.as_str()).collect();
@@ -161,14 +161,19 @@ async fn a_300_kb_product_passes_from_fetch_to_store_by_key() {
     assert!(serde_json::to_string(&input).unwrap().len() < 2048);
     let stored = steps.store(input).await.unwrap();
     let entries = steps.snapshots().read(stored.shard, "-", 10).await.unwrap();
-    let body: serde_json::Value = serde_json::from_str(&entries[0].fields["body"]).unwrap();
+    // One field: the whole snapshot, its body embedded.
+    assert_eq!(entries[0].fields.keys().collect::<Vec<_>>(), [sluice_redis::SNAPSHOT_FIELD]);
+    let entry = entries[0].snapshot().unwrap();
+    let body: serde_json::Value = serde_json::from_str(entry.body.get()).unwrap();
     let truth = sandbox.resource("big", ResourceKind::Product, &created.id).unwrap().unwrap();
     assert_eq!(body, truth.body, "the stored body is the upstream's, whole");
-    assert_eq!(entries[0].fields["body"].len() as u64, snapshot.body_bytes);
+    assert_eq!(entry.body.get().len() as u64, snapshot.body_bytes);
+    assert_eq!(serde_json::from_str::<Vec<String>>(entry.event_ids.get()).unwrap().len(), 1, "the event it answers");
     // Stored: the hash keeps its small fields (for a retried store) but
-    // not the body.
-    let has_body: bool = redis::cmd("HEXISTS").arg(&snapshot.key).arg("body").query_async(&mut conn).await.unwrap();
-    assert!(!has_body, "the body outlives its store");
+    // not the snapshot.
+    let fields: Vec<String> = redis::cmd("HKEYS").arg(&snapshot.key).query_async(&mut conn).await.unwrap();
+    assert!(!fields.contains(&sluice_redis::SNAPSHOT_FIELD.to_owned()), "the body outlives its store: {fields:?}");
+    assert!(fields.contains(&"event_ids".to_owned()), "{fields:?}");
     let again = steps.store(StoreInput { item, snapshot }).await.unwrap();
     assert!(again.duplicate && again.entry_id == stored.entry_id);
     sandbox.stop().await;

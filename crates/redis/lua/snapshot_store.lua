@@ -6,8 +6,11 @@
 -- KEYS[1]   STREAM: the shard's snapshots (owner: the drain worker, which
 --           trims what it has consumed; MAXLEN caps it meanwhile)
 -- KEYS[2]   STRING: the idempotency key, holding the entry id
--- KEYS[3]   HASH: the fetched snapshot, its fields the entry's fields
---           (written by the fetch step with a TTL)
+-- KEYS[3]   HASH: the fetched snapshot (written by the fetch step with a
+--           TTL): `snapshot`, the entry's one field (see snapshot_entry.rs),
+--           and `event_ids`, `status`, `version` for the reply. A hash an
+--           earlier release wrote holds the entry's fields one by one, with
+--           `body`: all of them are appended.
 --           All KEYS share the shard's hash tag {store:<n>}.
 -- ARGV[1]   idempotency key TTL in ms
 -- ARGV[2]   approximate MAXLEN of the stream
@@ -23,21 +26,26 @@ local existing = redis.call('GET', KEYS[2])
 if existing then
   -- Stored before (a redelivery fetched again): this body is never
   -- appended, so it need not wait for its TTL.
-  redis.call('HDEL', KEYS[3], 'body')
+  redis.call('HDEL', KEYS[3], 'snapshot', 'body')
   return {0, existing, meta[1], meta[2], meta[3]}
 end
--- A hash without its body was stored before under another key: storing
--- it again would append an entry without the body.
-if redis.call('HEXISTS', KEYS[3], 'body') == 0 then
+local args = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*'}
+local snapshot = redis.call('HGET', KEYS[3], 'snapshot')
+if snapshot then
+  args[#args + 1] = 'snapshot'
+  args[#args + 1] = snapshot
+elseif redis.call('HEXISTS', KEYS[3], 'body') == 1 then
+  local fields = redis.call('HGETALL', KEYS[3])
+  for i = 1, #fields do args[#args + 1] = fields[i] end
+else
+  -- A hash without its snapshot was stored before under another key:
+  -- storing it again would append an entry without the body.
   return {-1, false, false, false, false}
 end
-local fields = redis.call('HGETALL', KEYS[3])
-local args = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*'}
-for i = 1, #fields do args[#args + 1] = fields[i] end
 local id = redis.call(unpack(args))
 redis.call('SET', KEYS[2], id, 'PX', ARGV[1])
--- The body is in the stream now. The small fields stay until the hash's
--- TTL, so a store retried after a lost reply still learns which events
--- it answered.
-redis.call('HDEL', KEYS[3], 'body')
+-- The snapshot is in the stream now. The small fields stay until the
+-- hash's TTL, so a store retried after a lost reply still learns which
+-- events it answered.
+redis.call('HDEL', KEYS[3], 'snapshot', 'body')
 return {1, id, meta[1], meta[2], meta[3]}

@@ -71,6 +71,7 @@
 //! - [`deny_cache`]: the in-process "blocked until" cache.
 //! - [`trace`]: every event's journey.
 //! - [`snapshot_store`]: fetched snapshots, sharded streams, idempotent.
+//! - [`snapshot_entry`]: a snapshot as its stream entry holds it (one JSON field), read in either format.
 //! - [`snapshot_consumer`]: the streams read as a consumer group, acknowledged, trimmed.
 //! - `stream_reply` (private): stream entries read out of a reply without copying it.
 //! - [`token_store`]: OAuth token pairs.
@@ -109,6 +110,7 @@ pub mod sheet_buffer;
 pub mod sheet_flow;
 pub mod sheet_state;
 pub mod snapshot_consumer;
+pub mod snapshot_entry;
 pub mod snapshot_store;
 mod stream_reply;
 pub mod token_store;
@@ -138,6 +140,7 @@ pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_flow::{Buffered, RowAdmit, SheetFlow};
 pub use sheet_state::SheetState;
 pub use snapshot_consumer::{DEFAULT_GROUP, ShardLag, SnapshotConsumer};
+pub use snapshot_entry::{SNAPSHOT_FIELD, SnapshotEntry};
 pub use snapshot_store::{Appended, OUTCOME_FIELD, SnapshotStore, StoredEntry, StoredFetched};
 pub use token_store::{StoredToken, TokenStore};
 pub use trace::{TraceEntry, TraceSlot, Traces};

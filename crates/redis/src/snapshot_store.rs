@@ -21,8 +21,8 @@
 //! can read it (an Express execution lasts at most 5 minutes).
 //!
 //! A stream holds two kinds of entries, both appended once per
-//! idempotency key: a snapshot (the store step's fields: `mall_id`, `kind`,
-//! `id`, `status`, `body`, `event_ids`, …) and an event's outcome
+//! idempotency key: a snapshot (one field, `snapshot`: the whole snapshot
+//! as one JSON object, see [`snapshot_entry`](crate::snapshot_entry)) and an event's outcome
 //! ([`OUTCOME_FIELD`], `event_id`, `mall_id`, `detail`: an event the
 //! failure step gave up on and the queue parks in its dead-letter queue).
 //! Outcomes travel the same streams so the drain records them in the

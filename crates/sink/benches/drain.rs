@@ -47,6 +47,7 @@ mod profile;
 mod writer_alone;
 
 use sluice_redis::Connection;
+use sluice_redis::SnapshotEntry;
 use sluice_redis::SnapshotStore;
 use sluice_redis::Traces;
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
@@ -64,23 +65,36 @@ const NAIVE_ROWS: usize = 10_000;
 const MEMORY_ROUNDS: usize = 5;
 const MEMORY_PER_ROUND: usize = 10_000;
 
-fn fields(i: usize, version: i64) -> (String, String, Vec<(&'static str, String)>) {
+const UPDATED_DATE: &str = "2026-11-24T10:00:00+09:00";
+
+/// Snapshot `i`'s columns: (mall, resource id, body, event ids), JSON
+/// where the table holds JSON.
+fn columns(i: usize) -> (String, String, String, String) {
     let mall = format!("mall{}", i % MALLS);
     let id = (i / MALLS).to_string();
     let padding = "x".repeat(BODY_BYTES - 40);
     let body = serde_json::json!({"product_no": id, "padding": padding}).to_string();
-    let fields = vec![
-        ("mall_id", mall.clone()),
-        ("kind", "product".to_owned()),
-        ("id", id.clone()),
-        ("status", "found".to_owned()),
-        ("updated_date", "2026-11-24T10:00:00+09:00".to_owned()),
-        ("version", String::new()),
-        ("event_ids", format!("[\"ev-{i}\"]")),
-        ("fetched_at_ms", version.to_string()),
-        ("body", body),
-    ];
-    (mall, format!("{i}-{version}"), fields)
+    (mall, id, body, format!("[\"ev-{i}\"]"))
+}
+
+/// Snapshot `i` as the store step appends it: (mall, idempotency key, fields).
+fn fields(i: usize, version: i64) -> (String, String, Vec<(&'static str, String)>) {
+    let (mall, id, body, event_ids) = columns(i);
+    let json = |text: String| serde_json::value::RawValue::from_string(text).expect("JSON");
+    let (body, event_ids) = (json(body), json(event_ids));
+    let entry = SnapshotEntry {
+        mall_id: mall.as_str().into(),
+        kind: "product".into(),
+        id: id.as_str().into(),
+        status: "found".into(),
+        updated_date: Some(UPDATED_DATE.to_owned()),
+        version: None,
+        event_ids: &event_ids,
+        fetched_at_ms: version as u64,
+        body: &body,
+    };
+    let field = entry.to_field();
+    (mall, format!("{i}-{version}"), vec![field])
 }
 
 /// The number after `flag` on the command line.
@@ -146,7 +160,7 @@ async fn drain_with(
 async fn naive(pool: &PgPool) -> f64 {
     let started = Instant::now();
     for i in 0..NAIVE_ROWS {
-        let (mall, _, f) = fields(i, 1);
+        let (mall, id, body, event_ids) = columns(i);
         sqlx::query(
             "INSERT INTO sluice.snapshots (mall_id, kind, resource_id, status, body, updated_date, version, event_ids, entry_id)
              VALUES ($1, 'product', $2, 'found', $3::jsonb, $4, $5, $6::jsonb, '0-0')
@@ -154,11 +168,11 @@ async fn naive(pool: &PgPool) -> f64 {
              WHERE excluded.version > snapshots.version",
         )
         .bind(mall)
-        .bind(&f[2].1)
-        .bind(&f[8].1)
-        .bind(&f[4].1)
+        .bind(id)
+        .bind(body)
+        .bind(UPDATED_DATE)
         .bind(1i64)
-        .bind(&f[6].1)
+        .bind(event_ids)
         .execute(pool)
         .await
         .expect("naive upsert");
@@ -169,10 +183,10 @@ async fn naive(pool: &PgPool) -> f64 {
 fn copy_text(rows: std::ops::Range<usize>) -> String {
     let mut text = String::new();
     for i in rows {
-        let (mall, _, f) = fields(i, 1);
+        let (mall, id, body, event_ids) = columns(i);
         // COPY's text format: tabs between columns; the bodies have no tab,
         // newline or backslash to escape.
-        text.push_str(&format!("{mall}\tproduct\t{}\tfound\t{}\t{}\t1\t{}\t0-0\n", f[2].1, f[8].1, f[4].1, f[6].1));
+        text.push_str(&format!("{mall}\tproduct\t{id}\tfound\t{body}\t{UPDATED_DATE}\t1\t{event_ids}\t0-0\n"));
     }
     text
 }

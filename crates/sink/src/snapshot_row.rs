@@ -1,10 +1,9 @@
-//! A snapshot stream entry read as a `sluice.snapshots` row. The field
-//! names are the ones the fetch step writes (`Snapshot::fields` in
-//! sluice-pipeline); an entry missing one, or whose body or event ids are
-//! not JSON, is unreadable and says why.
+//! A snapshot stream entry read as a `sluice.snapshots` row. The entry is
+//! read by `StoredEntry::snapshot` (sluice-redis), in either of the
+//! formats the store step has appended; an entry that holds no snapshot,
+//! or one PostgreSQL could not store, is unreadable and says why.
 
-use serde::de::IgnoredAny;
-use sluice_redis::StoredEntry;
+use sluice_redis::{SnapshotEntry, StoredEntry};
 
 /// One snapshot, ready to upsert.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,59 +36,49 @@ impl SnapshotRow {
 
 /// `entry` as a row, or why it cannot be one.
 pub fn parse_entry(entry: &StoredEntry) -> Result<SnapshotRow, String> {
-    into_row(entry.clone()).map_err(|(_, why)| why)
-}
-
-/// `entry` as a row, its fields moved into it (a batch's bodies are most
-/// of what the drain handles: not copied again); or the entry back, with
-/// why it cannot be one.
-pub fn into_row(entry: StoredEntry) -> Result<SnapshotRow, (StoredEntry, String)> {
-    let (version, event_ids) = match check(&entry) {
-        Ok(checked) => checked,
-        Err(why) => return Err((entry, why)),
-    };
-    let StoredEntry { id, mut fields } = entry;
-    let mut take = |name: &str| fields.remove(name).unwrap_or_default();
-    let status = take("status");
-    let body = take("body");
+    let snapshot = entry.snapshot()?;
+    let (version, event_ids) = check(&snapshot)?;
+    let deleted = snapshot.status == "deleted";
     Ok(SnapshotRow {
-        mall_id: take("mall_id"),
-        kind: take("kind"),
-        resource_id: take("id"),
-        body: (status != "deleted").then_some(body),
-        status,
-        updated_date: Some(take("updated_date")).filter(|d| !d.is_empty()),
+        mall_id: snapshot.mall_id.into_owned(),
+        kind: snapshot.kind.into_owned(),
+        resource_id: snapshot.id.into_owned(),
+        body: (!deleted).then(|| snapshot.body.get().to_owned()),
+        status: snapshot.status.into_owned(),
+        updated_date: snapshot.updated_date,
         version,
         event_ids,
-        event_ids_json: take("event_ids"),
-        entry_id: id,
+        event_ids_json: snapshot.event_ids.get().to_owned(),
+        entry_id: entry.id.clone(),
     })
 }
 
-/// Whether `entry` can be a row: its version and event ids, or why not.
-fn check(entry: &StoredEntry) -> Result<(i64, Vec<String>), String> {
-    let field = |name: &str| entry.fields.get(name).ok_or_else(|| format!("no `{name}` field"));
-    let nonempty =
-        |name: &str| field(name).and_then(|v| if v.is_empty() { Err(format!("`{name}` is empty")) } else { Ok(v) });
-    if nonempty("status")? != "deleted" {
-        let body = field("body")?;
-        serde_json::from_str::<IgnoredAny>(body).map_err(|e| format!("`body` is not JSON: {e}"))?;
-        if has_nul_escape(body) {
-            // PostgreSQL refuses the whole statement over it: written
-            // with the batch, it would hold up its shard for good.
-            return Err("`body` holds \\u0000, which PostgreSQL's jsonb cannot store".into());
-        }
+/// `entry` as a row; or the entry back, with why it cannot be one.
+pub fn into_row(entry: StoredEntry) -> Result<SnapshotRow, (StoredEntry, String)> {
+    parse_entry(&entry).map_err(|why| (entry, why))
+}
+
+/// Whether `snapshot` can be a row: its version and event ids, or why not.
+fn check(snapshot: &SnapshotEntry<'_>) -> Result<(i64, Vec<String>), String> {
+    let nonempty = |name: &str, value: &str| if value.is_empty() { Err(format!("`{name}` is empty")) } else { Ok(()) };
+    nonempty("status", &snapshot.status)?;
+    if snapshot.status != "deleted" && has_nul_escape(snapshot.body.get()) {
+        // PostgreSQL refuses the whole statement over it: written with the
+        // batch, it would hold up its shard for good.
+        return Err("`body` holds \\u0000, which PostgreSQL's jsonb cannot store".into());
     }
-    let version = field("fetched_at_ms")?
-        .parse::<i64>()
-        .map_err(|_| format!("`fetched_at_ms` is not a number: {:?}", entry.fields["fetched_at_ms"]))?;
-    let event_ids = event_ids(entry)?;
-    if has_nul_escape(field("event_ids")?) || entry.fields.values().any(|v| v.contains('\0')) {
+    let version = i64::try_from(snapshot.fetched_at_ms)
+        .map_err(|_| format!("`fetched_at_ms` is out of range: {}", snapshot.fetched_at_ms))?;
+    let event_ids: Vec<String> = serde_json::from_str(snapshot.event_ids.get())
+        .map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))?;
+    let texts = [&*snapshot.mall_id, &*snapshot.kind, &*snapshot.id, &*snapshot.status];
+    let nul = |text: &str| text.contains('\0');
+    if has_nul_escape(snapshot.event_ids.get()) || texts.into_iter().chain(snapshot.updated_date.as_deref()).any(nul) {
         return Err("a field holds the NUL character, which PostgreSQL cannot store".into());
     }
-    for name in ["mall_id", "kind", "id"] {
-        nonempty(name)?;
-    }
+    nonempty("mall_id", &snapshot.mall_id)?;
+    nonempty("kind", &snapshot.kind)?;
+    nonempty("id", &snapshot.id)?;
     Ok((version, event_ids))
 }
 
@@ -102,82 +91,71 @@ fn has_nul_escape(json: &str) -> bool {
     })
 }
 
-/// The events `entry` answers, without reading the rest of it (its body
-/// is most of an entry, and checking it is most of reading one).
+/// The events `entry` answers.
 pub fn event_ids(entry: &StoredEntry) -> Result<Vec<String>, String> {
-    let ids = entry.fields.get("event_ids").ok_or("no `event_ids` field")?;
-    serde_json::from_str(ids).map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))
+    let snapshot = entry.snapshot()?;
+    serde_json::from_str(snapshot.event_ids.get())
+        .map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
-    fn entry(fields: &[(&str, &str)]) -> StoredEntry {
-        StoredEntry {
-            id: "1-0".into(),
-            fields: fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+    /// An entry as the store step appends it: `snapshot` with `changes`
+    /// made to its JSON (a body given as text is embedded as that text).
+    fn entry(changes: Value, body: Option<&str>) -> StoredEntry {
+        let mut snapshot = json!({
+            "mall_id": "m1", "kind": "product", "id": "7", "status": "found",
+            "updated_date": "2026-11-24T10:00:00+09:00", "version": 3,
+            "event_ids": ["e1", "e2"], "fetched_at_ms": 1_700_000_000_000_u64, "body": "BODY",
+        });
+        for (name, value) in changes.as_object().into_iter().flatten() {
+            snapshot[name] = value.clone();
         }
+        let text = snapshot.to_string().replace(r#""BODY""#, body.unwrap_or(r#"{"product_no":7}"#));
+        StoredEntry { id: "1-0".into(), fields: [(sluice_redis::SNAPSHOT_FIELD.to_owned(), text)].into() }
     }
-
-    const FOUND: &[(&str, &str)] = &[
-        ("mall_id", "m1"),
-        ("kind", "product"),
-        ("id", "7"),
-        ("status", "found"),
-        ("updated_date", "2026-11-24T10:00:00+09:00"),
-        ("version", "3"),
-        ("event_ids", r#"["e1","e2"]"#),
-        ("fetched_at_ms", "1700000000000"),
-        ("body", r#"{"product_no":7}"#),
-    ];
 
     #[test]
     fn a_found_snapshot_becomes_a_row_versioned_by_its_fetch_time() {
-        let row = parse_entry(&entry(FOUND)).unwrap();
+        let row = parse_entry(&entry(json!({}), None)).unwrap();
         assert_eq!(row.key(), ("m1", "product", "7"));
         assert_eq!(row.version, 1_700_000_000_000);
         assert_eq!(row.body.as_deref(), Some(r#"{"product_no":7}"#));
         assert_eq!(row.event_ids, ["e1", "e2"]);
+        assert_eq!(row.event_ids_json, r#"["e1","e2"]"#, "as the entry holds it");
         assert_eq!(row.updated_date.as_deref(), Some("2026-11-24T10:00:00+09:00"));
     }
 
     #[test]
     fn a_deleted_snapshot_has_no_body() {
-        let mut fields = FOUND.to_vec();
-        fields.retain(|(k, _)| *k != "status" && *k != "body" && *k != "updated_date");
-        fields.extend([("status", "deleted"), ("body", "null"), ("updated_date", "")]);
-        let row = parse_entry(&entry(&fields)).unwrap();
+        let deleted = entry(json!({"status": "deleted", "updated_date": null}), Some("null"));
+        let row = parse_entry(&deleted).unwrap();
         assert_eq!((row.status.as_str(), row.body, row.updated_date), ("deleted", None, None));
     }
 
     #[test]
     fn a_body_escaping_nul_is_unreadable_and_an_escaped_backslash_before_u0000_is_not() {
-        let with_body = |body: &str| {
-            let mut fields = FOUND.to_vec();
-            fields.retain(|(k, _)| *k != "body");
-            fields.push(("body", body));
-            parse_entry(&entry(&fields))
-        };
+        let with_body = |body: &str| parse_entry(&entry(json!({}), Some(body)));
         let refused = with_body(r#"{"name":"a\u0000b"}"#).unwrap_err();
         assert!(refused.contains("\\u0000"), "{refused}");
         assert!(with_body(r#"{"name":"a\\\u0000b"}"#).is_err(), "an escaped backslash, then the escape");
         assert!(with_body(r#"{"name":"a\\u0000b"}"#).is_ok(), "an escaped backslash, then the text u0000");
         assert!(with_body(r#"{"name":"u0000"}"#).is_ok());
-        let mut nul_id = FOUND.to_vec();
-        nul_id.retain(|(k, _)| *k != "id");
-        nul_id.push(("id", "7\0"));
-        assert!(parse_entry(&entry(&nul_id)).unwrap_err().contains("NUL"));
+        assert!(parse_entry(&entry(json!({"id": "7\0"}), None)).unwrap_err().contains("NUL"));
+        assert!(parse_entry(&entry(json!({"event_ids": ["e\0"]}), None)).unwrap_err().contains("NUL"));
     }
 
     #[test]
     fn an_entry_that_is_not_a_snapshot_says_what_is_wrong() {
-        let without_mall: Vec<_> = FOUND.iter().copied().filter(|(k, _)| *k != "mall_id").collect();
-        assert_eq!(parse_entry(&entry(&without_mall)).unwrap_err(), "no `mall_id` field");
-        let mut bad_body = FOUND.to_vec();
-        bad_body.retain(|(k, _)| *k != "body");
-        bad_body.push(("body", "{not json"));
-        assert!(parse_entry(&entry(&bad_body)).unwrap_err().starts_with("`body` is not JSON"));
-        assert!(parse_entry(&entry(&[])).is_err());
+        assert_eq!(parse_entry(&entry(json!({"mall_id": ""}), None)).unwrap_err(), "`mall_id` is empty");
+        let ids = parse_entry(&entry(json!({"event_ids": [1]}), None)).unwrap_err();
+        assert!(ids.starts_with("`event_ids` is not a JSON array of strings"), "{ids}");
+        let body = parse_entry(&entry(json!({}), Some("{not json"))).unwrap_err();
+        assert!(body.starts_with("`snapshot` is not a snapshot"), "{body}");
+        let nine_fields = StoredEntry { id: "1-0".into(), fields: [("mall_id".to_owned(), "m1".to_owned())].into() };
+        assert_eq!(parse_entry(&nine_fields).unwrap_err(), "no `status` field");
     }
 }

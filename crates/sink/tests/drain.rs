@@ -154,6 +154,28 @@ async fn entries_another_group_has_not_read_are_not_trimmed() {
 }
 
 #[tokio::test]
+async fn entries_in_the_nine_fields_of_earlier_releases_drain_as_one_field_entries_do() {
+    let pg = TestPostgres::new("nine_fields").await;
+    let rig = Rig::new("nine_fields", pg.pool.clone()).await;
+    // Left in a stream by the release before: an upgrade drains them too.
+    rig.append_nine_fields("m1", "1", 100, &["old-1"]).await;
+    rig.append_nine_fields("m1", "2", 300, &["old-2"]).await;
+    rig.append("m1", "2", 200, &["new-2"]).await;
+    rig.append("m1", "3", 100, &["new-3"]).await;
+    let report = rig.drain("a", DrainConfig::default()).until_empty(deadline()).await.unwrap();
+    assert_eq!((report.written, report.superseded, report.unreadable), (3, 1, 0));
+    let rows: Vec<(String, i64, serde_json::Value, serde_json::Value)> =
+        sqlx::query_as("SELECT resource_id, version, body, event_ids FROM sluice.snapshots ORDER BY resource_id")
+            .fetch_all(&rig.pool)
+            .await
+            .unwrap();
+    let expected = |id: &str, version: i64, event: &str| {
+        (id.to_owned(), version, serde_json::json!({"product_no": id, "v": version}), serde_json::json!([event]))
+    };
+    assert_eq!(rows, [expected("1", 100, "old-1"), expected("2", 300, "old-2"), expected("3", 100, "new-3")]);
+}
+
+#[tokio::test]
 async fn an_unreadable_entry_is_kept_and_does_not_block_the_stream() {
     let pg = TestPostgres::new("unreadable").await;
     let rig = Rig::new("unreadable", pg.pool.clone()).await;

@@ -62,7 +62,7 @@ async fn store(store: &SnapshotStore<Connection>, mall: &str, id: &str, fetched_
         answers: vec![format!("ev-{mall}-{id}-{fetched_at_ms}")],
         fetched_at_ms,
     };
-    store.append(mall, &format!("{mall}/{id}/{fetched_at_ms}"), &snapshot.fields()).await.unwrap();
+    store.append(mall, &format!("{mall}/{id}/{fetched_at_ms}"), &[snapshot.entry_field().0]).await.unwrap();
 }
 
 async fn rows(pg: &TestPostgres) -> i64 {

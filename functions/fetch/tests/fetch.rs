@@ -30,9 +30,11 @@ async fn a_fetch_answers_a_reference_to_the_snapshot_it_left_in_redis() {
     let key = snapshot["key"].as_str().expect("the snapshot's key");
     assert!(key.ends_with(&format!(":fetched:{}", event_id(&item))), "{key}");
     let mut conn = h.redis.conn().await;
-    let (mall, stored_id): (String, String) =
-        redis::cmd("HMGET").arg(key).arg("mall_id").arg("id").query_async(&mut conn).await.unwrap();
-    assert_eq!((mall.as_str(), stored_id.as_str()), ("acme", id.as_str()));
+    let fields: std::collections::HashMap<String, String> =
+        redis::cmd("HGETALL").arg(key).query_async(&mut conn).await.unwrap();
+    let left = sluice_redis::StoredEntry { id: String::new(), fields };
+    let snapshot = left.snapshot().expect("the snapshot the store step appends");
+    assert_eq!((&*snapshot.mall_id, &*snapshot.id), ("acme", id.as_str()));
     assert_eq!(h.sandbox.counters().calls, 1);
     h.stop().await;
 }

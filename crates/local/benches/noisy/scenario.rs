@@ -301,9 +301,9 @@ async fn stored_answers(
             after = last.id.clone();
             for entry in entries {
                 let ms = entry.id.split('-').next().and_then(|ms| ms.parse().ok()).unwrap_or(0);
-                let ids =
-                    entry.fields.get("event_ids").and_then(|ids| serde_json::from_str(ids).ok()).unwrap_or_default();
-                out.push((entry.fields.get("mall_id").cloned().unwrap_or_default(), ms, ids));
+                let Ok(snapshot) = entry.snapshot() else { continue };
+                let ids = serde_json::from_str(snapshot.event_ids.get()).unwrap_or_default();
+                out.push((snapshot.mall_id.into_owned(), ms, ids));
             }
         }
     }

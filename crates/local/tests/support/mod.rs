@@ -18,7 +18,6 @@ use sluice_sheets::SheetsConfig;
 use sluice_testkit::pipeline::sandbox_token;
 use sluice_testkit::sandbox::cafe24_config;
 use sluice_testkit::{TestRedis, now_ms};
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -153,19 +152,20 @@ impl Stack {
             let key = format!("{}{{store:{shard}}}:stream:", self.redis.keyspace().prefix());
             let entries: Vec<(String, Vec<(String, String)>)> =
                 redis::cmd("XRANGE").arg(&key).arg("-").arg("+").query_async(&mut conn).await.expect("XRANGE");
-            for (_, fields) in entries {
-                let fields: HashMap<String, String> = fields.into_iter().collect();
-                if fields.contains_key(sluice_redis::OUTCOME_FIELD) {
+            for (id, fields) in entries {
+                let entry = sluice_redis::StoredEntry { id, fields: fields.into_iter().collect() };
+                if entry.is_outcome() {
                     continue; // a parked event, no snapshot
                 }
+                let snapshot = entry.snapshot().expect("a snapshot");
                 out.push(Stored {
-                    mall_id: fields["mall_id"].clone(),
-                    kind: fields["kind"].clone(),
-                    id: fields["id"].clone(),
-                    status: fields["status"].clone(),
-                    version: fields["version"].parse().ok(),
-                    event_ids: serde_json::from_str(&fields["event_ids"]).expect("event ids"),
-                    body: fields["body"].clone(),
+                    mall_id: snapshot.mall_id.into_owned(),
+                    kind: snapshot.kind.into_owned(),
+                    id: snapshot.id.into_owned(),
+                    status: snapshot.status.into_owned(),
+                    version: snapshot.version,
+                    event_ids: serde_json::from_str(snapshot.event_ids.get()).expect("event ids"),
+                    body: snapshot.body.get().to_owned(),
                 });
             }
         }

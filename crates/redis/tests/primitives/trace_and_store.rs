@@ -3,7 +3,7 @@
 
 use redis::AsyncCommands;
 use serde_json::json;
-use sluice_redis::{SnapshotStore, StoredToken, Tag, TokenStore, Traces};
+use sluice_redis::{SNAPSHOT_FIELD, SnapshotStore, StoredToken, Tag, TokenStore, Traces};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 
@@ -88,6 +88,32 @@ async fn a_fetched_snapshot_is_stored_once_and_its_body_never_outlives_the_store
     let elsewhere = store.put_fetched(&other, "e4", &fields("{}")).await.unwrap();
     let err = store.store_fetched("acme", &elsewhere, "e4").await.unwrap_err();
     assert!(err.to_string().contains("shard"), "{err}");
+}
+
+#[tokio::test]
+async fn a_fetched_snapshot_in_one_field_is_appended_as_that_field_alone() {
+    let redis = TestRedis::new("fetched_one_field");
+    let store = SnapshotStore::new(redis.conn().await, redis.keyspace(), 4).unwrap();
+    let packed = r#"{"mall_id":"acme","kind":"product","id":"7","status":"found","event_ids":["e1"],"fetched_at_ms":5,"body":{"v":1}}"#;
+    let fields = [
+        ("event_ids", r#"["e1"]"#.to_owned()),
+        ("status", "found".to_owned()),
+        ("version", String::new()),
+        (SNAPSHOT_FIELD, packed.to_owned()),
+    ];
+    let key = store.put_fetched("acme", "e1", &fields).await.unwrap();
+    let stored = store.store_fetched("acme", &key, "e1").await.unwrap().expect("stored");
+    assert_eq!((stored.event_ids.as_deref(), stored.status.as_deref()), (Some(r#"["e1"]"#), Some("found")));
+    let entries = store.read(stored.appended.shard, "-", 10).await.unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].fields.len(), 1, "the reply's fields for the drain to parse: {:?}", entries[0].fields);
+    assert_eq!(entries[0].snapshot().unwrap().body.get(), r#"{"v":1}"#);
+    let mut conn = redis.conn().await;
+    let left: Vec<String> = redis::cmd("HKEYS").arg(&key).query_async(&mut conn).await.unwrap();
+    assert!(!left.contains(&SNAPSHOT_FIELD.to_owned()), "the snapshot is in the stream now: {left:?}");
+    // Stored again (a lost reply): the same entry; then nothing to store.
+    assert!(store.store_fetched("acme", &key, "e1").await.unwrap().unwrap().appended.duplicate);
+    assert_eq!(store.store_fetched("acme", &key, "e1-other-key").await.unwrap(), None);
 }
 
 #[tokio::test]

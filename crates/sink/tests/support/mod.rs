@@ -2,6 +2,7 @@
 //! database with the schema, and a few readers of both.
 
 use sluice_redis::Connection;
+use sluice_redis::SnapshotEntry;
 use sluice_redis::SnapshotStore;
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter, migrate};
 use sluice_testkit::TestRedis;
@@ -31,10 +32,29 @@ impl Rig {
         Drain::new(consumer, SnapshotWriter::new(self.pool.clone()), config)
     }
 
-    /// Appends a found snapshot of product `id` of `mall` fetched at `version`.
+    /// Appends a found snapshot of product `id` of `mall` fetched at
+    /// `version`, as the store step does (one field).
     pub(crate) async fn append(&self, mall: &str, id: &str, version: i64, events: &[&str]) {
         let key = format!("{mall}/{id}/{version}/{}", events.join(","));
-        let body = serde_json::json!({"product_no": id, "v": version}).to_string();
+        let body = serde_json::value::to_raw_value(&serde_json::json!({"product_no": id, "v": version})).unwrap();
+        let event_ids = serde_json::value::to_raw_value(events).unwrap();
+        let entry = SnapshotEntry {
+            mall_id: mall.into(),
+            kind: "product".into(),
+            id: id.into(),
+            status: "found".into(),
+            updated_date: None,
+            version: None,
+            event_ids: &event_ids,
+            fetched_at_ms: version as u64,
+            body: &body,
+        };
+        self.store.append(mall, &key, &[entry.to_field()]).await.unwrap();
+    }
+
+    /// The same snapshot in the nine fields earlier releases appended.
+    pub(crate) async fn append_nine_fields(&self, mall: &str, id: &str, version: i64, events: &[&str]) {
+        let key = format!("{mall}/{id}/{version}/{}", events.join(","));
         let fields = [
             ("mall_id", mall.to_owned()),
             ("kind", "product".to_owned()),
@@ -44,7 +64,7 @@ impl Rig {
             ("version", String::new()),
             ("event_ids", serde_json::json!(events).to_string()),
             ("fetched_at_ms", version.to_string()),
-            ("body", body),
+            ("body", serde_json::json!({"product_no": id, "v": version}).to_string()),
         ];
         self.store.append(mall, &key, &fields).await.unwrap();
     }

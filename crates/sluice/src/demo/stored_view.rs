@@ -87,17 +87,15 @@ impl StoredView {
                 // Outcome entries (parked events) are no snapshots.
                 for entry in entries.iter().filter(|e| !e.is_outcome()) {
                     view.snapshots += 1;
-                    let events: Vec<String> =
-                        serde_json::from_str(entry.fields.get("event_ids").map_or("[]", String::as_str))
-                            .unwrap_or_default();
+                    // An entry that holds no snapshot answers nothing and
+                    // shows no resource: the check below finds what it misses.
+                    let Ok(snapshot) = entry.snapshot() else { continue };
+                    let events: Vec<String> = serde_json::from_str(snapshot.event_ids.get()).unwrap_or_default();
                     for event in events {
                         *view.answered.entry(event).or_default() += 1;
                     }
-                    let key = (
-                        entry.fields.get("mall_id").cloned().unwrap_or_default(),
-                        entry.fields.get("id").cloned().unwrap_or_default(),
-                    );
-                    let version = entry.fields.get("version").and_then(|v| v.parse().ok()).unwrap_or(0);
+                    let key = (snapshot.mall_id.into_owned(), snapshot.id.into_owned());
+                    let version = snapshot.version.unwrap_or(0);
                     let slot = newest.entry(key).or_default();
                     *slot = (*slot).max(version);
                 }

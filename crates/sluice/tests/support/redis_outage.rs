@@ -252,8 +252,7 @@ impl Figures {
         let answered = super::stack::answered_events(entries);
         let mut fetched: HashMap<String, usize> = HashMap::new();
         for entry in entries {
-            let events: Vec<String> =
-                serde_json::from_str(entry.get("event_ids").map_or("[]", String::as_str)).unwrap();
+            let events: Vec<String> = serde_json::from_value(entry["event_ids"].clone()).unwrap();
             *fetched.entry(events.first().cloned().unwrap_or_default()).or_default() += 1;
         }
         f.duplicated = fetched.into_iter().filter(|(_, n)| *n > 1).map(|(event, _)| event).collect();

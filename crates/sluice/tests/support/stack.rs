@@ -303,18 +303,16 @@ pub(crate) async fn stale_products(
         let truth = get(http, &format!("{cafe24}/sandbox/malls/{mall}/resources/products/{id}")).await;
         let version = truth["version"].as_u64().expect("sandbox version");
         let stored = newest.get(&(mall.clone(), id.clone()));
-        let same = stored.is_some_and(|s| {
-            s.get("version").map(String::as_str) == Some(&version.to_string())
-                && s.get("body").and_then(|b| serde_json::from_str::<Value>(b).ok()).as_ref() == Some(&truth["body"])
-        });
+        let same = stored.is_some_and(|s| s["version"] == version && s["body"] == truth["body"]);
         if !same {
-            stale.push((i, stored.and_then(|s| s.get("version").cloned()), version));
+            stale.push((i, stored.map(|s| s["version"].to_string()), version));
         }
     }
     stale
 }
 
-pub(crate) type Fields = std::collections::HashMap<String, String>;
+/// A stored snapshot as JSON (`sluice_redis::SnapshotEntry`'s fields).
+pub(crate) type Fields = Value;
 
 /// A connection to the Redis of the run: one server or a cluster, plain
 /// or TLS, as `redis` says (`ConnectSettings::new(url)` for a plain one).
@@ -336,7 +334,8 @@ pub(crate) async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
             let Some(last) = entries.last() else { break };
             after = last.id.clone();
             // Outcome entries (parked events) are no snapshots.
-            all.extend(entries.into_iter().filter(|e| !e.is_outcome()).map(|e| e.fields));
+            let snapshots = entries.iter().filter(|e| !e.is_outcome());
+            all.extend(snapshots.map(|e| serde_json::to_value(e.snapshot().expect("a snapshot")).unwrap()));
         }
     }
     all
@@ -346,7 +345,8 @@ pub(crate) async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
 pub(crate) async fn newest_snapshots(redis: &ConnectSettings) -> BTreeMap<(String, String), Fields> {
     let mut newest = BTreeMap::new();
     for fields in stored(redis).await {
-        let key = (fields.get("mall_id").cloned().unwrap_or_default(), fields.get("id").cloned().unwrap_or_default());
+        let text = |name: &str| fields[name].as_str().unwrap_or_default().to_owned();
+        let key = (text("mall_id"), text("id"));
         newest.insert(key, fields);
     }
     newest
@@ -356,7 +356,7 @@ pub(crate) async fn newest_snapshots(redis: &ConnectSettings) -> BTreeMap<(Strin
 pub(crate) fn answered_events(entries: &[Fields]) -> std::collections::HashMap<String, usize> {
     let mut answered = std::collections::HashMap::new();
     for entry in entries {
-        let events: Vec<String> = serde_json::from_str(entry.get("event_ids").map_or("[]", String::as_str)).unwrap();
+        let events: Vec<String> = serde_json::from_value(entry["event_ids"].clone()).unwrap();
         for event in events {
             *answered.entry(event).or_insert(0) += 1;
         }
