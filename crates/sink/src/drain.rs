@@ -11,6 +11,10 @@
 //! entries pending, to be taken again by this consumer or claimed by
 //! another: nothing is acknowledged that is not committed.
 //!
+//! A round ([`Drain::round`]) passes over every shard, three passes in
+//! flight at once in different stages: one shard's batch read, the
+//! previous one's written, the one before acknowledged.
+//!
 //! [`Drain::run`] loops over the shards until cancelled, waiting
 //! `idle_poll` when a whole round found nothing (a blocking read cannot
 //! wait on several shards: on a cluster they live in different slots) and
@@ -19,6 +23,7 @@
 //! [`Drain::until_empty`] is the scheduled function's body: drain until a
 //! round finds nothing or the deadline nears.
 
+use crate::batch::Batch;
 use crate::error::SinkError;
 use crate::event_rows::Journeys;
 use crate::outcome_row::concerned_events;
@@ -124,13 +129,26 @@ impl DrainHealth {
     }
 }
 
-/// What the read half of a pass took from a shard.
+/// What the read stage of a pass took from a shard, read into a batch.
 #[derive(Debug)]
 struct Taken {
     shard: u32,
-    entries: Vec<StoredEntry>,
+    /// The entries' ids, to acknowledge once the batch is committed.
+    ids: Vec<String>,
+    batch: Batch,
+    journeys: Journeys,
     claimed: u64,
     /// Entries acknowledged while reading (their fields were gone).
+    acked: u64,
+}
+
+/// A batch committed and not yet acknowledged.
+#[derive(Debug)]
+struct Written {
+    shard: u32,
+    ids: Vec<String>,
+    outcome: BatchOutcome,
+    claimed: u64,
     acked: u64,
 }
 
@@ -203,12 +221,15 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     /// One batch from `shard`, written, acknowledged and trimmed.
     pub async fn pass(&self, shard: u32) -> Result<PassReport, SinkError> {
         let taken = self.take(shard).await?;
-        self.settle(taken).await
+        let written = self.write(taken).await?;
+        self.acknowledge(written).await
     }
 
-    /// The read half of a pass: this consumer's own pending entries, else
-    /// claimed ones, else new ones. Own entries are looked for only when it
-    /// may hold some, claimable ones every quarter of `claim_idle`.
+    /// The read stage of a pass: this consumer's own pending entries, else
+    /// claimed ones, else new ones, read into a batch (with the traces of
+    /// the events they concern, when the drain records journeys). Own
+    /// entries are looked for only when it may hold some, claimable ones
+    /// every quarter of `claim_idle`.
     async fn take(&self, shard: u32) -> Result<Taken, SinkError> {
         let state = &self.shards[shard as usize];
         if !state.group_ready.load(Ordering::Relaxed) {
@@ -237,22 +258,32 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         if entries.is_empty() {
             entries = self.consumer.new_entries(shard, batch).await?;
         }
-        Ok(Taken { shard, entries, claimed, acked })
+        let journeys = self.journeys(&entries).await;
+        let ids = entries.iter().map(|e| e.id.clone()).collect();
+        Ok(Taken { shard, ids, batch: Batch::read(entries), journeys, claimed, acked })
     }
 
-    /// The write half of a pass: the batch written in one transaction,
-    /// then acknowledged, then trimmed.
-    async fn settle(&self, taken: Taken) -> Result<PassReport, SinkError> {
-        let Taken { shard, entries, claimed, mut acked } = taken;
+    /// The write stage of a pass: the batch in one transaction.
+    async fn write(&self, taken: Taken) -> Result<Written, SinkError> {
+        let Taken { shard, ids, batch, journeys, claimed, acked } = taken;
+        let outcome = if ids.is_empty() {
+            BatchOutcome::default()
+        } else {
+            let stream = self.consumer.stream_key(shard)?;
+            self.writer.write_batch(stream, batch, &journeys).await?
+        };
+        Ok(Written { shard, ids, outcome, claimed, acked })
+    }
+
+    /// The last stage of a pass: the committed batch acknowledged, the
+    /// stream trimmed, the events' traces told.
+    async fn acknowledge(&self, written: Written) -> Result<PassReport, SinkError> {
+        let Written { shard, ids, outcome, claimed, mut acked } = written;
         let holds_none = || self.shards[shard as usize].may_hold.store(false, Ordering::Relaxed);
-        if entries.is_empty() {
+        if ids.is_empty() {
             holds_none();
             return Ok(PassReport { acked, ..PassReport::default() });
         }
-        let stream = self.consumer.stream_key(shard)?.to_owned();
-        let journeys = self.journeys(&entries).await;
-        let ids: Vec<String> = entries.iter().map(|e| e.id.clone()).collect();
-        let outcome = self.writer.write_with_journeys(&stream, entries, &journeys).await?;
         let (now_acked, trimmed) = self.consumer.ack_and_trim(shard, &ids).await?;
         acked += now_acked;
         holds_none();
@@ -270,23 +301,39 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         })
     }
 
-    /// One pass over every shard, the next shard's batch read while this
-    /// one is written: Redis and the parsing overlap PostgreSQL's work
-    /// instead of waiting for it. Never the same shard's (a second read
-    /// would return the batch being written as pending, to write twice).
+    /// One pass over every shard, its stages overlapped: while one
+    /// shard's batch is written, the next shard's is read (and parsed) and
+    /// the previous one's acknowledged, so PostgreSQL's connection goes
+    /// from one transaction to the next without waiting for Redis or for
+    /// this process. Never two stages of the same shard at once (a second
+    /// read would return the batch being written as pending, to write
+    /// twice); every stage of a round is done when it returns.
     pub async fn round(&self) -> Result<PassReport, SinkError> {
         let shards = self.consumer.shards();
         let mut report = PassReport::default();
-        if shards == 0 {
-            return Ok(report);
+        let (mut to_write, mut to_acknowledge) = (None, None);
+        for shard in 0..=shards {
+            let read = async { if shard < shards { self.take(shard).await.map(Some) } else { Ok(None) } };
+            let write = async {
+                match to_write.take() {
+                    Some(taken) => self.write(taken).await.map(Some),
+                    None => Ok(None),
+                }
+            };
+            let acknowledge = async {
+                match to_acknowledge.take() {
+                    Some(written) => self.acknowledge(written).await.map(Some),
+                    None => Ok(None),
+                }
+            };
+            let (read, written, acknowledged) = tokio::join!(read, write, acknowledge);
+            report.add(acknowledged?.unwrap_or_default());
+            to_acknowledge = written?;
+            to_write = read?;
         }
-        let mut next = self.take(0).await?;
-        for shard in 1..shards {
-            let (written, read) = tokio::join!(self.settle(next), self.take(shard));
-            report.add(written?);
-            next = read?;
+        if let Some(written) = to_acknowledge {
+            report.add(self.acknowledge(written).await?);
         }
-        report.add(self.settle(next).await?);
         Ok(report)
     }
 

@@ -185,7 +185,16 @@ impl SnapshotWriter {
         entries: Vec<StoredEntry>,
         journeys: &Journeys,
     ) -> Result<BatchOutcome, SinkError> {
-        let batch = Batch::read(entries);
+        self.write_batch(stream, Batch::read(entries), journeys).await
+    }
+
+    /// [`Self::write_with_journeys`] of entries already read into a batch.
+    pub(crate) async fn write_batch(
+        &self,
+        stream: &str,
+        batch: Batch,
+        journeys: &Journeys,
+    ) -> Result<BatchOutcome, SinkError> {
         let (mut attempt, mut care) = (1, Care::Fast);
         let (written, redelivered) = loop {
             match self.write_once(stream, &batch, journeys, care).await {
