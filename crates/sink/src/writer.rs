@@ -8,8 +8,8 @@
 //! whatever the batch's size. The upsert also records the `written`
 //! outcome of each event a row it wrote answers, from the rows it
 //! returns: a batch with nothing else to record (no superseded
-//! snapshots, no journeys, no outcome entries) is `BEGIN`, one statement
-//! and `COMMIT`. Rows are sorted by key first (`batch`), so two drains
+//! snapshots, no journeys, no outcome entries) is that one statement, a
+//! transaction of its own. Rows are sorted by key first (`batch`), so two drains
 //! writing overlapping batches lock rows in the same order and cannot
 //! deadlock on each other.
 //!
@@ -60,9 +60,9 @@ const BEGIN: &str = "BEGIN; SET LOCAL synchronous_commit TO on";
 /// answers, in one statement: the outcome rows are built by PostgreSQL
 /// from what the upsert returned, and the statement answers the entry ids
 /// it wrote, as their places in the arrays (from 1). `$events_conflict` is what the outcome rows do on a key that
-/// exists already (see [`Care`]).
+/// exists already (see [`Care`]); `$first` comes first in the answer.
 macro_rules! upsert {
-    ($events_conflict:literal) => {
+    ($events_conflict:literal, $first:literal) => {
         concat!(
             "\
 WITH w AS (
@@ -86,11 +86,18 @@ WITH w AS (
             $events_conflict,
             "
 )
-SELECT coalesce(array_agg(u.place::int4), '{}') FROM w
+SELECT ",
+            $first,
+            "coalesce(array_agg(u.place::int4), '{}') FROM w
 JOIN UNNEST($9::text[]) WITH ORDINALITY AS u(entry_id, place) ON u.entry_id = w.entry_id"
         )
     };
 }
+
+/// The upsert as a transaction of its own (see [`SnapshotWriter::write_batch`]):
+/// it sets the commit's durability itself, for the commit at its end (a
+/// `SET LOCAL` needs a `BEGIN` before it, and so two more round trips).
+const UPSERT_ALONE: &str = upsert!("", "set_config('synchronous_commit', 'on', true), ");
 
 /// Of the snapshots not written, those an earlier transaction already
 /// committed, with the outcome it recorded: `written` when the row still
@@ -195,9 +202,27 @@ impl SnapshotWriter {
         batch: Batch,
         journeys: &Journeys,
     ) -> Result<BatchOutcome, SinkError> {
+        // Most batches hold new snapshots of distinct resources and nothing
+        // else to record: their upsert is their transaction, one round
+        // trip instead of three (BEGIN, the upsert, COMMIT), and
+        // PostgreSQL never waits for us in the middle of one. The rows it
+        // did not write (replaced since, or drained before) then get the
+        // rest in a transaction of its own: nothing of theirs committed
+        // with the upsert, and an entry is acknowledged only after both.
+        // Should the upsert fail, the batch is written the usual way.
+        let upserted = match self.upsert_alone(&batch, journeys).await {
+            Ok(upserted) => upserted,
+            Err(e) => {
+                tracing::debug!(error = %e, "drain: the batch's upsert alone failed; writing it in one transaction");
+                None
+            }
+        };
         let (mut attempt, mut care) = (1, Care::Fast);
         let (written, redelivered) = loop {
-            match self.write_once(stream, &batch, journeys, care).await {
+            if let Some(written) = upserted.as_ref().filter(|written| written.iter().all(|w| *w)) {
+                break (written.clone(), HashMap::new());
+            }
+            match self.write_once(stream, &batch, journeys, care, upserted.as_deref()).await {
                 Err(SinkError::Database(e)) if care == Care::Fast && has_code(&e, UNIQUE_VIOLATION) => {
                     tracing::info!(error = %e, "drain: an outcome was recorded before; writing the batch again, skipping it");
                     care = Care::Careful;
@@ -227,42 +252,40 @@ impl SnapshotWriter {
         Ok(BatchOutcome { written, superseded, redelivered, outcomes, unreadable: unreadable.len() })
     }
 
+    /// The upsert alone, in a transaction of its own, when the batch has
+    /// nothing else to record: which rows it wrote. `None` when the batch
+    /// has more.
+    async fn upsert_alone(&self, batch: &Batch, journeys: &Journeys) -> Result<Option<Vec<bool>>, SinkError> {
+        let journeyed = |row: &SnapshotRow| row.event_ids.iter().any(|id| journeys.contains_key(id));
+        let more = !(batch.superseded.is_empty() && batch.outcomes.is_empty() && batch.unreadable.is_empty());
+        if batch.rows.is_empty() || more || (!journeys.is_empty() && batch.rows.iter().any(journeyed)) {
+            return Ok(None);
+        }
+        let (_, places): (String, Vec<i32>) =
+            bind_upsert(sqlx::query_as(UPSERT_ALONE), batch).fetch_one(&self.pool).await?;
+        Ok(Some(written_places(batch, places)))
+    }
+
     /// One transaction: the entry ids written, and those an earlier
-    /// transaction had committed with the outcome it recorded.
+    /// transaction had committed with the outcome it recorded. With
+    /// `upserted`, the upsert committed already and wrote those rows.
     async fn write_once(
         &self,
         stream: &str,
         batch: &Batch,
         journeys: &Journeys,
         care: Care,
+        upserted: Option<&[bool]>,
     ) -> Result<(Vec<bool>, HashMap<String, String>), SinkError> {
         let mut tx = self.pool.begin_with(BEGIN).await?;
-        let mut written = vec![false; batch.rows.len()];
-        if !batch.rows.is_empty() {
-            let rows = &batch.rows;
-            let (event_ids, entry_ids) = batch.answered();
+        let mut written = upserted.map_or_else(|| vec![false; batch.rows.len()], <[bool]>::to_vec);
+        if upserted.is_none() && !batch.rows.is_empty() {
             let upsert = match care {
-                Care::Fast => upsert!(""),
-                Care::Careful => upsert!("ON CONFLICT (event_id, outcome, entry_id, position) DO NOTHING"),
+                Care::Fast => upsert!("", ""),
+                Care::Careful => upsert!("ON CONFLICT (event_id, outcome, entry_id, position) DO NOTHING", ""),
             };
-            let places: Vec<i32> = sqlx::query_scalar(upsert)
-                .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.status.as_str()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.body.as_deref()).collect::<Vec<Option<&str>>>())
-                .bind(rows.iter().map(|r| r.updated_date.as_deref()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.version).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.event_ids_json.as_str()).collect::<Vec<_>>())
-                .bind(rows.iter().map(|r| r.entry_id.as_str()).collect::<Vec<_>>())
-                .bind(event_ids)
-                .bind(entry_ids)
-                .bind(ENTRY_POSITION)
-                .fetch_one(&mut *tx)
-                .await?;
-            for place in places {
-                written[place as usize - 1] = true;
-            }
+            let (places,): (Vec<i32>,) = bind_upsert(sqlx::query_as(upsert), batch).fetch_one(&mut *tx).await?;
+            written = written_places(batch, places);
         }
         let unwritten_rows = batch.rows.iter().zip(&written).filter(|(_, wrote)| !**wrote).map(|(row, _)| row);
         let not_written: Vec<&SnapshotRow> = batch.superseded.iter().chain(unwritten_rows).collect();
@@ -296,6 +319,38 @@ impl SnapshotWriter {
         tx.commit().await?;
         Ok((written, redelivered))
     }
+}
+
+/// The upsert's parameters: the batch's rows, column by column, and the
+/// (event, entry) pairs they answer.
+fn bind_upsert<'q, O>(
+    query: sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments>,
+    batch: &'q Batch,
+) -> sqlx::query::QueryAs<'q, sqlx::Postgres, O, sqlx::postgres::PgArguments> {
+    let rows = &batch.rows;
+    let (event_ids, entry_ids) = batch.answered();
+    query
+        .bind(rows.iter().map(|r| r.mall_id.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.kind.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.resource_id.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.status.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.body.as_deref()).collect::<Vec<Option<&str>>>())
+        .bind(rows.iter().map(|r| r.updated_date.as_deref()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.version).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.event_ids_json.as_str()).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.entry_id.as_str()).collect::<Vec<_>>())
+        .bind(event_ids)
+        .bind(entry_ids)
+        .bind(ENTRY_POSITION)
+}
+
+/// Which of the batch's rows the upsert wrote, from the places it answered.
+fn written_places(batch: &Batch, places: Vec<i32>) -> Vec<bool> {
+    let mut written = vec![false; batch.rows.len()];
+    for place in places {
+        written[place as usize - 1] = true;
+    }
+    written
 }
 
 /// A parked event: its journey, then its outcome at the time Redis appended it.

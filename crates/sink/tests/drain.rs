@@ -98,6 +98,17 @@ async fn an_older_snapshot_never_replaces_a_newer_one() {
             .await
             .unwrap();
     assert_eq!(superseded, ["b-old", "old"], "an answered event is recorded even when a newer row answers it");
+    // Nothing superseded within the batch: its upsert commits alone, and
+    // the row it did not write gets its outcome in a second transaction.
+    rig.append("m1", "1", 100, &["older"]).await;
+    rig.append("m1", "3", 100, &["c"]).await;
+    let report = drain.until_empty(deadline()).await.unwrap();
+    assert_eq!((report.written, report.superseded, report.acked), (1, 1, 2));
+    assert_eq!((rig.row_version("m1", "1").await, rig.row_version("m1", "3").await), (Some(200), Some(100)));
+    for (event, outcome) in [("older", "superseded"), ("c", "written")] {
+        let outcomes = sluice_sink::outcomes(&rig.pool, event).await.unwrap();
+        assert_eq!(outcomes.iter().map(|o| o.outcome.as_str()).collect::<Vec<_>>(), [outcome], "{event}");
+    }
 }
 
 #[tokio::test]
