@@ -24,9 +24,11 @@
 //! round finds nothing or the deadline nears.
 
 use crate::batch::Batch;
+pub use crate::drain_health::DrainHealth;
 use crate::error::SinkError;
 use crate::event_rows::Journeys;
 use crate::outcome_row::concerned_events;
+pub use crate::pass_report::PassReport;
 use crate::writer::{BatchOutcome, SnapshotWriter};
 use redis::aio::ConnectionLike;
 use serde_json::json;
@@ -62,70 +64,6 @@ impl Default for DrainConfig {
             idle_poll: Duration::from_millis(200),
             max_backoff: Duration::from_secs(30),
         }
-    }
-}
-
-/// What one pass (or several, summed) did; the drain function answers it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PassReport {
-    /// Entries taken from the stream (own pending, claimed or new).
-    pub taken: u64,
-    /// Of those, taken over from another consumer.
-    pub claimed: u64,
-    /// Rows inserted or replaced.
-    pub written: u64,
-    /// Snapshots older than (or as old as) what the table held.
-    pub superseded: u64,
-    /// Entries an earlier pass already committed (it died before the
-    /// acknowledgement, or was slower than `claim_idle`): acknowledged,
-    /// nothing written or recorded again.
-    pub redelivered: u64,
-    /// Outcome entries (events parked in the dead-letter queue) recorded
-    /// in the event log.
-    pub parked: u64,
-    /// Entries kept as unreadable.
-    pub unreadable: u64,
-    /// Entries acknowledged.
-    pub acked: u64,
-    /// Entries trimmed from the streams.
-    pub trimmed: u64,
-}
-
-impl PassReport {
-    fn add(&mut self, other: PassReport) {
-        self.taken += other.taken;
-        self.claimed += other.claimed;
-        self.written += other.written;
-        self.superseded += other.superseded;
-        self.redelivered += other.redelivered;
-        self.parked += other.parked;
-        self.unreadable += other.unreadable;
-        self.acked += other.acked;
-        self.trimmed += other.trimmed;
-    }
-}
-
-/// Whether the drain is failing, and since when.
-#[derive(Debug, Default)]
-pub struct DrainHealth {
-    failing: Mutex<Option<(Instant, String)>>,
-}
-
-impl DrainHealth {
-    /// How long the drain has been failing, and the latest error.
-    pub fn failing(&self) -> Option<(Duration, String)> {
-        let failing = self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        failing.as_ref().map(|(since, error)| (since.elapsed(), error.clone()))
-    }
-
-    fn failed(&self, error: &SinkError) {
-        let mut failing = self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let since = failing.as_ref().map_or_else(Instant::now, |(since, _)| *since);
-        *failing = Some((since, error.to_string()));
-    }
-
-    fn recovered(&self) {
-        *self.failing.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 }
 

@@ -35,6 +35,8 @@
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
 //! - [`event_rows`]: a batch's `sluice.events` rows: the drain's outcomes and each event's journey, each recorded once.
 //! - [`drain`]: the worker: read, write, acknowledge, trim; retry with backoff.
+//! - `pass_report`: what a pass did, counted.
+//! - `drain_health`: whether the drain is failing, and since when.
 //! - [`server`]: a private PostgreSQL (initdb + postgres on a free port) for the demo and the tests.
 //! - [`event_log`]: an event's outcomes, read back for `sluice trace`.
 //! - [`error`]: what can go wrong, named.
@@ -42,10 +44,12 @@
 mod batch;
 pub mod database;
 pub mod drain;
+mod drain_health;
 pub mod error;
 pub mod event_log;
 pub mod event_rows;
 pub mod outcome_row;
+mod pass_report;
 pub mod schema;
 pub mod server;
 pub mod snapshot_row;
