@@ -239,40 +239,51 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         })
     }
 
-    /// One pass over every shard, its stages overlapped: while one
-    /// shard's batch is written, the next shard's is read (and parsed) and
-    /// the previous one's acknowledged, so PostgreSQL's connection goes
-    /// from one transaction to the next without waiting for Redis or for
-    /// this process. Never two stages of the same shard at once (a second
-    /// read would return the batch being written as pending, to write
-    /// twice); every stage of a round is done when it returns.
+    /// One pass over every shard, its stages overlapped: the shards'
+    /// batches are read (and parsed) ahead, written one after another,
+    /// and acknowledged while the next is written. Each stage goes on as
+    /// soon as it has work, not in step with the others, so PostgreSQL's
+    /// connection goes from one transaction to the next without waiting
+    /// for Redis or for this process. Never two stages of the same shard at
+    /// once (a second read would return the batch being written as
+    /// pending, to write twice); every stage of a round is done when it
+    /// returns. A stage that fails stops those before it; what was
+    /// written before the failure is still acknowledged.
     pub async fn round(&self) -> Result<PassReport, SinkError> {
         let shards = self.consumer.shards();
-        let mut report = PassReport::default();
-        let (mut to_write, mut to_acknowledge) = (None, None);
-        for shard in 0..=shards {
-            let read = async { if shard < shards { self.take(shard).await.map(Some) } else { Ok(None) } };
-            let write = async {
-                match to_write.take() {
-                    Some(taken) => self.write(taken).await.map(Some),
-                    None => Ok(None),
+        // One batch waiting ahead of each stage: reads run at most two
+        // batches ahead of the write.
+        let (taken_tx, mut taken_rx) = tokio::sync::mpsc::channel::<Taken>(1);
+        let (written_tx, mut written_rx) = tokio::sync::mpsc::channel::<Written>(1);
+        let read = async move {
+            for shard in 0..shards {
+                let taken = self.take(shard).await?;
+                if taken_tx.send(taken).await.is_err() {
+                    break; // the write stage failed
                 }
-            };
-            let acknowledge = async {
-                match to_acknowledge.take() {
-                    Some(written) => self.acknowledge(written).await.map(Some),
-                    None => Ok(None),
+            }
+            Ok::<_, SinkError>(())
+        };
+        let write = async move {
+            while let Some(taken) = taken_rx.recv().await {
+                let written = self.write(taken).await?;
+                if written_tx.send(written).await.is_err() {
+                    break; // the acknowledgement failed
                 }
-            };
-            let (read, written, acknowledged) = tokio::join!(read, write, acknowledge);
-            report.add(acknowledged?.unwrap_or_default());
-            to_acknowledge = written?;
-            to_write = read?;
-        }
-        if let Some(written) = to_acknowledge {
-            report.add(self.acknowledge(written).await?);
-        }
-        Ok(report)
+            }
+            Ok::<_, SinkError>(())
+        };
+        let acknowledge = async move {
+            let mut report = PassReport::default();
+            while let Some(written) = written_rx.recv().await {
+                report.add(self.acknowledge(written).await?);
+            }
+            Ok::<_, SinkError>(report)
+        };
+        let (read, write, report) = tokio::join!(read, write, acknowledge);
+        read?;
+        write?;
+        report
     }
 
     /// Rounds until one finds nothing, or `deadline` is reached.
