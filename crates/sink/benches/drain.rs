@@ -370,7 +370,8 @@ async fn main() {
          the ceiling over 2 connections: that is as far as these statements (the upsert, one events row per event, \
          the commit) go on this machine. A 2-consumer drain on the same 2 cores also reads every entry from \
          Redis (redis-server, the reply's parsing, the acknowledgement), and that CPU comes out of the same two \
-         cores. The COPY into a logged table ran at {:.2} of the unlogged one: WAL is not where the gap is.",
+         cores. The same COPY into a logged table ran at {:.2} of the unlogged one (a single COPY, not paired: \
+         this host's speed drifts between runs).",
         alone.ratio(),
         logged / ceiling
     );
