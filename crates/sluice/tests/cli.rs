@@ -102,6 +102,13 @@ async fn demo_shops_checks_the_database_it_is_given() {
     );
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots").fetch_one(&pg.pool).await.unwrap();
     assert!(rows > 0 && rows <= 8, "{rows} rows for 8 products");
+    // Each row was written from a snapshot of its own, drained.
+    let count = |name: &str| -> i64 {
+        let row = stdout.lines().find(|l| l.contains(name)).unwrap_or_else(|| panic!("no {name:?} row:\n{stdout}"));
+        row.split_whitespace().last().unwrap().parse().unwrap()
+    };
+    let drained = count("snapshots drained to PostgreSQL");
+    assert!(drained >= rows && drained <= count("fetched from Cafe24"), "{drained} drained for {rows} rows:\n{stdout}");
 }
 
 #[test]

@@ -49,10 +49,11 @@ impl StoredView {
     pub(crate) async fn from_postgres(pool: &PgPool, behind: u64) -> anyhow::Result<Self> {
         // An entry id is unique within its stream only; the mall names the
         // stream. Only the drain's outcomes name a snapshot: the other rows
-        // of an event are the stages of its journey.
+        // of an event are the stages of its journey. The mall is a column
+        // since migration 0005 (in `detail` before it).
         let drained = "outcome IN ('written', 'superseded')";
         let distinct = format!(
-            "SELECT count(DISTINCT (detail->>'mall_id', detail->>'entry_id')) FROM sluice.events WHERE {drained}"
+            "SELECT count(DISTINCT (coalesce(mall_id, detail->>'mall_id'), entry_id)) FROM sluice.events WHERE {drained}"
         );
         let snapshots: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(distinct)).fetch_one(pool).await?;
         let answered = format!("SELECT event_id, count(*) FROM sluice.events WHERE {drained} GROUP BY event_id");
