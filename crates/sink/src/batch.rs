@@ -53,6 +53,14 @@ impl Batch {
         batch
     }
 
+    /// The events the batch concerns: those its snapshots answer, written
+    /// or not, and those its outcome entries record.
+    pub(crate) fn concerned_events(&self) -> impl Iterator<Item = &str> {
+        let answered =
+            self.rows.iter().chain(&self.superseded).flat_map(|row| row.event_ids.iter().map(String::as_str));
+        answered.chain(self.outcomes.iter().map(|outcome| outcome.event_id.as_str()))
+    }
+
     /// Each (event id, entry id) the rows answer, an event named twice in
     /// one entry once: the `written` outcomes the upsert records.
     pub(crate) fn answered(&self) -> (Vec<&str>, Vec<&str>) {
@@ -102,5 +110,16 @@ mod tests {
         let mut superseded: Vec<_> = batch.superseded.iter().map(|r| r.entry_id.as_str()).collect();
         superseded.sort_unstable();
         assert_eq!(superseded, ["1-0", "4-0", "5-0"]);
+    }
+
+    #[test]
+    fn a_batch_concerns_the_events_its_snapshots_answer_written_or_not_and_those_its_outcomes_record() {
+        let parked = [("outcome", "parked"), ("event_id", "e-parked"), ("mall_id", "m1"), ("detail", "{}")];
+        let parked =
+            StoredEntry { id: "9-0".into(), fields: parked.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect() };
+        let batch = Batch::read(vec![snapshot("1-0", "9", 5), snapshot("2-0", "9", 7), parked]);
+        let mut concerned: Vec<_> = batch.concerned_events().collect();
+        concerned.sort_unstable();
+        assert_eq!(concerned, ["e-1-0", "e-2-0", "e-parked"]);
     }
 }

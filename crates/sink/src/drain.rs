@@ -27,12 +27,11 @@ use crate::batch::Batch;
 pub use crate::drain_health::DrainHealth;
 use crate::error::SinkError;
 use crate::event_rows::Journeys;
-use crate::outcome_row::concerned_events;
 pub use crate::pass_report::PassReport;
 use crate::writer::{BatchOutcome, SnapshotWriter};
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_redis::{SnapshotConsumer, StoredEntry, Traces};
+use sluice_redis::{SnapshotConsumer, Traces};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -196,9 +195,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         if entries.is_empty() {
             entries = self.consumer.new_entries(shard, batch).await?;
         }
-        let journeys = self.journeys(&entries).await;
         let ids = entries.iter().map(|e| e.id.clone()).collect();
-        Ok(Taken { shard, ids, batch: Batch::read(entries), journeys, claimed, acked })
+        let batch = Batch::read(entries);
+        let journeys = self.journeys(&batch).await;
+        Ok(Taken { shard, ids, batch, journeys, claimed, acked })
     }
 
     /// The write stage of a pass: the batch in one transaction.
@@ -330,10 +330,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
     /// read at once (a multiplexed connection sends the reads together).
     /// Best effort: an
     /// event whose trace cannot be read gets only the drain's outcome.
-    async fn journeys(&self, entries: &[StoredEntry]) -> Journeys {
+    async fn journeys(&self, batch: &Batch) -> Journeys {
         let Some(traces) = &self.traces else { return Journeys::new() };
-        let ids: BTreeSet<String> = entries.iter().flat_map(concerned_events).collect();
-        let reads = ids.iter().map(|id| async move { (id.clone(), traces.read(id).await) });
+        let ids: BTreeSet<&str> = batch.concerned_events().collect();
+        let reads = ids.into_iter().map(|id| async move { (id.to_owned(), traces.read(id).await) });
         let mut journeys = Journeys::new();
         for (id, read) in futures::future::join_all(reads).await {
             match read {

@@ -46,16 +46,6 @@ pub fn parse_outcome(entry: &StoredEntry) -> Result<OutcomeRow, String> {
     })
 }
 
-/// The events `entry` concerns: a snapshot's `event_ids`, or an outcome's
-/// `event_id`; none when the entry cannot be read.
-pub fn concerned_events(entry: &StoredEntry) -> Vec<String> {
-    if entry.is_outcome() {
-        entry.fields.get("event_id").cloned().into_iter().collect()
-    } else {
-        crate::snapshot_row::event_ids(entry).unwrap_or_default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,7 +62,6 @@ mod tests {
         let row = parse_outcome(&entry("1700000000123-4", PARKED)).unwrap();
         assert_eq!((row.event_id.as_str(), row.outcome.as_str(), row.mall_id.as_str()), ("e1", "parked", "m1"));
         assert_eq!((row.at_ms, row.detail["error"].as_str()), (1_700_000_000_123, Some("Sluice.X")));
-        assert_eq!(concerned_events(&entry("1-0", PARKED)), ["e1"]);
     }
 
     #[test]

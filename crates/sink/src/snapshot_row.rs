@@ -91,13 +91,6 @@ fn has_nul_escape(json: &str) -> bool {
     })
 }
 
-/// The events `entry` answers.
-pub fn event_ids(entry: &StoredEntry) -> Result<Vec<String>, String> {
-    let snapshot = entry.snapshot()?;
-    serde_json::from_str(snapshot.event_ids.get())
-        .map_err(|e| format!("`event_ids` is not a JSON array of strings: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
