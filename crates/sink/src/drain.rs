@@ -11,9 +11,9 @@
 //! entries pending, to be taken again by this consumer or claimed by
 //! another: nothing is acknowledged that is not committed.
 //!
-//! A round ([`Drain::round`]) passes over every shard, three passes in
-//! flight at once in different stages: one shard's batch read, the
-//! previous one's written, the one before acknowledged.
+//! A round ([`Drain::round`]) passes over every shard in three stages
+//! that run at once: reads up to two batches ahead of the write, one
+//! write at a time, acknowledgements after it.
 //!
 //! [`Drain::run`] loops over the shards until cancelled, waiting
 //! `idle_poll` when a whole round found nothing (a blocking read cannot
