@@ -18,6 +18,9 @@ pub mod kinds {
     pub const RESPONSE_TOO_LARGE: &str = "Function.ResponseSizeTooLarge";
     /// The local service could not start the environment, or is stopping.
     pub const SERVICE: &str = "Lambda.ServiceException";
+    /// The invocation would take the function past its reserved concurrency
+    /// (Lambda's 429; Step Functions' name for it).
+    pub const TOO_MANY_REQUESTS: &str = "Lambda.TooManyRequestsException";
 }
 
 /// See the module docs.

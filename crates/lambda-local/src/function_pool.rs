@@ -2,15 +2,17 @@
 //! an invocation takes an idle environment, or starts one (a cold start)
 //! while fewer than the function's concurrency are running; each serves
 //! one invocation at a time and is kept for the next. Past the limit an
-//! invocation waits for an environment to come free. (Lambda would refuse
-//! it with `TooManyRequestsException`, which the state machine retries;
-//! locally the limit is about this machine, not an account's quota, so
-//! waiting is the useful answer.)
+//! invocation waits for an environment to come free: that limit is about
+//! this machine. A function's reserved concurrency, when the pool enforces
+//! it, is Lambda's limit instead: an invocation past it is refused with
+//! `TooManyRequestsException` ([`ReservedConcurrency`]), which the state
+//! machine retries.
 
 use crate::environment::{Environment, Launch};
 use crate::function_error::{FunctionError, kinds};
 use crate::function_logs::LogSink;
 use crate::function_spec::FunctionSpec;
+use crate::reserved_concurrency::ReservedConcurrency;
 use axum::body::Bytes;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +30,7 @@ pub struct FunctionPool {
     logs: Arc<LogSink>,
     slots: Semaphore,
     concurrency: usize,
+    reserved: Option<ReservedConcurrency>,
     idle: Mutex<Vec<Environment>>,
     stop: CancellationToken,
     tasks: TaskTracker,
@@ -36,12 +39,15 @@ pub struct FunctionPool {
 }
 
 impl FunctionPool {
-    /// Environments of `spec` run `binary`; at most `concurrency` at once.
+    /// Environments of `spec` run `binary`; at most `concurrency` at once;
+    /// invocations past `reserved` refused.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         spec: FunctionSpec,
         binary: PathBuf,
         region: String,
         concurrency: usize,
+        reserved: Option<ReservedConcurrency>,
         logs: Arc<LogSink>,
         stop: CancellationToken,
         tasks: TaskTracker,
@@ -54,6 +60,7 @@ impl FunctionPool {
             logs,
             slots: Semaphore::new(concurrency),
             concurrency,
+            reserved,
             idle: Mutex::new(Vec::new()),
             stop,
             tasks,
@@ -76,6 +83,11 @@ impl FunctionPool {
         self.cold_starts.load(Ordering::Relaxed)
     }
 
+    /// Invocations refused for the function's reserved concurrency so far.
+    pub fn throttles(&self) -> u64 {
+        self.reserved.as_ref().map_or(0, ReservedConcurrency::throttles)
+    }
+
     /// Invocations answered or failed so far.
     pub fn invocations(&self) -> u64 {
         self.invocations.load(Ordering::Relaxed)
@@ -91,6 +103,7 @@ impl FunctionPool {
     pub async fn invoke(&self, payload: impl Into<Bytes>) -> Result<Bytes, FunctionError> {
         let stopping =
             || FunctionError::new(kinds::SERVICE, format!("the local Lambda service is stopping ({})", self.spec.name));
+        let _reserved = self.reserved.as_ref().map(|r| r.enter(&self.spec.name)).transpose()?;
         let _slot = tokio::select! {
             slot = self.slots.acquire() => slot.map_err(|_| stopping())?,
             () = self.stop.cancelled() => return Err(stopping()),

@@ -13,6 +13,7 @@ use crate::function_error::FunctionError;
 use crate::function_logs::LogSink;
 use crate::function_pool::FunctionPool;
 use crate::function_spec::{FunctionSpec, SpecError, specs, substitutions};
+use crate::reserved_concurrency::ReservedConcurrency;
 use crate::secrets_manager::SecretsManager;
 use crate::template::Template;
 use axum::body::Bytes;
@@ -44,6 +45,10 @@ pub struct LocalLambdaConfig {
     /// A local ceiling on each function's environments, below its reserved
     /// concurrency (`None`: that concurrency, or 10 without one).
     pub max_concurrency: Option<usize>,
+    /// Refuse an invocation past a function's reserved concurrency with
+    /// `TooManyRequestsException`, as Lambda does (false: every invocation
+    /// waits for an environment).
+    pub throttle: bool,
     /// Each function's output goes to `<dir>/<function name>.log`.
     pub log_dir: Option<PathBuf>,
 }
@@ -88,11 +93,13 @@ impl LocalLambda {
                 let concurrency = config.max_concurrency.map_or(reserved, |max| max.min(reserved));
                 let binary = config.binaries.path(&spec.binary);
                 let name = spec.name.clone();
+                let limit = spec.reserved_concurrency.filter(|_| config.throttle);
                 let pool = FunctionPool::new(
                     spec,
                     binary,
                     bindings.region.clone(),
                     concurrency,
+                    limit.map(|r| ReservedConcurrency::new(r as usize)),
                     logs.clone(),
                     stop.child_token(),
                     tasks.clone(),

@@ -36,6 +36,12 @@ pub struct DevConfig {
     pub ingest: IngestConfig,
     pub pipeline: PipelineConfig,
     pub pipe: PipeConfig,
+    /// Each step function refuses invocations past this many at once with
+    /// `TooManyRequestsException`, as Lambda does past a function's reserved
+    /// concurrency (the template's `StepConcurrency`, 40); `None`: the steps
+    /// take every invocation. With `--functions processes` each function is
+    /// held to its reservation in the template, this value for the steps.
+    pub step_concurrency: Option<usize>,
     pub cafe24: Cafe24Config,
     /// Where Google Sheets and its token endpoint are, and the OAuth client.
     pub sheets: SheetsConfig,
@@ -61,6 +67,10 @@ pub struct DevConfig {
     pub drain: Option<DrainSetup>,
 }
 
+/// The template's `StepConcurrency` default: each step function's
+/// reserved concurrency.
+pub const STEP_CONCURRENCY: usize = 40;
+
 impl DevConfig {
     /// A stack on free ports with the default settings (5 receives before
     /// the dead-letter queues, a 330 s visibility timeout): what the demos,
@@ -78,6 +88,7 @@ impl DevConfig {
             ingest,
             pipeline: PipelineConfig::default(),
             pipe: PipeConfig { workers: 8, ..PipeConfig::default() },
+            step_concurrency: Some(STEP_CONCURRENCY),
             cafe24,
             sheets,
             flush: DelayWorkerConfig::default(),

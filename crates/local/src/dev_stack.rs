@@ -44,7 +44,7 @@ use crate::pipe::{Pipe, PipeStats};
 use crate::sfn_api::{self, ExecutionTotals, StepFunctionsApi};
 use crate::stack_setup::listen;
 pub use crate::stack_setup::take_consumer_lease;
-use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
+use crate::step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, StepLimits, registry, substitutions};
 use anyhow::{Context, anyhow, bail};
 use sluice_asl::{Executor, StateMachine};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
@@ -88,6 +88,8 @@ pub struct DevStack {
     pub drain: Option<DrainTask>,
     /// Counts over every execution of the state machine.
     pub executions: Arc<ExecutionTotals>,
+    /// The in-process steps' reservations (empty with `--functions processes`).
+    step_limits: StepLimits,
     lease: ConsumerLease<Connection>,
     flush_dlq: SqsDelayQueue,
     /// "Drain mall M" requests: waiting, in flight or delayed, a mall's
@@ -181,9 +183,9 @@ impl DevStack {
                 Some(DrainTask::start(setup, &shop, alerts, drain_stop.clone()).await?)
             }
         };
-        let (substitutions, registry) = match &functions {
-            None => (substitutions(), registry(shop.clone(), sheet.clone())),
-            Some(lambda) => (process_substitutions(lambda), process_registry(lambda)),
+        let (substitutions, (registry, step_limits)) = match &functions {
+            None => (substitutions(), registry(shop.clone(), sheet.clone(), config.step_concurrency)),
+            Some(lambda) => (process_substitutions(lambda), (process_registry(lambda), StepLimits::default())),
         };
         let machine =
             StateMachine::load(PIPELINE_DEFINITION, &substitutions).context("statemachine/pipeline.asl.json")?;
@@ -307,6 +309,7 @@ impl DevStack {
             functions,
             drain,
             executions,
+            step_limits,
             flush_dlq,
             mall_drain_requests,
             shutdown: guard,
@@ -321,6 +324,18 @@ impl DevStack {
     }
 
     /// The queue's and the dead-letter queue's attributes.
+    /// Step invocations refused for their function's reserved concurrency
+    /// so far, as Lambda refuses them (`TooManyRequestsException`).
+    pub fn step_throttles(&self) -> u64 {
+        let processes = self.functions.iter().flat_map(|lambda| lambda.functions().map(|f| f.throttles()));
+        self.step_limits.throttles() + processes.sum::<u64>()
+    }
+
+    /// The in-process steps' reservations (their invocations and refusals).
+    pub fn step_limits(&self) -> &StepLimits {
+        &self.step_limits
+    }
+
     pub async fn queues(&self) -> anyhow::Result<(QueueAttributes, QueueAttributes)> {
         Ok((self.events.attributes().await?, self.dlq.attributes().await?))
     }

@@ -107,6 +107,7 @@ pub(crate) async fn start_functions(
         bindings,
         binaries: processes.binaries.clone(),
         max_concurrency: processes.max_concurrency,
+        throttle: config.step_concurrency.is_some(),
         log_dir: processes.log_dir.clone(),
     };
     LocalLambda::start(lambda_config, stop).await.context("the local Lambda service")
@@ -149,6 +150,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
         .parameter("BucketCapacity", pipeline.bucket.capacity)
         .parameter("BucketDrainPerSec", pipeline.bucket.drain_per_sec)
         .parameter("MapMaxConcurrency", pipeline.map_max_concurrency)
+        .parameter("StepConcurrency", config.step_concurrency.unwrap_or(crate::dev_config::STEP_CONCURRENCY))
         .parameter("MaxReceiveCount", pipeline.max_receive_count)
         .parameter("GoogleProject", &pipeline.sheets.google_project)
         .parameter("SheetsWritesPerMinute", pipeline.sheets.per_credential.0)

@@ -40,6 +40,7 @@ pub mod stack_setup;
 pub mod step_functions;
 
 pub use delay_worker::{DelayWorkerConfig, Handled, RequestHandler, run_delay_worker};
+pub use dev_config::STEP_CONCURRENCY;
 pub use dev_queues::{MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
 pub use dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, take_consumer_lease};
 pub use drain_task::{DrainSetup, DrainTask};
@@ -47,5 +48,5 @@ pub use flush_worker::{FlushStats, Flusher};
 pub use function_processes::{FunctionsMode, ProcessFunctions};
 pub use ingest_counts::IngestCounts;
 pub use mall_drain_worker::{Drainer, MallDrainStats};
-pub use pipe::{Pipe, PipeConfig, PipeStats};
-pub use step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, registry, substitutions};
+pub use pipe::{Pipe, PipeConcurrency, PipeConfig, PipeStats};
+pub use step_functions::{PIPELINE_DEFINITION, PIPELINE_NAME, StepLimits, registry, substitutions};

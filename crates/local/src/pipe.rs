@@ -4,10 +4,21 @@
 //! Step Functions endpoint of `sluice dev`, as the deployed Pipe calls Step
 //! Functions), deletes the messages the execution did not report in
 //! `batchItemFailures`, and leaves the others to come back. Several
-//! workers run side by side, as several pipes read the one queue in AWS: a
-//! pipe waits for each execution before it receives again, so one alone
-//! falls behind a burst over many malls; the queue's group locking keeps
-//! each group in order.
+//! workers poll side by side, as several pipes read the one queue in AWS.
+//!
+//! How many batches one pipe runs at once is not settled: AWS's "Pipes
+//! batching and concurrency" page describes an SQS source scaling out (for a
+//! FIFO queue, up to the active message groups), as Lambda's SQS event
+//! source does, while the engineers of the post this design grew from saw
+//! one pipe fall far short of that and ran twelve. So the pipe can be either
+//! ([`PipeConcurrency`]): each worker waiting for its execution before it
+//! receives again, or workers that start an execution per batch and receive
+//! on, up to a ceiling of batches in flight. Either way the queue's group
+//! locking keeps two batches of one group from running at once (a group is
+//! blocked while any of its messages is in flight), so each group stays in
+//! order; what changes is how many executions, and so how many step
+//! invocations, run at once, which is what Lambda's reserved concurrency
+//! throttles.
 //!
 //! One deliberate difference: AWS leaves a failed message invisible until
 //! its visibility timeout (sized above the state machine's five minutes);
@@ -26,7 +37,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// How the pipe pulls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,8 +51,11 @@ pub struct PipeConfig {
     pub visibility_timeout: Duration,
     /// Long-poll wait per receive; also how quickly a stop is noticed.
     pub wait: Duration,
-    /// Workers pulling at once.
+    /// Workers polling at once.
     pub workers: usize,
+    /// Whether a worker waits for its batch's execution before it receives
+    /// again.
+    pub concurrency: PipeConcurrency,
     /// Make a failed message visible again after this (whole seconds, as
     /// SQS takes them; rounded up), instead of waiting out its visibility
     /// timeout (`None`: as AWS does).
@@ -53,7 +69,34 @@ impl Default for PipeConfig {
             visibility_timeout: Duration::from_secs(330),
             wait: Duration::from_secs(1),
             workers: 4,
+            concurrency: PipeConcurrency::OneBatchPerWorker,
             retry_after: Some(Duration::from_secs(2)),
+        }
+    }
+}
+
+/// How many batches the pipe runs at once (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PipeConcurrency {
+    /// A worker receives, runs the execution and waits for it: as many
+    /// batches at once as workers.
+    OneBatchPerWorker,
+    /// Workers receive on while executions run, as a pipe that scales out
+    /// does: up to this many batches in flight at once, over all workers.
+    ScaleOut { max_batches: usize },
+}
+
+impl PipeConcurrency {
+    /// `one-per-worker`, or `scale-out:N` (N batches in flight at most).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        if text == "one-per-worker" {
+            return Ok(Self::OneBatchPerWorker);
+        }
+        let bad = || format!("{text:?} is not one-per-worker or scale-out:N (N a number of batches, 1 to 10000)");
+        let max = text.strip_prefix("scale-out:").ok_or_else(bad)?;
+        match max.parse::<usize>() {
+            Ok(max_batches @ 1..=10_000) => Ok(Self::ScaleOut { max_batches }),
+            _ => Err(bad()),
         }
     }
 }
@@ -68,6 +111,20 @@ pub struct PipeStats {
     /// Functions refused or did not answer.
     pub executions_failed: AtomicU64,
     pub queue_errors: AtomicU64,
+    /// The most batches that were in flight at once.
+    pub max_in_flight: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+impl PipeStats {
+    fn started(&self) {
+        let now = self.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn finished(&self) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The pipe, ready to run.
@@ -99,18 +156,25 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
                     return;
                 }
             };
-        let mut workers = tokio::task::JoinSet::new();
+        // Scaled out, the batches in flight hold permits of one semaphore
+        // and run on the tracker, which `run` waits for before it returns.
+        let in_flight = match self.config.concurrency {
+            PipeConcurrency::OneBatchPerWorker => None,
+            PipeConcurrency::ScaleOut { max_batches } => Some(Arc::new(Semaphore::new(max_batches.max(1)))),
+        };
+        let batches = TaskTracker::new();
+        let worker = Arc::new(Worker {
+            queue: self.queue.clone(),
+            state_machine: self.state_machine.clone(),
+            retry_after: self.config.retry_after,
+            stats: self.stats.clone(),
+        });
         for _ in 0..self.config.workers.max(1) {
-            let worker = Worker {
-                queue: self.queue.clone(),
-                state_machine: self.state_machine.clone(),
-                retry_after: self.config.retry_after,
-                stats: self.stats.clone(),
-            };
-            let stop = stop.clone();
-            workers.spawn(async move { worker.run(request, stop).await });
+            let (worker, stop, in_flight) = (worker.clone(), stop.clone(), in_flight.clone());
+            batches.spawn(worker.run(request, stop, in_flight, batches.clone()));
         }
-        while workers.join_next().await.is_some() {}
+        batches.close();
+        batches.wait().await;
     }
 }
 
@@ -121,27 +185,61 @@ struct Worker<Q> {
     stats: Arc<PipeStats>,
 }
 
-impl<Q: WorkQueue> Worker<Q> {
-    async fn run(self, request: ReceiveRequest, stop: CancellationToken) {
+impl<Q: WorkQueue + 'static> Worker<Q> {
+    /// Receives until `stop`; with `in_flight`, each batch runs on
+    /// `batches` under a permit while the worker receives on.
+    async fn run(
+        self: Arc<Self>,
+        request: ReceiveRequest,
+        stop: CancellationToken,
+        in_flight: Option<Arc<Semaphore>>,
+        batches: TaskTracker,
+    ) {
         while !stop.is_cancelled() {
+            let permit = match &in_flight {
+                None => None,
+                Some(slots) => tokio::select! {
+                    permit = slots.clone().acquire_owned() => permit.ok(),
+                    () = stop.cancelled() => return,
+                },
+            };
             let batch = match self.queue.receive(request).await {
                 Ok(batch) => batch,
                 Err(e) => {
                     self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(error = %e, "pipe receive failed");
                     // Back off so an unreachable queue is not hammered.
-                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                        () = stop.cancelled() => {}
+                    }
                     continue;
                 }
             };
-            if !batch.is_empty() {
-                self.process(batch).await;
+            if batch.is_empty() {
+                continue;
+            }
+            match permit {
+                None => self.process(batch).await,
+                Some(permit) => {
+                    let worker = self.clone();
+                    batches.spawn(async move {
+                        worker.process(batch).await;
+                        drop(permit);
+                    });
+                }
             }
         }
     }
 
     async fn process(&self, batch: Vec<ReceivedMessage>) {
         self.stats.batches.fetch_add(1, Ordering::Relaxed);
+        self.stats.started();
+        self.run_batch(batch).await;
+        self.stats.finished();
+    }
+
+    async fn run_batch(&self, batch: Vec<ReceivedMessage>) {
         let input = Value::Array(batch.iter().map(pipe_message).collect()).to_string();
         let whole_batch = || batch.iter().map(|m| m.message_id.to_string()).collect();
         let failed: HashSet<String> = match self.state_machine.start_sync(&input, None).await {
@@ -226,4 +324,19 @@ pub fn failed_items(output: &str) -> Option<HashSet<String>> {
             .filter_map(|f| f["itemIdentifier"].as_str().map(str::to_owned))
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipe_concurrency_reads_both_answers_and_names_a_bad_one() {
+        assert_eq!(PipeConcurrency::parse("one-per-worker"), Ok(PipeConcurrency::OneBatchPerWorker));
+        assert_eq!(PipeConcurrency::parse("scale-out:48"), Ok(PipeConcurrency::ScaleOut { max_batches: 48 }));
+        for bad in ["scale-out:0", "scale-out:", "scale-out:x", "many", ""] {
+            let error = PipeConcurrency::parse(bad).expect_err(bad);
+            assert!(error.contains("one-per-worker or scale-out:N"), "{error}");
+        }
+    }
 }

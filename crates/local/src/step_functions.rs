@@ -9,8 +9,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
 use sluice_domain::StepError;
+use sluice_lambda_local::ReservedConcurrency;
 use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 /// The definition every local run executes: the deployed one.
 pub const PIPELINE_DEFINITION: &str = include_str!("../../../statemachine/pipeline.asl.json");
@@ -48,18 +51,71 @@ macro_rules! task {
 
 /// Every step, registered under its local function name: the plan and
 /// the failure step on the shared core, the others on their path's service.
-pub fn registry<C>(shop: ShopService<C>, sheet: SheetService<C>) -> TaskRegistry
+/// With `reserved`, each step refuses invocations past that many at once,
+/// as Lambda refuses past a function's reserved concurrency (the
+/// template's `StepConcurrency`); the returned limits count the refusals.
+pub fn registry<C>(shop: ShopService<C>, sheet: SheetService<C>, reserved: Option<usize>) -> (TaskRegistry, StepLimits)
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     let core = ServiceCore::clone(&shop);
-    TaskRegistry::new()
-        .with("PlanBatch", task!(core, plan_batch))
-        .with("EnsureToken", task!(shop, ensure_token))
-        .with("Fetch", task!(shop, fetch))
-        .with("Store", task!(shop, store))
-        .with("RecordFailure", task!(core, record_failure))
-        .with("BufferRow", task!(sheet, buffer_row))
+    let steps: [(&str, Arc<dyn TaskHandler>); 6] = [
+        ("PlanBatch", Arc::new(task!(core, plan_batch))),
+        ("EnsureToken", Arc::new(task!(shop, ensure_token))),
+        ("Fetch", Arc::new(task!(shop, fetch))),
+        ("Store", Arc::new(task!(shop, store))),
+        ("RecordFailure", Arc::new(task!(core, record_failure))),
+        ("BufferRow", Arc::new(task!(sheet, buffer_row))),
+    ];
+    let mut limits = StepLimits::default();
+    let registry = steps.into_iter().fold(TaskRegistry::new(), |registry, (name, handler)| match reserved {
+        None => registry.with(name, move |input| handler.call(input)),
+        Some(limit) => {
+            let reservation = Arc::new(ReservedConcurrency::new(limit));
+            limits.0.insert(name, reservation.clone());
+            registry.with(name, held_to(name, reservation, handler))
+        }
+    });
+    (registry, limits)
+}
+
+/// Each in-process step's reservation, by local function name (empty when
+/// the steps are not held to one).
+#[derive(Debug, Clone, Default)]
+pub struct StepLimits(BTreeMap<&'static str, Arc<ReservedConcurrency>>);
+
+impl StepLimits {
+    /// Invocations refused so far, over every step.
+    pub fn throttles(&self) -> u64 {
+        self.0.values().map(|r| r.throttles()).sum()
+    }
+
+    /// Invocations `step` let in (0 for a step not held to a reservation).
+    pub fn invocations(&self, step: &str) -> u64 {
+        self.0.get(step).map_or(0, |r| r.invocations())
+    }
+
+    /// Refusals by step, for reports.
+    pub fn by_step(&self) -> Vec<(&'static str, u64)> {
+        self.0.iter().map(|(name, r)| (*name, r.throttles())).collect()
+    }
+}
+
+/// `handler` behind `reservation`: an invocation that finds every place
+/// taken fails at once with Lambda's `TooManyRequestsException`.
+fn held_to(
+    name: &'static str,
+    reservation: Arc<ReservedConcurrency>,
+    handler: Arc<dyn TaskHandler>,
+) -> impl TaskHandler {
+    move |input: Value| {
+        let entered = reservation.enter(name);
+        let handler = handler.clone();
+        async move {
+            let _place = entered.map_err(|e| TaskError::new(e.error_type, e.error_message))?;
+            handler.call(input).await
+        }
+    }
 }
 
 /// A typed step as a JSON task handler, wrapped exactly as the Lambda

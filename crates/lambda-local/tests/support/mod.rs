@@ -41,6 +41,7 @@ pub(crate) async fn start(template: Template, bindings: Bindings, max: usize) ->
         bindings,
         binaries: FunctionBinaries::for_tests(&Template::bundled().unwrap().binaries()),
         max_concurrency: Some(max),
+        throttle: false,
         log_dir: None,
     };
     LocalLambda::start(config, CancellationToken::new()).await.unwrap_or_else(|e| panic!("{e}"))

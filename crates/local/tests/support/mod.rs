@@ -9,7 +9,7 @@ use sluice_cafe24::{Cafe24Config, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConfig};
+use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig};
 use sluice_redis::{BucketSpec, FlowControl};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
@@ -52,6 +52,13 @@ pub(crate) struct Setup {
     pub alert_url: Option<String>,
     /// Flow control per mall (only webhooks through ingest are deferred).
     pub flow: FlowControl,
+    /// How many batches the pipe runs at once.
+    pub pipe_concurrency: PipeConcurrency,
+    /// Each step's reserved concurrency (`None`: unlimited).
+    pub step_concurrency: Option<usize>,
+    /// The state machine's waits on the wall clock, as in AWS, instead of
+    /// [`FastClock`]'s tenth of them.
+    pub real_clock: bool,
 }
 
 impl Setup {
@@ -66,6 +73,9 @@ impl Setup {
             drain: None,
             alert_url: None,
             flow: FlowControl::default(),
+            pipe_concurrency: PipeConcurrency::OneBatchPerWorker,
+            step_concurrency: Some(sluice_local::STEP_CONCURRENCY),
+            real_clock: false,
         }
     }
 }
@@ -101,10 +111,12 @@ impl Stack {
             pipe: PipeConfig {
                 wait: Duration::from_secs(1),
                 workers: setup.workers,
+                concurrency: setup.pipe_concurrency,
                 retry_after: Some(Duration::from_millis(200)),
                 ..PipeConfig::default()
             },
-            clock: Arc::new(FastClock),
+            step_concurrency: setup.step_concurrency,
+            clock: if setup.real_clock { Arc::new(sluice_asl::SystemClock) } else { Arc::new(FastClock) },
             drain: setup.drain,
             alert_url: setup.alert_url,
             ..dev_config(&redis, cafe24, SheetsConfig::new("", ""))

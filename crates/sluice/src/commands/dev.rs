@@ -41,7 +41,9 @@ use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use sluice_cafe24::{Secret, TokenGrant};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConfig, take_consumer_lease};
+use sluice_local::{
+    DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
+};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig, stored_token};
 use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
@@ -151,9 +153,20 @@ pub(crate) struct Args {
     /// Each mall's bucket drain, calls per second (Cafe24: 2).
     #[arg(long, default_value_t = 2.0)]
     bucket_drain: f64,
-    /// Pipe workers pulling batches at once.
+    /// Pipe workers polling the queue at once (the template's PipeCount).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     workers: u32,
+    /// How many batches the pipe runs at once: `one-per-worker` (each
+    /// worker waits for its execution) or `scale-out:N` (workers receive on
+    /// while executions run, up to N batches in flight), the two ways a
+    /// pipe in AWS may behave (docs/deploy.md).
+    #[arg(long, default_value = "one-per-worker", value_parser = PipeConcurrency::parse)]
+    pipe_concurrency: PipeConcurrency,
+    /// Each step function refuses invocations past this many at once with
+    /// TooManyRequestsException, as Lambda does past its reserved
+    /// concurrency (the template's StepConcurrency).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    step_concurrency: u32,
     /// FIFO groups of one batch processed at once.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=40))]
     map_concurrency: u32,
@@ -297,8 +310,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             },
             ..pipeline
         },
+        step_concurrency: Some(args.step_concurrency as usize),
         pipe: PipeConfig {
             workers: args.workers as usize,
+            concurrency: args.pipe_concurrency,
             visibility_timeout: Duration::from_secs(args.visibility_timeout),
             ..PipeConfig::default()
         },
