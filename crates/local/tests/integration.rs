@@ -15,3 +15,5 @@ mod process_pipeline;
 mod sfn_api;
 mod sheet_pipeline;
 mod shop_pipeline;
+mod throttle_paths;
+mod throttled_flood;
