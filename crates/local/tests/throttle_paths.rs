@@ -126,3 +126,28 @@ async fn a_throttle_that_clears_within_its_retries_costs_nothing_but_time() {
     assert_eq!(failures(&execution.outcome), Vec::<String>::new());
     assert_eq!(count(&calls), 7);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_throttle_on_the_last_receive_is_recorded_so_the_dead_letter_queue_has_its_reason() {
+    let recorded = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = recorded.clone();
+    let mut plan = json!({"max_concurrency": 10, "groups": [group("mall-a", &["a1", "a2"])]});
+    plan["groups"][0]["items"][0]["receive_count"] = json!(5);
+    plan["groups"][0]["items"][0]["last_receive"] = json!(true);
+    let registry = TaskRegistry::new()
+        .with("PlanBatch", move |_input: Value| {
+            let plan = plan.clone();
+            async move { Ok(plan) }
+        })
+        .with("Fetch", |_input: Value| async move { Err::<Value, _>(throttled()) })
+        .with("RecordFailure", move |input: Value| {
+            kept.lock().unwrap().push(input);
+            async move { Ok(json!({})) }
+        });
+    let execution = executor(registry).run(batch(&["a1", "a2"]), ExecutionOptions::default()).await;
+    assert_eq!(failures(&execution.outcome), ["a1", "a2"]);
+    let recorded = recorded.lock().unwrap();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0]["item"]["item_id"], "a1");
+    assert_eq!(recorded[0]["failure"]["Error"], "Lambda.TooManyRequestsException");
+}

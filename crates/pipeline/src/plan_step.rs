@@ -21,7 +21,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
                 Ok(work) => (work.kind(), Some(work), None),
                 Err(e) => ("invalid", None, Some(format!("the body is not a work item: {e}"))),
             };
-            let item = ItemPlan { item_id: message.message_id, receive_count, kind: kind.into(), work, invalid };
+            let last_receive = receive_count >= self.config.max_receive_count;
+            let item =
+                ItemPlan { item_id: message.message_id, receive_count, last_receive, kind: kind.into(), work, invalid };
             self.trace(
                 &item.trace_id(),
                 "dequeued",

@@ -77,6 +77,11 @@ pub struct ItemPlan {
     /// The SQS message id: what `batchItemFailures` reports.
     pub item_id: String,
     pub receive_count: u32,
+    /// This is the message's last receive before its dead-letter queue: a
+    /// step throttled past its retries then records the item's failure (its
+    /// reason goes with it to the queue) instead of deferring it.
+    #[serde(default)]
+    pub last_receive: bool,
     /// `shop`, `sheet_row`, or `invalid` for a body that is not a work item.
     pub kind: String,
     pub work: Option<WorkItem>,

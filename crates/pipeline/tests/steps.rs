@@ -52,6 +52,8 @@ fn message(id: &str, group: &str, body: String) -> PipeMessage {
 async fn plan_groups_a_mixed_batch_in_arrival_order() {
     let redis = TestRedis::new("plan");
     let sandbox = sandbox(&[], BucketConfig::default()).await;
+    let last = PipelineConfig { max_receive_count: 2, ..PipelineConfig::default() };
+    let last_steps = steps(&redis, &sandbox, last).await;
     let steps = steps(&redis, &sandbox, PipelineConfig::default()).await;
     let body = |i: &ItemPlan| serde_json::to_string(i.work.as_ref().unwrap()).unwrap();
     let (a1, b1, a2) = (item("a", "1", "d1"), item("b", "1", "d2"), item("a", "2", "d3"));
@@ -71,6 +73,7 @@ async fn plan_groups_a_mixed_batch_in_arrival_order() {
     let ids: Vec<&str> = a.items.iter().map(|i| i.item_id.as_str()).collect();
     assert_eq!(ids, ["m1", "m3", "m4"]);
     assert_eq!(a.items[0].receive_count, 2);
+    assert!(!a.items[0].last_receive, "receive 2 of 5 is not the last");
     assert_eq!(a.items[2].kind, "invalid");
     assert!(a.items[2].invalid.as_deref().unwrap().contains("not a work item"));
     // Item i failing reports it and every later item of its group.
@@ -78,6 +81,10 @@ async fn plan_groups_a_mixed_batch_in_arrival_order() {
         a.remaining.iter().map(|r| r.iter().map(|f| f.item_identifier.as_str()).collect()).collect();
     assert_eq!(tails, vec![vec!["m1", "m3", "m4"], vec!["m3", "m4"], vec!["m4"]]);
     assert_eq!(plan.groups[1].items[0].item_id, "m2");
+    // At maxReceiveCount 2, the second receive is the last before the
+    // dead-letter queue: a throttle then records the failure (the definition's DeferOrRecord).
+    let input = PlanInput { messages: vec![message("m5", "gs:a:90002", body(&a1))] };
+    assert!(last_steps.plan_batch(input).await.unwrap().groups[0].items[0].last_receive);
     sandbox.stop().await;
 }
 

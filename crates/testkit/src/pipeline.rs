@@ -20,6 +20,7 @@ pub fn item_plan(mall: &str, id: &str, delivery: &str, receive_count: u32) -> It
     ItemPlan {
         item_id: format!("msg-{delivery}"),
         receive_count,
+        last_receive: false,
         kind: "shop".into(),
         work: Some(WorkItem::Shop(ShopWork::new(event, now_ms()))),
         invalid: None,

@@ -89,6 +89,7 @@ impl SheetTest {
         let item = ItemPlan {
             item_id: format!("msg-{id}"),
             receive_count: 1,
+            last_receive: false,
             kind: "sheet_row".into(),
             work: Some(WorkItem::SheetRow(work)),
             invalid: None,
