@@ -82,7 +82,8 @@ check-aws:
 
 ## package: every function built for Lambda (cargo lambda build --release,
 ## x86_64, and arm64 when that rustup target is installed), then sam build as
-## docs/deploy.md runs it (arm64 only; skipped, saying so, without the target).
+## docs/deploy.md runs it, into infra/.aws-sam/build for sam deploy: arm64, or
+## x86_64 (Architecture=x86_64) without the aarch64 target (scripts/sam-build.sh).
 package:
 	@scripts/lambda-build.sh
 	@scripts/sam-build.sh

@@ -82,6 +82,11 @@ pub fn grants(template: &str, function: &str) -> (Vec<Grant>, Vec<String>) {
     let (mut grants, mut problems) = (Vec::new(), Vec::new());
     for item in policy_items(&block(template, &format!("{function}:"))) {
         let name = item.split(':').next().unwrap_or_default().trim();
+        // An inline statement, alone or under an `!If` (the drain's kms:Decrypt on a customer-managed key):
+        // it grants nothing this check counts on, so a call it alone would allow is still reported.
+        if name == "Statement" || name.starts_with("!If") {
+            continue;
+        }
         let Some(known) = SAM_POLICY_TEMPLATES.iter().find(|t| t.name == name) else {
             problems.push(format!("{function}: policy {name} is not a SAM policy template this check knows"));
             continue;
@@ -106,9 +111,12 @@ pub fn grants(template: &str, function: &str) -> (Vec<Grant>, Vec<String>) {
 /// several (`Name:` with `Param: value` below).
 fn policy_items(lines: &[&str]) -> Vec<String> {
     let policies = block(&lines.join("\n"), "Policies:").into_iter().map(str::to_owned).collect::<Vec<_>>();
+    // An item starts at the list's own indentation; a `- ` deeper in belongs to the item above (an `!If`'s).
+    let depth = |l: &str| l.len() - l.trim_start().len();
+    let item_depth = policies.iter().find(|l| l.trim_start().starts_with("- ")).map(|l| depth(l));
     let mut items: Vec<String> = Vec::new();
     for line in policies {
-        match line.trim_start().strip_prefix("- ") {
+        match line.trim_start().strip_prefix("- ").filter(|_| Some(depth(&line)) == item_depth) {
             Some(first) => items.push(first.to_owned()),
             None => {
                 if let Some(item) = items.last_mut() {
@@ -227,7 +235,7 @@ mod tests {
 
     #[test]
     fn both_forms_of_a_policy_item_are_read() {
-        let sample = "  F:\n    Properties:\n      Policies:\n        - SQSSendMessagePolicy:\n            QueueName: !GetAtt Q.QueueName\n        - AWSSecretsManagerGetSecretValuePolicy: {SecretArn: !Ref S}\n        - AmazonS3FullAccess\n      Events:\n";
+        let sample = "  F:\n    Properties:\n      Policies:\n        - SQSSendMessagePolicy:\n            QueueName: !GetAtt Q.QueueName\n        - AWSSecretsManagerGetSecretValuePolicy: {SecretArn: !Ref S}\n        - !If\n          - C\n          - Statement:\n              - Effect: Allow\n          - !Ref AWS::NoValue\n        - AmazonS3FullAccess\n      Events:\n";
         let (grants, problems) = grants(sample, "F");
         let read: Vec<(&str, &str)> = grants.iter().map(|g| (g.policy.as_str(), g.resource.as_str())).collect();
         assert_eq!(read, [("SQSSendMessagePolicy", "Q"), ("AWSSecretsManagerGetSecretValuePolicy", "S")]);

@@ -144,6 +144,16 @@ pub fn parameters(template: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The `Default:` of parameter `name`, quotes removed; `None` when the
+/// template has no such parameter or it has no default.
+pub fn parameter_default(template: &str, name: &str) -> Option<String> {
+    let parameters = block(template, "Parameters:").join("\n");
+    block(&parameters, &format!("{name}:"))
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("Default:"))
+        .map(|v| v.trim().trim_matches('"').to_owned())
+}
+
 /// The dashboard's body: the text of the `DashboardBody: !Sub` block
 /// scalar, its `${…}` left as they are.
 pub fn dashboard_body(template: &str) -> Option<String> {
@@ -220,6 +230,15 @@ mod tests {
         assert_eq!(variables(&f), vec![("A".into(), "!Ref B".into()), ("C".into(), "\"d\"".into())]);
         assert_eq!(readable_secrets(&f), BTreeSet::from(["S".to_owned()]));
         assert_eq!(resources_of_type(SAMPLE, "X"), BTreeSet::from(["F".to_owned(), "G".to_owned()]));
+        let parameters = "Parameters:\n  A:\n    Type: String\n    Default: \"\"\n  B:\n    Type: Number\n    Default: 5\n  C:\n    Type: String\nResources:\n";
+        assert_eq!(
+            (
+                parameter_default(parameters, "A"),
+                parameter_default(parameters, "B"),
+                parameter_default(parameters, "C")
+            ),
+            (Some(String::new()), Some("5".to_owned()), None)
+        );
         assert_eq!(
             (referenced("!Ref Q"), referenced("!GetAtt Q.QueueName"), referenced("x")),
             (Some("Q"), Some("Q"), None)

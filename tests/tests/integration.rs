@@ -3,6 +3,7 @@
 //! `make test` spent building.
 
 mod asl_error_names;
+mod template_deploy;
 mod template_iam;
 mod template_metrics;
 mod template_variables;

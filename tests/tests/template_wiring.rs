@@ -59,18 +59,25 @@ fn the_dashboard_body_is_json() {
 
 /// Longest Express execution Step Functions allows, seconds.
 const EXPRESS_MAX_S: u64 = 300;
+/// A pipe's invocation, its target included, is capped at 5 minutes: a
+/// longer execution is cut off by the pipe (ExecutionTimeout) and its batch
+/// comes back after the visibility timeout, its work done twice.
+const PIPE_INVOCATION_CAP_S: u64 = 300;
 /// What Pipes adds between receiving a batch and starting the execution
 /// (polling, the StartSyncExecution call), beyond any batching window: a
-/// margin, not a measured number.
+/// margin, not a measured number. The execution also stays this far under
+/// the pipe's cap.
 const PIPE_OVERHEAD_S: u64 = 30;
 
-/// A batch must never become visible again while an execution may still
-/// work on it: the event queue's visibility timeout exceeds the longest a
-/// pipe can hold a batch (its batching window, the execution's timeout,
-/// the pipe's overhead); the execution's timeout is one Express allows and
-/// bounds every Lambda it calls; the flush queue's visibility is six times
-/// its function's timeout, as AWS advises. docs/deploy.md ("How long a
-/// message waits after its consumer dies") states the same numbers.
+/// A batch must never become visible again while a pipe may still hold
+/// it, nor an execution outlive its pipe's invocation: the execution's
+/// timeout (statemachine/pipeline.asl.json) stays a margin under the
+/// pipe's 5-minute cap and bounds every Lambda it calls; the event queue's
+/// visibility timeout exceeds the longest a pipe can hold a batch (its
+/// batching window, the cap, the pipe's overhead); the flush and mall
+/// drain queues' visibility is six times their function's timeout, as AWS
+/// advises. docs/deploy.md ("How long a message waits after its consumer
+/// dies") states the same numbers.
 #[test]
 fn visibility_timeouts_outlast_what_holds_a_batch() {
     let template = template();
@@ -78,17 +85,24 @@ fn visibility_timeouts_outlast_what_holds_a_batch() {
     let definition: serde_json::Value = serde_json::from_str(&definition).expect("definition JSON");
     let execution = definition["TimeoutSeconds"].as_u64().expect("the pipeline sets TimeoutSeconds");
     assert!(execution <= EXPRESS_MAX_S, "TimeoutSeconds {execution} is above Express's {EXPRESS_MAX_S} s");
+    let under_cap = PIPE_INVOCATION_CAP_S - PIPE_OVERHEAD_S;
+    assert!(
+        execution <= under_cap,
+        "TimeoutSeconds {execution} leaves less than {PIPE_OVERHEAD_S} s under the pipe's {PIPE_INVOCATION_CAP_S} s cap \
+         (at most {under_cap})"
+    );
     let machine = block(&template, "Pipeline:");
     assert!(machine.iter().any(|l| l.trim() == "Type: EXPRESS"), "the pipeline is an Express state machine");
 
     let pipe = block(&template, "Pipe1:");
     assert!(pipe.iter().any(|l| l.contains("InvocationType: REQUEST_RESPONSE")), "the pipe waits for the execution");
     let window = number(&pipe, "MaximumBatchingWindowInSeconds").unwrap_or(0);
-    let held = window + execution + PIPE_OVERHEAD_S;
+    let held = window + PIPE_INVOCATION_CAP_S + PIPE_OVERHEAD_S;
     let events = number(&block(&template, "EventsQueue:"), "VisibilityTimeout").expect("EventsQueue VisibilityTimeout");
     assert!(
         events >= held,
-        "events visibility {events} s < batching window {window} + execution {execution} + {PIPE_OVERHEAD_S} s"
+        "events visibility {events} s < batching window {window} + the pipe's cap {PIPE_INVOCATION_CAP_S} + \
+         {PIPE_OVERHEAD_S} s"
     );
 
     let global = number(&block(&template, "Globals:"), "Timeout").expect("a global function Timeout");
