@@ -32,10 +32,12 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
     let mut outcomes = Vec::new();
     for mode in [Mode::Quiet, Mode::Flood, Mode::FloodWithFlowControl] {
         let redis = TestRedis::new(&format!("noisy_{mode:?}"));
-        let outcome = scenario::run(redis.conn().await, redis.keyspace(), &scale, mode).await;
+        let pipe = sluice_local::PipeConcurrency::OneBatchPerWorker;
+        let outcome = scenario::run(redis.conn().await, redis.keyspace(), &scale, mode, pipe).await;
         println!(
             "{}: {} sent in {:?}; quiet p50 {} ms, p99 {} ms, max {} ms; hot stored {} at {:.2} of its bucket; \
-             depth {}; Redis +{} KiB; lost {}; 429s {}; deferred {}; pipe waits {}; handed over {}",
+             depth {}; Redis +{} KiB; lost {}; 429s {}; deferred {}; pipe waits {}; handed over {}; {:?}: {} \
+             batches at most, {} step throttles",
             outcome.mode.label(),
             outcome.sent,
             outcome.elapsed,
@@ -51,6 +53,9 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
             outcome.deferred,
             outcome.pipe_waits,
             outcome.handed_over,
+            outcome.pipe,
+            outcome.max_batches,
+            outcome.throttles,
         );
         assert_eq!(outcome.lost, 0, "{mode:?}: {outcome:?}");
         assert_eq!(outcome.refused_by_upstream, 0, "{mode:?}: a call the upstream's bucket refused");

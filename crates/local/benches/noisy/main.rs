@@ -2,7 +2,9 @@
 //! webhook a second each, on the whole local stack with the SQS-faithful
 //! FIFO queue, side by side in one run: (a) the quiet malls alone, (b) the
 //! flood with one message per webhook (the design before flow control),
-//! (c) the flood with flow control per mall. Then the same for sheets
+//! (c) the flood with flow control per mall; (b) and (c) again with the
+//! pipe scaled out (many batches at once) instead of one batch per pipe,
+//! the steps held to their reserved concurrency throughout. Then the same for sheets
 //! (`sheet_report`): (d) quiet sheets alone, (e) a burst of rows to one
 //! sheet with one message per row, (f) with flow control per sheet.
 //! `cargo bench --bench noisy -- --sheets-only` runs the sheets alone,
@@ -13,6 +15,7 @@ mod sheet_report;
 mod sheet_scenario;
 
 use scenario::{Mode, Outcome, Scale};
+use sluice_local::PipeConcurrency;
 use sluice_redis::{ConnectSettings, Keyspace, RedisProcess, ServerOptions};
 use std::time::Duration;
 
@@ -63,21 +66,32 @@ fn malls(runtime: &tokio::runtime::Runtime) {
     let outcomes: Vec<Outcome> = runtime.block_on(async {
         let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
         let mut outcomes = Vec::new();
-        for (n, mode) in [Mode::Quiet, Mode::Flood, Mode::FloodWithFlowControl].into_iter().enumerate() {
+        let one = PipeConcurrency::OneBatchPerWorker;
+        let scaled = PipeConcurrency::ScaleOut { max_batches: SCALED_OUT_BATCHES };
+        let runs = [
+            (Mode::Quiet, one),
+            (Mode::Flood, one),
+            (Mode::FloodWithFlowControl, one),
+            (Mode::Flood, scaled),
+            (Mode::FloodWithFlowControl, scaled),
+        ];
+        for (n, (mode, pipe)) in runs.into_iter().enumerate() {
             let conn = sluice_redis::connect(&ConnectSettings::new(redis.url())).await.expect("connect");
             let keyspace = Keyspace::new(format!("noisy{n}:")).expect("keyspace");
-            outcomes.push(scenario::run(conn, keyspace, &scale, mode).await);
+            outcomes.push(scenario::run(conn, keyspace, &scale, mode, pipe).await);
         }
         outcomes
     });
     println!(
-        "| run | quiet p50 | quiet p99 | quiet max | hot drain / bucket | FIFO depth max | Redis memory peak | sent | lost | upstream 429s | deferred | fetches waiting in a pipe | handed over |"
+        "| run | pipe | batches at once | quiet p50 | quiet p99 | quiet max | hot drain / bucket | FIFO depth max | Redis memory peak | sent | lost | upstream 429s | step throttles | deferred | fetches waiting in a pipe | handed over |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for o in &outcomes {
         println!(
-            "| {} | {} ms | {} ms | {} ms | {} | {} | +{:.1} MiB | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} ms | {} ms | {} ms | {} | {} | +{:.1} MiB | {} | {} | {} | {} | {} | {} | {} |",
             o.mode.label(),
+            pipe_label(o.pipe),
+            o.max_batches,
             o.quiet_percentile(0.5),
             o.quiet_percentile(0.99),
             o.quiet_percentile(1.0),
@@ -87,12 +101,13 @@ fn malls(runtime: &tokio::runtime::Runtime) {
             o.sent,
             o.lost,
             o.refused_by_upstream,
+            o.throttles,
             o.deferred,
             o.pipe_waits,
             o.handed_over,
         );
     }
-    let [quiet, flood, controlled] = &outcomes[..] else { unreachable!() };
+    let [quiet, flood, controlled, scaled_flood, scaled_controlled] = &outcomes[..] else { unreachable!() };
     let p99 = |o: &Outcome| o.quiet_percentile(0.99).max(1) as f64;
     let depth_target = 1_000 + scale.quiet_malls as u64;
     println!("\nRatios and targets (issue #17):\n");
@@ -118,4 +133,31 @@ fn malls(runtime: &tokio::runtime::Runtime) {
         controlled.hot_stored,
         controlled.elapsed.as_secs_f64()
     );
+    println!(
+        "- with the pipe scaled out (up to {SCALED_OUT_BATCHES} batches at once; it ran at most {} and {}): quiet p99 \
+         with the flood / without {:.2} with flow control, {:.1} without; hot drain / bucket {:.2}; lost {}, upstream \
+         429s {}; step invocations throttled {} and {} (each step held to {} at once, the template's StepConcurrency)",
+        scaled_controlled.max_batches,
+        scaled_flood.max_batches,
+        p99(scaled_controlled) / p99(quiet),
+        p99(scaled_flood) / p99(quiet),
+        scaled_controlled.hot_drain_fraction,
+        scaled_controlled.lost + scaled_flood.lost,
+        scaled_controlled.refused_by_upstream + scaled_flood.refused_by_upstream,
+        scaled_controlled.throttles,
+        scaled_flood.throttles,
+        sluice_local::STEP_CONCURRENCY,
+    );
+}
+
+/// Batches in flight at most when the pipe scales out: above the malls'
+/// active FIFO groups here (54), so the groups, not the pipe, bound it, as
+/// AWS's Pipes page describes for a FIFO source.
+const SCALED_OUT_BATCHES: usize = 64;
+
+fn pipe_label(pipe: PipeConcurrency) -> &'static str {
+    match pipe {
+        PipeConcurrency::OneBatchPerWorker => "one batch per pipe",
+        PipeConcurrency::ScaleOut { .. } => "scaled out",
+    }
 }

@@ -7,8 +7,11 @@
 //! each of `hot_events` distinct new resources as fast as ingest takes
 //! them, spread over products, orders and customers: three FIFO groups, so
 //! it holds as many pipes as one mall can (a group has one batch in flight
-//! at a time). The pipes are as many as the template deploys
-//! (`PipeCount`'s default), each waiting for its execution. Figures come from Redis's clock: a quiet event's latency runs
+//! at a time). The pipe's workers are as many as the template deploys
+//! pipes (`PipeCount`'s default), each waiting for its execution, or
+//! scaled out (a pipe that runs many batches at once, as AWS's Pipes page
+//! describes); the steps are held to the template's reserved concurrency
+//! either way. Figures come from Redis's clock: a quiet event's latency runs
 //! from its trace's `received` to its `stored`, the hot mall's drain rate
 //! from its snapshots' stream entry ids.
 
@@ -17,7 +20,7 @@ use sluice_cafe24::Secret;
 use sluice_cafe24::{Change, topic_for};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, PipeConfig};
+use sluice_local::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig};
 use sluice_queue::GroupScan;
 use sluice_redis::{BucketSpec, FlowControl, Keyspace};
@@ -82,6 +85,11 @@ impl Mode {
 #[derive(Debug, Clone)]
 pub(crate) struct Outcome {
     pub(crate) mode: Mode,
+    pub(crate) pipe: PipeConcurrency,
+    /// Step invocations refused for their reserved concurrency.
+    pub(crate) throttles: u64,
+    /// The most batches the pipe ran at once.
+    pub(crate) max_batches: u64,
     /// Quiet events' webhook → stored latencies, ms, sorted.
     pub(crate) quiet_ms: Vec<u64>,
     pub(crate) hot_stored: usize,
@@ -123,7 +131,13 @@ fn event_id(change: &ChangeReport) -> Option<String> {
 }
 
 /// Runs one mode on its own stack (under `keyspace`) and sandbox.
-pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scale: &Scale, mode: Mode) -> Outcome {
+pub(crate) async fn run(
+    conn: sluice_redis::Connection,
+    keyspace: Keyspace,
+    scale: &Scale,
+    mode: Mode,
+    pipe: PipeConcurrency,
+) -> Outcome {
     let quiet: Vec<String> = (0..scale.quiet_malls).map(|i| format!("quiet-{i}")).collect();
     let malls: Vec<String> = std::iter::once(HOT.to_owned()).chain(quiet.iter().cloned()).collect();
     let (capacity, rate) = scale.bucket;
@@ -145,7 +159,7 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
             mall_drain: MallDrainConfig { flow, ..MallDrainConfig::default() },
             ..PipelineConfig::default()
         },
-        pipe: PipeConfig { workers: PIPE_COUNT, ..PipeConfig::default() },
+        pipe: PipeConfig { workers: PIPE_COUNT, concurrency: pipe, ..PipeConfig::default() },
         ..DevConfig::on_free_ports(ingest, cafe24_config(&sandbox), sluice_sheets::SheetsConfig::new("", ""))
     };
     let stack = DevStack::start(conn.clone(), config).await.expect("stack");
@@ -244,6 +258,9 @@ pub(crate) async fn run(conn: sluice_redis::Connection, keyspace: Keyspace, scal
     let hot_drain_fraction = drain_fraction(&hot_times, flood_sent_ms, rate);
     let outcome = Outcome {
         mode,
+        pipe,
+        throttles: stack.step_throttles(),
+        max_batches: stack.pipe.max_in_flight.load(Ordering::Relaxed),
         quiet_ms,
         hot_stored: hot_times.len(),
         hot_drain_fraction,
