@@ -7,29 +7,39 @@
 //! taken therefore says nothing about how much of a key was right, nor
 //! (since digests have one length) about the keys' lengths, nor which key
 //! matched. Several keys may be configured at once so that a key can be
-//! rotated without a window of 401s.
+//! rotated without a window of 401s. Each key carries what it may do
+//! ([`KeyScope`]): the route it may post to, and for rows the credentials
+//! and spreadsheets it may write to.
 //!
 //! The keys themselves are never stored, so neither `Debug` nor a log line
 //! can show them.
 
 use crate::config::ConfigError;
+use crate::key_scope::{self, KeyScope};
 use sha2::{Digest, Sha256};
 use sluice_cafe24::Secret;
 use std::fmt;
-use subtle::{Choice, ConstantTimeEq};
+use subtle::{ConditionallySelectable, ConstantTimeEq};
 
-/// The accepted API keys, kept as digests.
+/// The accepted API keys, kept as digests, each with its scope.
 #[derive(Clone)]
 pub struct ApiKeys {
-    digests: Vec<[u8; 32]>,
+    keys: Vec<([u8; 32], KeyScope)>,
 }
 
 impl ApiKeys {
-    /// At least one key; none may be empty or carry surrounding whitespace
-    /// (an HTTP header value cannot, so such a key could never match).
+    /// Webhook keys: at least one; none may be empty or carry surrounding
+    /// whitespace (an HTTP header value cannot, so such a key could never
+    /// match).
     pub fn new(keys: impl IntoIterator<Item = Secret>) -> Result<Self, ConfigError> {
+        let webhooks = KeyScope { webhooks: true, sheets: None };
+        Self::scoped(keys.into_iter().map(|key| (key, webhooks.clone())))
+    }
+
+    /// Keys with their scopes.
+    pub fn scoped(keys: impl IntoIterator<Item = (Secret, KeyScope)>) -> Result<Self, ConfigError> {
         let mut digests = Vec::new();
-        for (i, key) in keys.into_iter().enumerate() {
+        for (i, (key, scope)) in keys.into_iter().enumerate() {
             let text = key.expose();
             if text.is_empty() {
                 return Err(ConfigError::ApiKey(format!("key {} is empty", i + 1)));
@@ -40,43 +50,46 @@ impl ApiKeys {
                     i + 1
                 )));
             }
-            digests.push(digest(text.as_bytes()));
+            digests.push((digest(text.as_bytes()), scope));
         }
         if digests.is_empty() {
             return Err(ConfigError::ApiKey("no API key configured".into()));
         }
-        Ok(Self { digests })
+        Ok(Self { keys: digests })
     }
 
-    /// Keys from a comma-separated list (`SLUICE_API_KEYS`); spaces around
-    /// each key are dropped.
+    /// Keys from the keys secret (`SLUICE_API_KEYS`): a comma-separated
+    /// list of webhook keys, or the JSON form that scopes each key
+    /// ([`crate::key_scope`]).
     pub fn from_list(list: &Secret) -> Result<Self, ConfigError> {
-        Self::new(list.expose().split(',').map(|k| Secret::new(k.trim())).filter(|k| !k.is_empty()))
+        let keys = key_scope::parse(list.expose())?;
+        Self::scoped(keys.into_iter().map(|(key, scope)| (Secret::new(key), scope)))
     }
 
-    /// Whether `presented` is one of the keys. `None` (no header) is never.
-    pub fn verify(&self, presented: Option<&[u8]>) -> bool {
-        let Some(presented) = presented else { return false };
-        let presented = digest(presented);
-        let mut matched = Choice::from(0);
-        for key in &self.digests {
-            matched |= key.ct_eq(&presented);
+    /// The scope of the key `presented` is, or `None` when it is none of
+    /// them (or there is no header). Every digest is compared, and the
+    /// match chosen without a branch on any comparison.
+    pub fn verify(&self, presented: Option<&[u8]>) -> Option<&KeyScope> {
+        let presented = digest(presented?);
+        let mut found = 0u32;
+        for (i, (key, _)) in self.keys.iter().enumerate() {
+            found = u32::conditional_select(&found, &(i as u32 + 1), key.ct_eq(&presented));
         }
-        matched.into()
+        found.checked_sub(1).map(|i| &self.keys[i as usize].1)
     }
 
     pub fn len(&self) -> usize {
-        self.digests.len()
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.digests.is_empty()
+        self.keys.is_empty()
     }
 }
 
 impl fmt::Debug for ApiKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "ApiKeys({} × ***)", self.digests.len())
+        write!(f, "ApiKeys({} × ***)", self.keys.len())
     }
 }
 
@@ -92,12 +105,25 @@ mod tests {
     fn accepts_any_configured_key_and_nothing_else() {
         let keys = ApiKeys::from_list(&Secret::new("old-key-123, new-key-456")).unwrap();
         assert_eq!(keys.len(), 2);
-        assert!(keys.verify(Some(b"old-key-123")));
-        assert!(keys.verify(Some(b"new-key-456")));
-        assert!(!keys.verify(Some(b"new-key-45")));
-        assert!(!keys.verify(Some(b"new-key-4567")));
-        assert!(!keys.verify(Some(b"")));
-        assert!(!keys.verify(None));
+        assert!(keys.verify(Some(b"old-key-123")).is_some());
+        assert!(keys.verify(Some(b"new-key-456")).is_some());
+        assert!(keys.verify(Some(b"new-key-45")).is_none());
+        assert!(keys.verify(Some(b"new-key-4567")).is_none());
+        assert!(keys.verify(Some(b"")).is_none());
+        assert!(keys.verify(None).is_none());
+    }
+
+    #[test]
+    fn each_key_answers_with_its_own_scope() {
+        let keys = ApiKeys::from_list(&Secret::new(
+            r#"{"webhooks": ["hook-key"], "sheets": [{"key": "form-key", "credentials": ["cred-1"]}]}"#,
+        ))
+        .unwrap();
+        let hook = keys.verify(Some(b"hook-key")).unwrap();
+        assert!(hook.webhooks && hook.sheets.is_none());
+        let form = keys.verify(Some(b"form-key")).unwrap();
+        assert!(!form.webhooks);
+        assert_eq!(form.sheets.as_ref().unwrap().allows("cred-1", "any"), Ok(()));
     }
 
     #[test]

@@ -111,6 +111,7 @@ pub const COUNTERS: &[Counter<Counters>] = &[
     Counter::new("deferred", "", &[("EventsDeferred", Count)], |c| &c.deferred),
     Counter::new("duplicates", "", &[("EventsDuplicate", Count)], |c| &c.duplicates),
     rejected!(Unauthorized, unauthorized),
+    rejected!(Forbidden, forbidden),
     rejected!(PayloadTooLarge, payload_too_large),
     rejected!(InvalidJson, invalid_json),
     rejected!(InvalidField, invalid_field),
@@ -188,7 +189,7 @@ mod tests {
         assert_eq!(snapshot.rejected[ErrorCode::UnknownTopic], 1);
         // not_found, method_not_allowed, header_too_large and
         // request_timeout are not webhook outcomes.
-        assert_eq!(snapshot.rejected.total(), 12);
+        assert_eq!(snapshot.rejected.total(), 13);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::rejection::{ErrorCode, Rejection};
 use crate::server::{ServeLimits, limit_head};
 use crate::sheet_rows::{self, SHEET_ROWS_PATH};
 use crate::webhook;
-use crate::{ApiKeys, TopicTable};
+use crate::{ApiKeys, KeyScope, SheetGrant, TopicTable};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, FailedToBufferBody};
 use axum::extract::{DefaultBodyLimit, FromRequest, Request, State};
@@ -38,7 +38,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use redis::aio::ConnectionLike;
 use sluice_cafe24::webhook::API_KEY_HEADER;
-use sluice_domain::{DrainRequests, WorkQueue};
+use sluice_domain::{DrainRequests, SheetWork, WorkQueue};
 use sluice_redis::Connection;
 use sluice_redis::{Backlogs, Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, SheetBuffers, Traces};
 use std::fmt;
@@ -219,14 +219,23 @@ where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
     shared.counters.received();
-    let body = match authorised_body(&shared, request).await {
-        Ok((_, body)) => body,
+    let authorised =
+        authorised_body(&shared, request).await.and_then(|(scope, _, body)| Ok((sheet_grant(scope)?, body)));
+    let (grant, body) = match authorised {
+        Ok(authorised) => authorised,
         Err(rejection) => {
             shared.counters.rejected(rejection.code);
             return rejection.into_response();
         }
     };
-    let work = match sheet_rows::parse(&body, now_ms()) {
+    // A row the key may not write is refused before anything is logged:
+    // its trace belongs to the credential's owner.
+    let parsed = sheet_rows::parse(&body, now_ms());
+    if let Err(rejection) = parsed.as_ref().map_or(Ok(()), |work| check_grant(&grant, work)) {
+        shared.counters.rejected(rejection.code);
+        return rejection.into_response();
+    }
+    let work = match parsed {
         Ok(work) => work,
         Err(invalid) => {
             if let Some(row_id) = &invalid.row_id {
@@ -298,18 +307,50 @@ impl<C> Shared<C> {
     }
 }
 
-/// Verifies the key, reads the body within its limit, and parses it.
+/// Verifies the key is a webhook key, reads the body within its limit,
+/// and parses it.
 async fn read<C>(shared: &Shared<C>, request: Request) -> Result<sluice_domain::ShopWork, Rejection> {
-    let (headers, body) = authorised_body(shared, request).await?;
+    let (scope, headers, body) = authorised_body(shared, request).await?;
+    if !scope.webhooks {
+        return Err(Rejection::new(
+            ErrorCode::Forbidden,
+            format!("this X-API-Key may not post webhooks (it is a key for {SHEET_ROWS_PATH} only)"),
+        ));
+    }
     webhook::parse(&headers, &body, &shared.topics, now_ms())
 }
 
-/// Verifies the key, then reads the body within its limit.
-async fn authorised_body<C>(shared: &Shared<C>, request: Request) -> Result<(axum::http::HeaderMap, Bytes), Rejection> {
+/// The grant of a key allowed to post rows, or the 403 that refuses one
+/// that is not.
+fn sheet_grant(scope: KeyScope) -> Result<SheetGrant, Rejection> {
+    scope.sheets.ok_or_else(|| {
+        Rejection::new(
+            ErrorCode::Forbidden,
+            format!("this X-API-Key may not post rows (it is a key for {WEBHOOK_PATH} only); ask for a sheet key"),
+        )
+    })
+}
+
+/// Whether `grant` lets the row be written; the 403 naming the field if not.
+fn check_grant(grant: &SheetGrant, work: &SheetWork) -> Result<(), Rejection> {
+    let row = &work.row;
+    grant.allows(&row.credential_id, &row.spreadsheet_id).map_err(|field| Rejection {
+        code: ErrorCode::Forbidden,
+        message: format!("field `{field}`: this X-API-Key may not write rows there"),
+        field: Some(field.to_owned()),
+    })
+}
+
+/// Verifies the key, then reads the body within its limit: the key's
+/// scope, the headers and the body.
+async fn authorised_body<C>(
+    shared: &Shared<C>,
+    request: Request,
+) -> Result<(KeyScope, axum::http::HeaderMap, Bytes), Rejection> {
     let key = request.headers().get(API_KEY_HEADER).map(|v| v.as_bytes());
-    if !shared.api_keys.verify(key) {
+    let Some(scope) = shared.api_keys.verify(key).cloned() else {
         return Err(Rejection::new(ErrorCode::Unauthorized, "X-API-Key is missing or is not a configured key"));
-    }
+    };
     let headers = request.headers().clone();
     let body = Bytes::from_request(request, &()).await.map_err(|e| match e {
         BytesRejection::FailedToBufferBody(FailedToBufferBody::LengthLimitError(_)) => Rejection::new(
@@ -318,7 +359,7 @@ async fn authorised_body<C>(shared: &Shared<C>, request: Request) -> Result<(axu
         ),
         other => Rejection::new(ErrorCode::InvalidJson, format!("the body could not be read: {other}")),
     })?;
-    Ok((headers, body))
+    Ok((scope, headers, body))
 }
 
 fn accepted(receipt: Receipt) -> Response {

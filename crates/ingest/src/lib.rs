@@ -62,6 +62,8 @@
 //! - `idle`: which connections are idle, oldest first: the one closed when a new connection needs a slot.
 //! - [`config`]: [`IngestConfig`], [`BatchConfig`], [`TopicTable`] and their defaults.
 //! - [`api_keys`]: [`ApiKeys`], the constant-time key check.
+//! - [`key_scope`]: what each key may do (which route; for rows, which
+//!   credentials and spreadsheets).
 //! - [`webhook`]: from headers and body to a [`ShopWork`](sluice_domain::ShopWork), or a [`Rejection`].
 //! - [`acceptance`]: the effects of a valid webhook, in order, and why a crash between them loses nothing.
 //! - [`batcher`]: the task that packs concurrent sends into batch calls.
@@ -76,6 +78,7 @@ pub mod config;
 pub mod counters;
 mod idle;
 pub mod ingest;
+pub mod key_scope;
 pub mod rejection;
 mod row_acceptance;
 pub mod server;
@@ -87,6 +90,7 @@ pub use api_keys::ApiKeys;
 pub use config::{BatchConfig, ConfigError, IngestConfig, TopicTable};
 pub use counters::{CounterSnapshot, Counters, RejectedCounts};
 pub use ingest::{HEALTH_PATH, Ingest, WEBHOOK_PATH};
+pub use key_scope::{KeyScope, SheetGrant, any_route_document, first_webhook_key};
 pub use rejection::{ErrorCode, Rejection};
 pub use server::serve;
 pub use sheet_rows::SHEET_ROWS_PATH;

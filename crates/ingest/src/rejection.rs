@@ -19,6 +19,9 @@ use sluice_domain::FieldError;
 pub enum ErrorCode {
     /// 401: `X-API-Key` missing or not one of the configured keys.
     Unauthorized,
+    /// 403: the key is not for this route, or (rows) not for the credential
+    /// or spreadsheet the row names.
+    Forbidden,
     /// 413: the body is larger than the configured maximum.
     PayloadTooLarge,
     /// 400: the body is not a JSON object (or could not be read).
@@ -59,8 +62,9 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 16] = [
         Self::Unauthorized,
+        Self::Forbidden,
         Self::PayloadTooLarge,
         Self::InvalidJson,
         Self::InvalidField,
@@ -80,6 +84,7 @@ impl ErrorCode {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
             Self::PayloadTooLarge => "payload_too_large",
             Self::InvalidJson => "invalid_json",
             Self::InvalidField => "invalid_field",
@@ -100,6 +105,7 @@ impl ErrorCode {
     pub fn status(self) -> StatusCode {
         match self {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::InvalidJson | Self::InvalidField | Self::QueueRefused => StatusCode::BAD_REQUEST,
             Self::UnknownTopic => StatusCode::UNPROCESSABLE_ENTITY,

@@ -9,7 +9,7 @@ use crate::support;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sluice_domain::WorkItem;
-use support::{Harness, KEY, Mode};
+use support::{FORM_KEY, Harness, KEY, Mode};
 
 fn row(row_id: &str) -> Value {
     json!({
@@ -68,6 +68,32 @@ async fn a_bad_row_is_a_400_naming_the_field_and_enqueues_nothing() {
     let (status, answer) = h.post_row(&row("row-3"), Some("wrong")).await;
     assert_eq!((status, &answer["error"]["code"]), (StatusCode::UNAUTHORIZED, &json!("unauthorized")));
     assert!(h.stages("row:row-3").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_key_writes_only_where_it_was_given_and_a_webhook_key_writes_no_rows() {
+    let h = Harness::start("row_scoped").await;
+    // The key Cafe24 sends with every webhook is no key for rows.
+    let hook_only = sluice_ingest::ApiKeys::from_list(&sluice_cafe24::Secret::new(KEY)).unwrap();
+    assert!(hook_only.verify(Some(KEY.as_bytes())).unwrap().sheets.is_none());
+    // A form key: its own credential and spreadsheet, nothing else.
+    let (status, answer) = h.post_row(&row("row-5"), Some(FORM_KEY)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    for (field, other) in [("credential_id", "cred-2"), ("spreadsheet_id", "2Other_sheet")] {
+        let mut elsewhere = row(&format!("row-{field}"));
+        elsewhere[field] = json!(other);
+        let (status, answer) = h.post_row(&elsewhere, Some(FORM_KEY)).await;
+        assert_eq!((status, &answer["error"]["code"]), (StatusCode::FORBIDDEN, &json!("forbidden")), "{answer}");
+        assert_eq!(answer["error"]["field"], field, "{answer}");
+        // Nothing enqueued, nothing written into the owner's row log.
+        assert!(h.stages(&format!("row:row-{field}")).await.is_empty());
+    }
+    // Nor may a form key post webhooks.
+    let webhook = json!({"event_no": 90001, "resource": {"mall_id": "acme", "product_no": 7}});
+    let (status, answer) = h.post(webhook.to_string(), Some(FORM_KEY), Some("trace-scoped")).await;
+    assert_eq!((status, &answer["error"]["code"]), (StatusCode::FORBIDDEN, &json!("forbidden")), "{answer}");
+    assert_eq!(h.drain().await.len(), 1, "only the allowed row was enqueued");
+    assert_eq!(h.ingest.snapshot().rejected[sluice_ingest::ErrorCode::Forbidden], 3);
 }
 
 #[tokio::test]

@@ -22,6 +22,8 @@ use tokio::task::JoinHandle;
 
 pub(crate) const KEY: &str = "test-key-0123456789";
 pub(crate) const OTHER_KEY: &str = "rotated-key-9876543210";
+/// A key for rows only, for credential `cred-1`'s spreadsheet `1Sheet_id`.
+pub(crate) const FORM_KEY: &str = "form-key-cred-1-only";
 pub(crate) const QUEUE: &str = "events.fifo";
 /// Every wait in these tests is bounded by this.
 pub(crate) const BOUND: Duration = Duration::from_secs(10);
@@ -151,7 +153,14 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
             held,
         });
         let queue = TestQueue { inner: EmbeddedQueue::new(backend, QUEUE), control };
-        let keys = ApiKeys::new([Secret::new(KEY), Secret::new(OTHER_KEY)]).unwrap();
+        // KEY and OTHER_KEY post webhooks and rows anywhere; FORM_KEY rows
+        // for one credential's one spreadsheet.
+        let keys = ApiKeys::from_list(&Secret::from(format!(
+            r#"{{"webhooks": ["{KEY}", "{OTHER_KEY}"], "sheets": [
+                {{"key": "{KEY}", "credentials": "*"}}, {{"key": "{OTHER_KEY}", "credentials": "*"}},
+                {{"key": "{FORM_KEY}", "credentials": ["cred-1"], "spreadsheets": ["1Sheet_id"]}}]}}"#
+        )))
+        .unwrap();
         let mut config = IngestConfig::new(keys);
         config.keyspace = redis.keyspace();
         tweak(&mut config);

@@ -13,7 +13,7 @@
 use futures::StreamExt;
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
-use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_queue::GroupScan;
@@ -165,7 +165,7 @@ pub(crate) async fn run(
     let ingest = IngestConfig {
         keyspace,
         sheet_flow: SheetFlow { max_queued, ..SheetFlow::default() },
-        ..IngestConfig::new(ApiKeys::from_list(&Secret::new(API_KEY)).expect("keys"))
+        ..IngestConfig::new(ApiKeys::scoped([(Secret::new(API_KEY), KeyScope::any_route())]).expect("keys"))
     };
     let settings = SheetConfig {
         per_credential: (60, window),

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
-use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
@@ -34,7 +34,7 @@ impl Rig {
         let sheets = sheets_config(&sandbox, "client", "secret");
         let ingest = IngestConfig {
             keyspace: redis.keyspace(),
-            ..IngestConfig::new(ApiKeys::from_list(&Secret::new(KEY)).unwrap())
+            ..IngestConfig::new(ApiKeys::scoped([(Secret::new(KEY), KeyScope::any_route())]).unwrap())
         };
         let cafe24 = Cafe24Config::new("unused", Secret::new("unused"));
         let config = DevConfig {

@@ -8,7 +8,7 @@ use sluice_asl::Clock;
 use sluice_cafe24::{Cafe24Config, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
-use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{MallDrainConfig, PipelineConfig};
 use sluice_redis::{BucketSpec, FlowControl};
@@ -27,7 +27,7 @@ pub(crate) const KEY: &str = "test-key";
 /// `sluice dev`'s stack on free ports under `redis`'s keyspace, ingest
 /// taking [`KEY`].
 pub(crate) fn dev_config(redis: &TestRedis, cafe24: Cafe24Config, sheets: SheetsConfig) -> DevConfig {
-    let api_keys = ApiKeys::from_list(&Secret::new(KEY)).expect("api keys");
+    let api_keys = ApiKeys::scoped([(Secret::new(KEY), KeyScope::any_route())]).expect("api keys");
     let ingest = IngestConfig { keyspace: redis.keyspace(), ..IngestConfig::new(api_keys) };
     DevConfig::on_free_ports(ingest, cafe24, sheets)
 }

@@ -40,7 +40,7 @@ use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use sluice_cafe24::{Secret, TokenGrant};
-use sluice_ingest::{ApiKeys, IngestConfig};
+use sluice_ingest::{ApiKeys, IngestConfig, any_route_document, first_webhook_key};
 use sluice_local::{
     DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
 };
@@ -265,7 +265,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e).with_context(|| format!("cannot take the consumer lease in {}", redis.description)),
     };
     let env = settings(&args);
-    let api_keys_list = env.get("api_keys").unwrap_or(DEV_API_KEY).to_owned();
+    // Unset, the one local key posts webhooks and rows for any credential:
+    // this stack listens on 127.0.0.1 only.
+    let api_keys_list = env.get("api_keys").map_or_else(|| any_route_document(DEV_API_KEY), str::to_owned);
     let api_keys = ApiKeys::from_list(&Secret::new(api_keys_list.clone())).context("SLUICE_API_KEYS")?;
     let sandbox = if args.sandbox_malls.is_empty() {
         None
@@ -340,8 +342,8 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         // pointed at our ingest, so changing sandbox data runs the whole pipeline.
         store_tokens(sandbox, &stack, &args.sandbox_malls).await?;
         let ingest = stack.urls.iter().find(|(what, _)| *what == "Ingest").map(|(_, url)| url.clone());
-        let key = env.get("api_keys").and_then(|keys| keys.split(',').next()).unwrap_or(DEV_API_KEY).trim();
-        let target = WebhookTarget { url: ingest.unwrap_or_default(), api_key: Secret::new(key.to_owned()) };
+        let key = first_webhook_key(&api_keys_list).unwrap_or_else(|| DEV_API_KEY.to_owned());
+        let target = WebhookTarget { url: ingest.unwrap_or_default(), api_key: Secret::new(key) };
         sandbox.set_webhook_target(Some(target));
     }
     // Written before anything printed says the stack serves: a script that
@@ -365,7 +367,10 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let stop = crate::stop_signal::install();
-    println!("Ready. Webhooks need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} by default). Ctrl-C stops.");
+    println!(
+        "Ready. Webhooks and rows need X-API-Key (SLUICE_API_KEYS, or {DEV_API_KEY:?} for both by default; \
+         docs/security.md). Ctrl-C stops."
+    );
     let mut lease_lost = false;
     tokio::select! {
         () = stop.wait() => {}

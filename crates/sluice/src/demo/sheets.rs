@@ -63,9 +63,15 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     sandbox.create_spreadsheet(SPREADSHEET, &titles);
 
     let api_key = format!("demo-{:032x}", rand::random::<u128>());
-    let functions = args.functions.mode(&redis, &api_key)?;
+    // The demo's key may write rows for its one credential and spreadsheet
+    // only, as a form's key should (docs/security.md).
+    let keys_secret = serde_json::json!({
+        "sheets": [{"key": api_key, "credentials": [CREDENTIAL], "spreadsheets": [SPREADSHEET]}]
+    })
+    .to_string();
+    let functions = args.functions.mode(&redis, &keys_secret)?;
     let described = describe(&functions);
-    let stack = start_stack(conn, &sandbox, &client_secret, &api_key, functions).await?;
+    let stack = start_stack(conn, &sandbox, &client_secret, &keys_secret, functions).await?;
     stack.sheet.set_google_credential(CREDENTIAL, &Secret::new(refresh_token), None).await.map_err(crate::cause)?;
     println!("Redis: {}", redis.description);
     println!("Google Sheets sandbox: {} (60 writes/min per user, 300 per project)", sandbox.base_url());
@@ -173,11 +179,11 @@ async fn start_stack(
     conn: sluice_redis::Connection,
     sandbox: &SheetsSandbox,
     client_secret: &str,
-    api_key: &str,
+    keys_secret: &str,
     functions: FunctionsMode,
 ) -> anyhow::Result<DevStack> {
     let keyspace = Keyspace::new("sluice:demo-sheets:")?;
-    let api_keys = ApiKeys::from_list(&Secret::new(api_key.to_owned()))?;
+    let api_keys = ApiKeys::from_list(&Secret::new(keys_secret.to_owned()))?;
     let sheets = SheetsConfig::new(CLIENT_ID, Secret::new(client_secret.to_owned()))
         .with_api_base_url(sandbox.base_url())
         .and_then(|c| c.with_token_url(sandbox.token_url()))?;
