@@ -148,9 +148,15 @@ bench: deps
 	$(CARGO) test --quiet -p sluice-local --test integration -- --ignored --nocapture noisy_sheet::
 	$(CARGO) bench --quiet -p sluice-sink --bench drain | tee bench/drain.md
 
-## lint: formatting and clippy, warnings are errors.
+## lint: formatting, then every committed Cargo.lock against the RustSec
+## advisory database (cargo-audit, built into .cache/cargo-tools once; fails on
+## any advisory .cargo/audit.toml does not ignore with its reason): offline from
+## SLUICE_ADVISORY_DB when set, else from ../shared/advisory-db beside the
+## checkout when it is there, else fetched from GitHub (scripts/advisory-check.sh);
+## then clippy, warnings are errors.
 lint:
 	$(CARGO) fmt --all -- --check
+	@scripts/advisory-check.sh
 	$(CARGO) clippy --workspace --all-targets --quiet -- -D warnings
 
 deps:

@@ -7,3 +7,4 @@ mod support;
 mod drain;
 mod event_log;
 mod failures;
+mod tls;

@@ -2,7 +2,8 @@
 //! prefix, in `.sluice/dev.json` of the directory it runs in, so that
 //! `sluice trace ID` or `sluice tokens set …` in the same directory just
 //! work. Written at start, removed at a clean stop; a file left by a killed
-//! run is recognised as stale when its Redis does not answer.
+//! run is recognised as stale when its Redis does not answer. Its Redis URL
+//! may carry a password, so on Unix the file is its owner's alone (0600).
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -30,12 +31,24 @@ impl DevState {
         PathBuf::from(DEV_STATE_FILE)
     }
 
+    /// Writes the file, readable and writable by its owner only on Unix
+    /// (`redis_url` may hold a password): created 0600, and a file left
+    /// wider by an earlier version narrowed before anything is written.
     pub(crate) fn write(&self, path: &Path) -> anyhow::Result<()> {
+        use std::io::Write;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        std::fs::write(path, serde_json::to_string_pretty(self)?)
-            .with_context(|| format!("cannot write {}", path.display()))
+        let json = serde_json::to_string_pretty(self)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(path).with_context(|| format!("cannot write {}", path.display()))?;
+        #[cfg(unix)]
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .with_context(|| format!("cannot make {} private (chmod 600)", path.display()))?;
+        file.write_all(json.as_bytes()).with_context(|| format!("cannot write {}", path.display()))
     }
 
     /// The state of a `sluice dev` run in this directory, if any.
@@ -87,6 +100,30 @@ mod tests {
         std::fs::write(&path, r#"{"redis_url": "redis://127.0.0.1:7000/", "key_prefix": "sluice:", "urls": []}"#)
             .unwrap();
         assert_eq!(DevState::read(&path).map(|s| s.redis_ca_file), Some(None));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Its Redis URL may carry a password: the file is created 0600, and
+    /// one an earlier version left 0644 is narrowed when written again.
+    #[cfg(unix)]
+    #[test]
+    fn the_file_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("sluice-dev-state-mode-{}", std::process::id()));
+        let path = dir.join(".sluice/dev.json");
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let state = DevState {
+            redis_url: "redis://sluice:secret@127.0.0.1:7000/".into(),
+            redis_ca_file: None,
+            key_prefix: "sluice:".into(),
+            urls: vec![],
+        };
+        state.write(&path).unwrap();
+        assert_eq!(mode(&path), 0o600, "a new dev.json");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        state.write(&path).unwrap();
+        assert_eq!(mode(&path), 0o600, "a dev.json left 0644 and written again");
+        assert_eq!(DevState::read(&path), Some(state));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
