@@ -69,7 +69,7 @@ impl WebhookBody {
             Some(_) => return Err(FieldError::new(field, "must be a string or a whole number")),
             None => return Err(FieldError::new(field, "is missing")),
         };
-        check_resource_id(field, &id)?;
+        check_resource_id(topic.kind, field, &id)?;
         Ok(id)
     }
 }

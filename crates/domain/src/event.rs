@@ -88,7 +88,7 @@ impl ShopEvent {
     /// Checks every field; the error names the first one that is wrong.
     pub fn validate(&self) -> Result<(), FieldError> {
         check_id("mall_id", &self.mall_id)?;
-        check_resource_id("resource.id", &self.resource.id)?;
+        check_resource_id(self.resource.kind, "resource.id", &self.resource.id)?;
         check_id("delivery_id", &self.delivery_id)
     }
 }
@@ -173,20 +173,28 @@ fn check_id(field: &'static str, value: &str) -> Result<(), FieldError> {
     Ok(())
 }
 
-/// The one rule for a resource id, whatever its kind: an id like any other
-/// (not empty, at most [`MAX_ID_LEN`] bytes, no control characters), and,
-/// when it is written as a whole number, a positive one without a sign.
-///
-/// Product numbers are whole numbers from 1 up; order and member ids are
-/// text, which may be all digits (`"20250101"`, a member called `"1234"`).
-/// No kind has a resource 0 or -1, so `0`, `000`, `-1` and `+1` are refused
-/// for every kind rather than enqueued for a fetch that can only fail.
-pub fn check_resource_id(field: &'static str, value: &str) -> Result<(), FieldError> {
+/// The rule for a resource id: an id like any other (not empty, at most
+/// [`MAX_ID_LEN`] bytes, no control characters); never `.` or `..`, which
+/// a URL path takes as "this" and "the parent" (the `url` crate drops such
+/// a segment, so the fetch of resource `..` would read the collection, a
+/// bulk list for customers); and, when written as a whole number, a
+/// positive one without a sign. Product numbers are whole numbers from 1
+/// up, so a product id must be one; order and member ids are text, which
+/// may be all digits (`"20250101"`, a member called `"1234"`). No kind has
+/// a resource 0 or -1, so `0`, `000`, `-1` and `+1` are refused for every
+/// kind rather than enqueued for a fetch that can only fail.
+pub fn check_resource_id(kind: ResourceKind, field: &'static str, value: &str) -> Result<(), FieldError> {
     check_id(field, value)?;
+    if value == "." || value == ".." {
+        return Err(FieldError::new(field, "must not be . or .. (a URL path would read them as a directory)"));
+    }
     let digits = value.strip_prefix(['-', '+']).unwrap_or(value);
     let whole_number = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
     if whole_number && (digits.len() != value.len() || digits.bytes().all(|b| b == b'0')) {
         return Err(FieldError::new(field, "must be a positive whole number (1 or more) when it is a number"));
+    }
+    if kind == ResourceKind::Product && !whole_number {
+        return Err(FieldError::new(field, "must be a product number (a whole number, 1 or more)"));
     }
     Ok(())
 }
@@ -216,15 +224,26 @@ mod tests {
     #[test]
     fn resource_ids_are_positive_for_every_kind() {
         for kind in ResourceKind::ALL {
-            for bad in ["0", "000", "-1", "-0", "+1", " "] {
+            for bad in ["0", "000", "-1", "-0", "+1", " ", ".", ".."] {
                 let resource = ResourceRef { kind, id: bad.into() };
                 let err = ShopEvent::new("acme", Topic(90001), resource, "t").unwrap_err();
                 assert_eq!(err.field, "resource.id", "{kind} {bad:?}");
             }
-            for good in ["1", "17", "0123", "20250101-0000001", "alice", "-", "a-1"] {
+            for good in ["1", "17", "0123"] {
                 let resource = ResourceRef { kind, id: good.into() };
                 assert!(ShopEvent::new("acme", Topic(90001), resource, "t").is_ok(), "{kind} {good:?}");
             }
+        }
+    }
+
+    #[test]
+    fn product_ids_are_numbers_and_order_and_member_ids_text() {
+        for text in ["20250101-0000001", "alice", "-", "a-1", "...", "a.b"] {
+            for kind in [ResourceKind::Order, ResourceKind::Customer] {
+                assert!(ShopEvent::new("acme", Topic(90001), ResourceRef { kind, id: text.into() }, "t").is_ok());
+            }
+            let product = ShopEvent::new("acme", Topic(90001), product(text), "t").unwrap_err();
+            assert!(product.problem.contains("product number"), "{text:?}: {product}");
         }
     }
 
