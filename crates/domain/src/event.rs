@@ -170,8 +170,16 @@ fn check_id(field: &'static str, value: &str) -> Result<(), FieldError> {
     if value.chars().any(char::is_control) {
         return Err(FieldError::new(field, "must not contain control characters"));
     }
+    // Ids reach alerts (Slack reads `<…|…>` as a link, a backtick ends a
+    // code span) and suggested commands: none of these belongs in an id.
+    if let Some(c) = value.chars().find(|c| MARKUP.contains(c)) {
+        return Err(FieldError::new(field, format!("must not contain {c:?} (none of {MARKUP:?} belongs in an id)")));
+    }
     Ok(())
 }
+
+/// Characters an id may not hold: chat markup and shell quoting.
+const MARKUP: &[char] = &['`', '<', '>', '|', '"', '\\'];
 
 /// The rule for a resource id: an id like any other (not empty, at most
 /// [`MAX_ID_LEN`] bytes, no control characters); never `.` or `..`, which
@@ -245,6 +253,15 @@ mod tests {
             let product = ShopEvent::new("acme", Topic(90001), product(text), "t").unwrap_err();
             assert!(product.problem.contains("product number"), "{text:?}: {product}");
         }
+    }
+
+    #[test]
+    fn ids_hold_no_markup() {
+        for bad in ["a`b", "<https://evil|Sign in>", "a|b", "say \"hi\"", "a\\b"] {
+            let err = ShopEvent::new("acme", Topic(90001), product("1"), bad).unwrap_err();
+            assert_eq!(err.field, "delivery_id", "{bad:?}");
+        }
+        assert!(ShopEvent::new("acme", Topic(90001), product("1"), "a{b}:c/d e%7D").is_ok());
     }
 
     #[test]

@@ -156,3 +156,17 @@ async fn a_row_whose_send_failed_no_longer_holds_the_sheet_back() {
     let (_, answer) = h.post_row(&row("g-2"), Some(KEY)).await;
     assert_eq!(answer["status"], "enqueued", "g-1's failed send still counted: {answer}");
 }
+
+#[tokio::test]
+async fn an_id_holding_chat_markup_is_a_400_naming_the_field() {
+    let h = Harness::start("row_markup").await;
+    for (field, id) in
+        [("credential_id", "x`<https://evil.example|Sign in>`"), ("row_id", "r|1"), ("submission_id", "s<1>")]
+    {
+        let mut bad = row("row-markup");
+        bad[field] = json!(id);
+        let (status, answer) = h.post_row(&bad, Some(KEY)).await;
+        assert_eq!((status, &answer["error"]["field"]), (StatusCode::BAD_REQUEST, &json!(field)), "{answer}");
+    }
+    assert_eq!(h.visible().await, 0);
+}

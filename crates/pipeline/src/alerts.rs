@@ -10,6 +10,13 @@
 //! alert that cannot be sent is logged; it never fails the work that
 //! raised it. No alert text holds a token: callers put in ids and the
 //! upstream's error, never a credential.
+//!
+//! Ids come from requests, so the text is escaped for Slack's format
+//! before it is sent: `&`, `<` and `>` become `&amp;`, `&lt;` and `&gt;`,
+//! the three characters Slack asks to be escaped
+//! (<https://api.slack.com/reference/surfaces/formatting#escaping>), so an
+//! id such as `<https://evil|sign in>` shows as text instead of a link.
+//! Commands in alerts are shell-quoted ([`crate::suggested_command`]).
 
 use redis::aio::ConnectionLike;
 use serde_json::json;
@@ -62,7 +69,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Alerter<C> {
 
     async fn post(&self, text: &str) -> bool {
         let Some(url) = &self.url else { return true };
-        match self.http.post(url).json(&json!({ "text": text })).send().await {
+        match self.http.post(url).json(&json!({ "text": slack_escaped(text) })).send().await {
             Ok(response) if response.status().is_success() => true,
             Ok(response) => {
                 tracing::warn!(status = %response.status(), "the alert webhook refused the alert");
@@ -73,5 +80,24 @@ impl<C: ConnectionLike + Clone + Send + Sync> Alerter<C> {
                 false
             }
         }
+    }
+}
+
+/// `text` with Slack's three control characters escaped.
+pub fn slack_escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_in_an_id_is_shown_as_text() {
+        let text = "credential `<https://evil.example/login|Sign in to Google>` was rejected & held";
+        assert_eq!(
+            slack_escaped(text),
+            "credential `&lt;https://evil.example/login|Sign in to Google&gt;` was rejected &amp; held"
+        );
     }
 }

@@ -26,6 +26,7 @@
 use crate::service_core::now_ms;
 use crate::sheet_io::FlushRequest;
 use crate::sheet_service::SheetService;
+use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Secret;
 use sluice_domain::{ErrorKind, StepError};
@@ -102,9 +103,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let tag = Tag::for_credential(credential);
         let stored = self.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
         let Some(stored) = stored else {
-            let why = format!(
-                "no Google token for credential {credential}: set it with `sluice credentials set {credential} …`"
-            );
+            let set = command(&["sluice", "credentials", "set", credential]);
+            let why = format!("no Google token for credential {credential}: set it with `{set} …`");
             return Err(TokenProblem::Rejected { why, read: None });
         };
         let refresh = Secret::new(stored.refresh_token.clone());

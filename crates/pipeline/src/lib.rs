@@ -41,6 +41,7 @@
 //! - [`google_token`]: a credential's access token and `sluice credentials set`.
 //! - [`step_metrics`]: the counts the functions report as EMF.
 //! - [`alerts`]: Slack-compatible alerts, one per key per window, or one at each end of an episode.
+//! - [`suggested_command`]: the commands sluice suggests, each word shell-quoted.
 //! - [`status_report`]: [`StatusReader`], what `sluice status` reads about a mall or a credential.
 
 pub mod alerts;
@@ -67,6 +68,7 @@ pub mod status_report;
 pub mod step_io;
 pub mod step_metrics;
 mod store_step;
+pub mod suggested_command;
 mod token_step;
 
 pub use config::{MallDrainConfig, PipelineConfig, SheetConfig};

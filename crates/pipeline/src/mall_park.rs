@@ -39,6 +39,7 @@ use crate::mall_drain::MallDrainService;
 use crate::service_core::now_ms;
 use crate::shop_service::{ADMIN_API, ShopService};
 use crate::step_io::ItemPlan;
+use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::{ErrorKind, StepError};
@@ -75,7 +76,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             let text = format!(
                 "sluice: mall `{mall}` is parked: {reason}. Its events are held in order (none goes to the \
                  dead-letter queue) and resume by themselves once a new token is stored with \
-                 `sluice tokens set {mall} --token-json FILE`."
+                 `{} --token-json FILE`.",
+                command(&["sluice", "tokens", "set", mall])
             );
             self.alerter.episode(&format!("mall:{mall}:parked"), &text).await;
         }

@@ -19,6 +19,7 @@
 use crate::service_core::{now_ms, wait_seconds};
 use crate::shop_service::{ADMIN_API, ShopService};
 use crate::step_io::{TokenInput, TokenOutput};
+use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -151,7 +152,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         self.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
             StepError::new(
                 ErrorKind::CredentialRejected,
-                format!("no Cafe24 token for mall {mall}: seed it with `sluice tokens set {mall} …`"),
+                format!(
+                    "no Cafe24 token for mall {mall}: seed it with `{} …`",
+                    command(&["sluice", "tokens", "set", mall])
+                ),
             )
         })
     }

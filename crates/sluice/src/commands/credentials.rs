@@ -124,7 +124,8 @@ async fn show(credential: &str) -> anyhow::Result<ExitCode> {
     let sheets = state.sheets(credential).await?.len();
     match (token, rejected) {
         (None, _) => {
-            println!("credential {credential}: no tokens (`sluice credentials set {credential} --token-json FILE`)");
+            let set = sluice_pipeline::suggested_command::command(&["sluice", "credentials", "set", credential]);
+            println!("credential {credential}: no tokens (`{set} --token-json FILE`)");
             Ok(ExitCode::FAILURE)
         }
         (Some(_), Some(why)) => {

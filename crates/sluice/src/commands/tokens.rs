@@ -144,7 +144,8 @@ async fn show(mall: &str) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         None => {
-            println!("mall {mall}: no tokens (store them with `sluice tokens set {mall} --token-json FILE`)");
+            let set = sluice_pipeline::suggested_command::command(&["sluice", "tokens", "set", mall]);
+            println!("mall {mall}: no tokens (store them with `{set} --token-json FILE`)");
             Ok(ExitCode::FAILURE)
         }
     }
