@@ -63,6 +63,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
             "SLUICE_GOOGLE_PROJECT",
             "SLUICE_SHEETS_WRITES_PER_MINUTE",
             "SLUICE_SHEETS_PROJECT_WRITES_PER_MINUTE",
+            "SLUICE_SHEETS_VALUE_INPUT",
             "SLUICE_ALERT_URL_SECRET_ARN",
         ],
     ),

@@ -41,7 +41,9 @@ part! {
         sheets_max_rows: usize = d.sheets.max_rows, "no", "rows per append, 1–100000";
         sheets_flush_threshold: u64 = d.sheets.flush_threshold, "no", "flush at once from this many buffered rows";
         sheets_max_delay_secs: u64 = d.sheets.max_delay.as_secs(), "no", "below the threshold, flush after this, at most 900";
-        sheets_value_input: ValueInputOption = d.sheets.value_input, "no", "`USER_ENTERED` or `RAW`";
+        sheets_value_input: ValueInputOption = d.sheets.value_input, "no",
+            "`RAW` (strings stored as sent) or `USER_ENTERED` (read as typed in the UI, formula-looking text kept \
+             text): docs/security.md";
     }
 }
 
@@ -107,6 +109,10 @@ mod tests {
     #[test]
     fn unset_is_the_library_default() {
         assert_eq!(config(&[]).unwrap(), PipelineConfig::default());
+        // Strings reach the sheet as given unless a deployment opts into USER_ENTERED.
+        assert_eq!(config(&[]).unwrap().sheets.value_input, ValueInputOption::Raw);
+        let raw = config(&[("SLUICE_SHEETS_VALUE_INPUT", "RAW")]).unwrap();
+        assert_eq!(raw.sheets.value_input, ValueInputOption::Raw);
     }
 
     #[test]
@@ -129,7 +135,7 @@ mod tests {
             ("SLUICE_SHEETS_MAX_ROWS", "500"),
             ("SLUICE_SHEETS_FLUSH_THRESHOLD", "500"),
             ("SLUICE_SHEETS_MAX_DELAY_SECS", "10"),
-            ("SLUICE_SHEETS_VALUE_INPUT", "RAW"),
+            ("SLUICE_SHEETS_VALUE_INPUT", "USER_ENTERED"),
         ])
         .unwrap();
         assert_eq!(c.bucket, BucketSpec::new(10, 0.5));
@@ -141,7 +147,7 @@ mod tests {
         assert_eq!(s.google_project, "acme");
         assert_eq!((s.per_credential.0, s.per_project.0), (30, 100));
         assert_eq!((s.quota_margin, s.max_rows, s.flush_threshold), (Duration::ZERO, 500, 500));
-        assert_eq!((s.max_delay, s.value_input), (Duration::from_secs(10), ValueInputOption::Raw));
+        assert_eq!((s.max_delay, s.value_input), (Duration::from_secs(10), ValueInputOption::UserEntered));
     }
 
     #[test]

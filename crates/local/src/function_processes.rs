@@ -121,6 +121,7 @@ fn template_settings(pipeline: &PipelineConfig) -> PipelineConfig {
         google_project: pipeline.sheets.google_project.clone(),
         per_credential: (pipeline.sheets.per_credential.0, defaults.sheets.per_credential.1),
         per_project: (pipeline.sheets.per_project.0, defaults.sheets.per_project.1),
+        value_input: pipeline.sheets.value_input,
         ..defaults.sheets.clone()
     };
     let mut mall_drain = defaults.mall_drain.clone();
@@ -155,6 +156,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
         .parameter("GoogleProject", &pipeline.sheets.google_project)
         .parameter("SheetsWritesPerMinute", pipeline.sheets.per_credential.0)
         .parameter("SheetsProjectWritesPerMinute", pipeline.sheets.per_project.0)
+        .parameter("SheetsValueInput", pipeline.sheets.value_input.as_str())
         .parameter("FlowMaxQueued", pipeline.mall_drain.flow.max_queued)
         .parameter("SheetMaxQueued", config.ingest.sheet_flow.max_queued)
         .resource("EventsQueue", queues.events_url.clone())

@@ -48,7 +48,7 @@ async fn start(redis: &TestRedis, cafe24: &Cafe24Sandbox, sheets: &SheetsSandbox
         binaries: FunctionBinaries::for_tests(&Template::bundled().unwrap().binaries()),
         redis_url: redis_url(redis),
         redis_ca_file: redis.server().ca_file(),
-        api_keys: Secret::new(KEY),
+        api_keys: Secret::new(sluice_ingest::any_route_document(KEY)),
         max_concurrency: Some(4),
         log_dir: None,
     };

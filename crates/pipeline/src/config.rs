@@ -99,8 +99,11 @@ pub struct SheetConfig {
     /// A margin longer than that jitter keeps our window's count an upper
     /// bound of Google's (0.4% of a 60 s budget at 250 ms).
     pub quota_margin: Duration,
-    /// How Sheets reads the values (`USER_ENTERED`, as typed in the UI, by
-    /// default; `RAW` stores them as they are).
+    /// How Sheets reads the values: `RAW` (the default) stores them as
+    /// they are, so an answer such as `=IMPORTXML(…)` stays text;
+    /// `USER_ENTERED` reads them as typed in the UI (numbers, dates), with
+    /// every string and header title that would read as a formula sent as
+    /// text (a leading apostrophe: see `ValueInputOption::inert`).
     pub value_input: ValueInputOption,
     /// A quota wait up to this long is waited inside the flush, holding the
     /// sheet, so the rows arriving meanwhile join the next append; longer
@@ -146,7 +149,7 @@ impl Default for SheetConfig {
             read_per_credential: (60, Duration::from_secs(60)),
             read_per_project: (300, Duration::from_secs(60)),
             quota_margin: Duration::from_millis(250),
-            value_input: ValueInputOption::UserEntered,
+            value_input: ValueInputOption::Raw,
             inline_wait_max: Duration::from_secs(2),
             gather: Duration::from_millis(100),
             gather_max: Duration::from_secs(2),

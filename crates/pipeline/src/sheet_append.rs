@@ -3,10 +3,17 @@
 //!
 //! Each row is written as `[row id, values…]`: **column A holds sluice's
 //! row id**, so a flush can tell which rows are in the sheet. The header
-//! row, written when the sheet is empty, is `["row_id", header…]`. Under
+//! row, written when the sheet is empty, is `["row_id", header…]`.
+//!
+//! No text from a request becomes a formula in the sheet (docs/security.md,
+//! "Google Sheets: formulas"). Under `RAW`, the default, Sheets stores
+//! every string as given, so everything is sent as it is. Under
 //! `USER_ENTERED` the id is sent with a leading apostrophe, which Sheets
-//! stores as text and does not show, so an id like `007` is not read back
-//! as the number 7.
+//! takes as "text" and does not keep, so an id like `007` or `=x` is held
+//! as that text; and every value and header title that a spreadsheet would
+//! read as a formula (`=…`, `+…`, `-…`, `@…`, a leading tab or carriage
+//! return) gets one too. Either way column A holds the id exactly, and
+//! [`found_ids`] reads it back.
 //!
 //! Rows whose append may have been applied (`Claim::Unknown`) are looked
 //! for in column A from the row after the sheet's known tail: Sheets
@@ -208,37 +215,53 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 let _ = self.sheet_state.set_header_known(sheet).await;
                 Ok(None)
             }
-            Outcome::Ok(_) => {
-                let mut row = vec![Value::String("row_id".into())];
-                row.extend(header.iter().map(|h| Value::String(h.clone())));
-                Ok(Some(row))
-            }
+            Outcome::Ok(_) => Ok(Some(header_cells(header, self.config.sheets.value_input))),
             other => Err(classify(other)),
         }
     }
 }
 
-/// A buffered row as the sheet gets it: its id in column A, then its values.
+/// The header row as the sheet gets it: `row_id`, then the titles, none
+/// of which may become a formula.
+pub(crate) fn header_cells(titles: &[String], input: ValueInputOption) -> Vec<Value> {
+    let mut row = vec![Value::String("row_id".into())];
+    row.extend(titles.iter().map(|title| input.inert(&Value::String(title.clone()))));
+    row
+}
+
+/// A buffered row as the sheet gets it: its id in column A, then its
+/// values, none of which may become a formula.
 pub(crate) fn sheet_row(row: &BufferedRow, input: ValueInputOption) -> Vec<Value> {
     let id = match input {
+        // Always text, whatever it looks like (`007`, `TRUE`, `=x`).
         ValueInputOption::UserEntered => format!("'{}", row.row_id),
-        _ => row.row_id.clone(),
+        ValueInputOption::Raw => row.row_id.clone(),
     };
     let mut cells = Vec::with_capacity(row.values.len() + 1);
     cells.push(Value::String(id));
-    cells.extend(row.values.iter().cloned());
+    cells.extend(row.values.iter().map(|value| input.inert(value)));
     cells
 }
 
-/// A row id as read back from column A (a leading apostrophe, if the
-/// sheet kept one, is not part of it).
-pub(crate) fn read_id(cell: &Value) -> Option<String> {
-    let text = match cell {
-        Value::String(s) => s.clone(),
-        Value::Number(n) => n.to_string(),
-        _ => return None,
-    };
-    Some(text.strip_prefix('\'').unwrap_or(&text).to_owned())
+/// The row ids column A's cells stand for. A cell holds the id exactly
+/// (both options store it as text, without the apostrophe `USER_ENTERED`
+/// sent); a sheet that kept a leading apostrophe (a person's paste, say)
+/// is read both with and without it, so an id that itself starts with an
+/// apostrophe (`'x`) is found as well as one that does not.
+pub(crate) fn found_ids<'a>(cells: impl IntoIterator<Item = &'a Value>) -> HashSet<String> {
+    let mut found = HashSet::new();
+    for cell in cells {
+        let text = match cell {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            _ => continue,
+        };
+        if let Some(unquoted) = text.strip_prefix('\'') {
+            found.insert(unquoted.to_owned());
+        }
+        found.insert(text);
+    }
+    found
 }
 
 fn parse_rows(rows: &[String]) -> Result<Vec<BufferedRow>, StepError> {
@@ -277,4 +300,49 @@ pub(crate) fn classify<T>(outcome: Outcome<T>) -> Failure {
 
 pub(crate) fn trace_ids(rows: &[BufferedRow]) -> Vec<String> {
     rows.iter().map(|row| row_trace_id(&row.row_id)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(id: &str, values: Vec<Value>) -> BufferedRow {
+        BufferedRow { row_id: id.into(), event_id: format!("e-{id}"), values, header: None }
+    }
+
+    #[test]
+    fn raw_sends_everything_as_it_is() {
+        let values = vec![json!("=1+1"), json!("-A1"), json!("'x"), json!(-12), json!(null)];
+        let sent = sheet_row(&row("=id", values.clone()), ValueInputOption::Raw);
+        assert_eq!(sent[0], json!("=id"));
+        assert_eq!(sent[1..], values);
+        let titles = ["=HYPERLINK(\"x\")".to_owned(), "name".to_owned()];
+        assert_eq!(
+            header_cells(&titles, ValueInputOption::Raw),
+            vec![json!("row_id"), json!(titles[0]), json!("name")]
+        );
+    }
+
+    #[test]
+    fn user_entered_sends_the_id_and_formula_looking_text_as_text() {
+        let values = vec![json!("=1+1"), json!("@x"), json!("\t=1"), json!("-12"), json!("'x"), json!(3), json!(true)];
+        let sent = sheet_row(&row("007", values), ValueInputOption::UserEntered);
+        let expected = [json!("'007"), json!("'=1+1"), json!("'@x"), json!("'\t=1"), json!("-12"), json!("'x")];
+        assert_eq!(sent[..6], expected);
+        assert_eq!(sent[6..], [json!(3), json!(true)]);
+        let titles = ["+total".to_owned(), "name".to_owned()];
+        let header = header_cells(&titles, ValueInputOption::UserEntered);
+        assert_eq!(header, vec![json!("row_id"), json!("'+total"), json!("name")]);
+    }
+
+    #[test]
+    fn ids_are_found_with_or_without_a_kept_apostrophe() {
+        let cells = [json!("'x"), json!("=y"), json!(7), json!("'"), json!(true)];
+        let found = found_ids(&cells);
+        for id in ["'x", "x", "=y", "7", "'", ""] {
+            assert!(found.contains(id), "{id:?} in {found:?}");
+        }
+        assert_eq!(found.len(), 6);
+    }
 }

@@ -27,17 +27,17 @@
 use crate::alerts::EPISODE_TTL;
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::google_token::{CredentialRead, TokenProblem};
-use crate::sheet_append::{Failure, classify, missing_rows, read_id, trace_ids};
+use crate::sheet_append::{Failure, classify, found_ids, missing_rows, trace_ids};
 use crate::sheet_io::{BufferedRow, FlushRequest};
 use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
+use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::StepError;
 use sluice_redis::{EpisodeChange, EpisodeRule, Tag};
 use sluice_sheets::Outcome;
 use sluice_sheets::a1::{CellRange, CellRef};
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
@@ -115,8 +115,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 self.parked_traces(request, rows, "credential", &why).await;
                 let text = format!(
                     "sluice: Google credential `{}` was rejected ({why}). Rows for its sheets are held, in order, and \
-                     go out as soon as it is updated with `sluice credentials set {}`.",
-                    request.credential_id, request.credential_id
+                     go out as soon as it is updated with `{} …`.",
+                    request.credential_id,
+                    command(&["sluice", "credentials", "set", &request.credential_id])
                 );
                 self.alerter.alert(&format!("credential:{}", request.credential_id), &text).await;
                 Ok(Some(Next::Parked(format!("credential: {why}"))))
@@ -124,8 +125,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             Failure::ParkSheet(why) => {
                 let text = format!(
                     "sluice: spreadsheet `{}` sheet {} cannot be written ({why}). Its rows are held, in order; once \
-                     the sheet is fixed, `sluice credentials redrive {}` sends them.",
-                    request.spreadsheet_id, request.sheet_gid, request.credential_id
+                     the sheet is fixed, `{}` sends them.",
+                    request.spreadsheet_id,
+                    request.sheet_gid,
+                    command(&["sluice", "credentials", "redrive", &request.credential_id])
                 );
                 self.alerter.alert(&format!("sheet:{}", request.sheet), &text).await;
                 if maybe_applied {
@@ -207,8 +210,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             StepMetrics::add(&self.metrics.sheets_calls, 1);
             match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
                 Outcome::Ok(range) => {
-                    let found: HashSet<String> =
-                        range.values.iter().filter_map(|row| row.first()).filter_map(read_id).collect();
+                    let found = found_ids(range.values.iter().filter_map(|row| row.first()));
                     return Ok(Ok(missing_rows(rows, &found)));
                 }
                 other => match classify(other) {

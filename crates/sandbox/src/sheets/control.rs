@@ -11,7 +11,7 @@
 //! GET    /sandbox/sheets/spreadsheets                             spreadsheets, sheets, rows held
 //! POST   /sandbox/sheets/spreadsheets   {spreadsheet_id, sheets:[{gid, title}]}  create (or replace)
 //! POST   /sandbox/sheets/spreadsheets/{id}/deny   {user}          the user gets 403 from now on
-//! GET    /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values    → {values} as held (typed, null = empty)
+//! GET    /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values    → {values} as held (typed, null = empty, {"formula"} a formula)
 //! DELETE /sandbox/sheets/spreadsheets/{id}/sheets/{gid}           delete a sheet
 //! GET    /sandbox/sheets/faults, POST /sandbox/sheets/faults      queued faults; queue one (SheetsFault JSON)
 //! GET    /sandbox/sheets/plan, PUT /sandbox/sheets/plan           the probabilistic plan (JSON of FaultConfig)

@@ -42,6 +42,7 @@ pub mod record;
 mod state;
 mod token_endpoint;
 
+pub use cells::formula_of;
 pub use config::SheetsSandboxConfig;
 pub use faults::SheetsFault;
 pub use record::{RecordedFault, SheetsCall, SheetsOp};
@@ -159,8 +160,9 @@ impl SheetsSandbox {
     }
 
     /// The whole sheet as held: typed values (`USER_ENTERED` numbers are
-    /// numbers), `Null` for an empty cell inside the data, trailing empty
-    /// rows and cells trimmed. `None` if there is no such sheet.
+    /// numbers, formulas `{"formula": "=…"}`: see [`formula_of`]), `Null`
+    /// for an empty cell inside the data, trailing empty rows and cells
+    /// trimmed. `None` if there is no such sheet.
     pub fn sheet_values(&self, spreadsheet_id: &str, gid: u64) -> Option<Vec<Vec<Value>>> {
         self.shared.lock().sheet_values(spreadsheet_id, gid)
     }
