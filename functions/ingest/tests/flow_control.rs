@@ -90,7 +90,8 @@ async fn a_sheet_past_its_threshold_has_its_rows_held() {
     let vars = vec![
         ("SLUICE_REDIS_URL", redis.url()),
         ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),
-        ("SLUICE_API_KEYS", KEY.to_owned()),
+        // Rows need a key given the rows route (a plain list is webhook keys).
+        ("SLUICE_API_KEYS", sluice_ingest::any_route_document(KEY)),
         ("SLUICE_KEY_PREFIX", redis.keyspace().prefix().to_owned()),
         ("SLUICE_SHEET_MAX_QUEUED", "2".to_owned()),
     ];
