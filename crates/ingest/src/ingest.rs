@@ -231,7 +231,7 @@ where
     // A row the key may not write is refused before anything is logged:
     // its trace belongs to the credential's owner.
     let parsed = sheet_rows::parse(&body, now_ms());
-    if let Err(rejection) = parsed.as_ref().map_or(Ok(()), |work| check_grant(&grant, work)) {
+    if let Err(rejection) = parsed.as_ref().map_or(Ok(()), |work| check_grant(grant, work)) {
         shared.counters.rejected(rejection.code);
         return rejection.into_response();
     }
@@ -322,8 +322,8 @@ async fn read<C>(shared: &Shared<C>, request: Request) -> Result<sluice_domain::
 
 /// The grant of a key allowed to post rows, or the 403 that refuses one
 /// that is not.
-fn sheet_grant(scope: KeyScope) -> Result<SheetGrant, Rejection> {
-    scope.sheets.ok_or_else(|| {
+fn sheet_grant(scope: &KeyScope) -> Result<&SheetGrant, Rejection> {
+    scope.sheets.as_ref().ok_or_else(|| {
         Rejection::new(
             ErrorCode::Forbidden,
             format!("this X-API-Key may not post rows (it is a key for {WEBHOOK_PATH} only); ask for a sheet key"),
@@ -346,9 +346,9 @@ fn check_grant(grant: &SheetGrant, work: &SheetWork) -> Result<(), Rejection> {
 async fn authorised_body<C>(
     shared: &Shared<C>,
     request: Request,
-) -> Result<(KeyScope, axum::http::HeaderMap, Bytes), Rejection> {
+) -> Result<(&KeyScope, axum::http::HeaderMap, Bytes), Rejection> {
     let key = request.headers().get(API_KEY_HEADER).map(|v| v.as_bytes());
-    let Some(scope) = shared.api_keys.verify(key).cloned() else {
+    let Some(scope) = shared.api_keys.verify(key) else {
         return Err(Rejection::new(ErrorCode::Unauthorized, "X-API-Key is missing or is not a configured key"));
     };
     let headers = request.headers().clone();

@@ -133,7 +133,8 @@ impl IdList {
 }
 
 /// Each key of the secret's `text` with its scope, in the order first
-/// given; a key named twice has the union of its scopes.
+/// given; a key in both parts has both. A key given two sheet grants is
+/// refused: which one was meant cannot be told.
 pub(crate) fn parse(text: &str) -> Result<Vec<(String, KeyScope)>, ConfigError> {
     let text = text.trim();
     let mut scopes: BTreeMap<String, (usize, KeyScope)> = BTreeMap::new();
@@ -141,13 +142,17 @@ pub(crate) fn parse(text: &str) -> Result<Vec<(String, KeyScope)>, ConfigError> 
         let next = scopes.len();
         let entry = scopes.entry(key).or_insert((next, KeyScope::default()));
         entry.1.webhooks |= scope.webhooks;
+        if scope.sheets.is_some() && entry.1.sheets.is_some() {
+            return Err(ConfigError::ApiKey(format!("sheet key {}: given two sheet grants", entry.0 + 1)));
+        }
         if scope.sheets.is_some() {
             entry.1.sheets = scope.sheets;
         }
+        Ok(())
     };
     if !text.starts_with('{') {
         for key in text.split(',').map(str::trim).filter(|k| !k.is_empty()) {
-            add(key.to_owned(), KeyScope { webhooks: true, sheets: None });
+            add(key.to_owned(), KeyScope { webhooks: true, sheets: None })?;
         }
     } else {
         let document: Document = serde_json::from_str(text).map_err(|e| {
@@ -157,12 +162,12 @@ pub(crate) fn parse(text: &str) -> Result<Vec<(String, KeyScope)>, ConfigError> 
             ))
         })?;
         for key in document.webhooks {
-            add(key, KeyScope { webhooks: true, sheets: None });
+            add(key, KeyScope { webhooks: true, sheets: None })?;
         }
         for (i, sheet) in document.sheets.into_iter().enumerate() {
             let credentials = sheet.credentials.allowed("credentials", i + 1)?;
             let spreadsheets = sheet.spreadsheets.map_or(Ok(Allowed::Any), |s| s.allowed("spreadsheets", i + 1))?;
-            add(sheet.key, KeyScope { webhooks: false, sheets: Some(SheetGrant { credentials, spreadsheets }) });
+            add(sheet.key, KeyScope { webhooks: false, sheets: Some(SheetGrant { credentials, spreadsheets }) })?;
         }
     }
     let mut keys: Vec<(usize, String, KeyScope)> = scopes.into_iter().map(|(k, (n, s))| (n, k, s)).collect();
@@ -216,6 +221,10 @@ mod tests {
             (r#"{"sheets": [{"key": "s", "credentials": []}]}"#, "at least one id"),
             (r#"{"sheets": [{"key": "s", "credentials": "all"}]}"#, "\"*\""),
             (r#"{"hooks": ["w"]}"#, "unknown field"),
+            (
+                r#"{"sheets": [{"key": "s", "credentials": "*"}, {"key": "s", "credentials": ["c"]}]}"#,
+                "two sheet grants",
+            ),
         ] {
             let error = parse(text).unwrap_err().to_string();
             assert!(error.contains(says), "{text}: {error}");

@@ -45,9 +45,10 @@ pub struct LocalLambdaConfig {
     /// A local ceiling on each function's environments, below its reserved
     /// concurrency (`None`: that concurrency, or 10 without one).
     pub max_concurrency: Option<usize>,
-    /// Refuse an invocation past a function's reserved concurrency with
-    /// `TooManyRequestsException`, as Lambda does (false: every invocation
-    /// waits for an environment).
+    /// Refuse an invocation of a state-machine step past the function's
+    /// reserved concurrency with `TooManyRequestsException`, as Lambda does
+    /// (false, and for the other functions: every invocation waits for an
+    /// environment).
     pub throttle: bool,
     /// Each function's output goes to `<dir>/<function name>.log`.
     pub log_dir: Option<PathBuf>,
@@ -93,7 +94,11 @@ impl LocalLambda {
                 let concurrency = config.max_concurrency.map_or(reserved, |max| max.min(reserved));
                 let binary = config.binaries.path(&spec.binary);
                 let name = spec.name.clone();
-                let limit = spec.reserved_concurrency.filter(|_| config.throttle);
+                // The state machine's steps: what Step Functions invokes and
+                // retries when Lambda refuses (ingest and the event-source
+                // functions are bounded by their callers here).
+                let step = substitutions.iter().any(|(_, arn)| *arn == spec.arn);
+                let limit = spec.reserved_concurrency.filter(|_| config.throttle && step);
                 let pool = FunctionPool::new(
                     spec,
                     binary,
