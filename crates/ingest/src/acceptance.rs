@@ -66,6 +66,7 @@
 use crate::batcher::Batcher;
 use crate::counters::Counters;
 use crate::rejection::{ErrorCode, Rejection};
+use crate::tenants::{Tenant, TenantCheck};
 use redis::aio::ConnectionLike;
 use serde::Serialize;
 use serde_json::json;
@@ -132,6 +133,8 @@ pub(crate) struct Acceptor<C> {
     pub(crate) flow: Option<FlowControlPort<C>>,
     /// The sheets' overflows and queued counts: flow control per sheet.
     pub(crate) sheets: SheetBuffers<C>,
+    /// Which malls and credentials are tenants (see `tenants`).
+    pub(crate) tenants: TenantCheck<C>,
 }
 
 /// What deferring needs: the backlog keys and where drain requests go.
@@ -145,6 +148,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     pub(crate) async fn accept(&self, work: ShopWork) -> Result<Receipt, Rejection> {
         let id = work.event_id.as_str();
         let started = Instant::now();
+        // Before any key is written: an invented mall leaves nothing.
+        self.tenants.check(Tenant::Mall(&work.event.mall_id)).await?;
         // The delivery's lease and the `received` entry (or `duplicate`)
         // in one call: both sit under the event's hash tag.
         let received = json!({

@@ -113,6 +113,9 @@ pub struct IngestConfig {
     /// but Redis): a sheet with `max_queued` rows in the queue has its
     /// next rows held in its overflow (`sluice_redis::sheet_flow`).
     pub sheet_flow: sluice_redis::SheetFlow,
+    /// Whose work is taken: only enrolled malls and credentials by default
+    /// (`tenants`).
+    pub tenants: crate::TenantPolicy,
 }
 
 impl IngestConfig {
@@ -135,6 +138,7 @@ impl IngestConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             flow_control: sluice_redis::FlowControl::default(),
             sheet_flow: sluice_redis::SheetFlow::default(),
+            tenants: crate::TenantPolicy::default(),
         }
     }
 

@@ -116,6 +116,7 @@ pub const COUNTERS: &[Counter<Counters>] = &[
     rejected!(InvalidJson, invalid_json),
     rejected!(InvalidField, invalid_field),
     rejected!(UnknownTopic, unknown_topic),
+    rejected!(UnknownTenant, unknown_tenant),
     rejected!(QueueRefused, queue_refused),
     rejected!(QueueUnavailable, queue_unavailable),
     rejected!(StoreUnavailable, store_unavailable),
@@ -189,7 +190,7 @@ mod tests {
         assert_eq!(snapshot.rejected[ErrorCode::UnknownTopic], 1);
         // not_found, method_not_allowed, header_too_large and
         // request_timeout are not webhook outcomes.
-        assert_eq!(snapshot.rejected.total(), 13);
+        assert_eq!(snapshot.rejected.total(), 14);
     }
 
     #[test]

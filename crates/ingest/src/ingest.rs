@@ -26,6 +26,7 @@ use crate::counters::{CounterSnapshot, Counters};
 use crate::rejection::{ErrorCode, Rejection};
 use crate::server::{ServeLimits, limit_head};
 use crate::sheet_rows::{self, SHEET_ROWS_PATH};
+use crate::tenants::TenantCheck;
 use crate::webhook;
 use crate::{ApiKeys, KeyScope, SheetGrant, TopicTable};
 use axum::body::Bytes;
@@ -40,7 +41,9 @@ use redis::aio::ConnectionLike;
 use sluice_cafe24::webhook::API_KEY_HEADER;
 use sluice_domain::{DrainRequests, SheetWork, WorkQueue};
 use sluice_redis::Connection;
-use sluice_redis::{Backlogs, Deliveries, DeliveryTimes, Gates, GroupLedger, MarkTimes, SheetBuffers, Traces};
+use sluice_redis::{
+    Backlogs, Deliveries, DeliveryTimes, Enrolments, Gates, GroupLedger, MarkTimes, SheetBuffers, Traces,
+};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -132,13 +135,14 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             ),
             gates: Gates::new(redis.clone(), config.keyspace.clone()),
             groups: GroupLedger::new(redis.clone(), config.keyspace.clone()),
-            traces: Traces::new(redis, config.keyspace.clone(), config.trace_retention),
+            traces: Traces::new(redis.clone(), config.keyspace.clone(), config.trace_retention),
             batcher: Batcher::start(Arc::new(queue), config.batch.clone(), counters.clone()),
             counters: counters.clone(),
             marks: MarkTimes { lease: config.accept_lease, pending: config.pending_timeout },
             deadline: config.effective_accept_deadline(),
             flow,
             sheets,
+            tenants: TenantCheck::new(Enrolments::new(redis.clone(), config.keyspace.clone()), config.tenants),
         };
         let shared = Shared {
             api_keys: config.api_keys,

@@ -69,6 +69,7 @@
 //! - [`batcher`]: the task that packs concurrent sends into batch calls.
 //! - [`rejection`]: [`Rejection`] and its stable [`ErrorCode`]s, the JSON error body.
 //! - [`sheet_rows`], `row_acceptance`: `POST /sheets/rows`, one row bound for a Google Sheet.
+//! - [`tenants`]: only enrolled malls and credentials are taken ([`TenantPolicy`]).
 //! - [`counters`]: [`Counters`] and the [`CounterSnapshot`] read from them.
 
 pub mod acceptance;
@@ -83,6 +84,7 @@ pub mod rejection;
 mod row_acceptance;
 pub mod server;
 pub mod sheet_rows;
+pub mod tenants;
 pub mod webhook;
 
 pub use acceptance::{Receipt, Status};
@@ -94,3 +96,4 @@ pub use key_scope::{KeyScope, SheetGrant, any_route_document, first_webhook_key}
 pub use rejection::{ErrorCode, Rejection};
 pub use server::serve;
 pub use sheet_rows::SHEET_ROWS_PATH;
+pub use tenants::TenantPolicy;

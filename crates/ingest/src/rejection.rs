@@ -30,6 +30,9 @@ pub enum ErrorCode {
     InvalidField,
     /// 422: `event_no` is not in the topic table.
     UnknownTopic,
+    /// 422: the webhook's mall, or the row's credential, is not a tenant:
+    /// sluice was never given its token (see `tenants`).
+    UnknownTenant,
     /// 400: the queue refused the message as malformed (the sender's fault,
     /// e.g. a body SQS does not accept); sending it again will not help.
     QueueRefused,
@@ -62,13 +65,14 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         Self::Unauthorized,
         Self::Forbidden,
         Self::PayloadTooLarge,
         Self::InvalidJson,
         Self::InvalidField,
         Self::UnknownTopic,
+        Self::UnknownTenant,
         Self::QueueRefused,
         Self::QueueUnavailable,
         Self::StoreUnavailable,
@@ -89,6 +93,7 @@ impl ErrorCode {
             Self::InvalidJson => "invalid_json",
             Self::InvalidField => "invalid_field",
             Self::UnknownTopic => "unknown_topic",
+            Self::UnknownTenant => "unknown_tenant",
             Self::QueueRefused => "queue_refused",
             Self::QueueUnavailable => "queue_unavailable",
             Self::StoreUnavailable => "store_unavailable",
@@ -108,7 +113,7 @@ impl ErrorCode {
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::InvalidJson | Self::InvalidField | Self::QueueRefused => StatusCode::BAD_REQUEST,
-            Self::UnknownTopic => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::UnknownTopic | Self::UnknownTenant => StatusCode::UNPROCESSABLE_ENTITY,
             Self::QueueUnavailable
             | Self::StoreUnavailable
             | Self::DeliveryInProgress

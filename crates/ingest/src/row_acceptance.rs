@@ -37,6 +37,8 @@ use sluice_redis::{RowAdmit, Tag};
 impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     pub(crate) async fn accept_row(&self, work: SheetWork) -> Result<Receipt, Rejection> {
         let started = std::time::Instant::now();
+        // Before the row's first trace entry: an invented credential leaves nothing.
+        self.tenants.check(crate::tenants::Tenant::Credential(&work.row.credential_id)).await?;
         let log = work.trace_id();
         let group = work.row.group_key();
         let init = json!({

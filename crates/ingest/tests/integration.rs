@@ -13,4 +13,5 @@ mod crash_points;
 mod hostile_ids;
 mod round_trips;
 mod sheet_rows;
+mod tenants;
 mod undo;

@@ -21,6 +21,7 @@ const QUEUE: &str = "sluice-events.fifo";
 #[tokio::test]
 async fn http_requests_reach_the_ingest_binary_as_api_gateway_events() {
     let redis = TestRedis::new("local_apigw");
+    redis.enrol(&["acme"], &[]).await;
     let stop = CancellationToken::new();
     let backend = MemoryBackend::new();
     backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();

@@ -132,7 +132,7 @@ mod tests {
         assert!(lines.contains(&r#"sluice_ingest_rejected_total{reason="invalid_field"} 1"#), "{out}");
         let family = |start: &str| lines.iter().filter(|l| l.starts_with(start)).count();
         assert_eq!(family("# TYPE sluice_ingest_rejected_total counter"), 1, "{out}");
-        assert_eq!(family("sluice_ingest_rejected_total{reason="), 12, "{out}");
+        assert_eq!(family("sluice_ingest_rejected_total{reason="), 13, "{out}");
         assert!(lines.contains(&"sluice_ingest_trace_failures_total 0"), "{out}");
     }
 }

@@ -12,7 +12,7 @@ use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, MallHolds, SnapshotStor
 use std::sync::Arc;
 
 /// The name of a mall's Admin API bucket, lock and token under its tag.
-pub const ADMIN_API: &str = "cafe24";
+pub const ADMIN_API: &str = sluice_redis::enrolment::CAFE24_TOKEN;
 
 /// The shop path's service.
 #[derive(Debug, Clone)]

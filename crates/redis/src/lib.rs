@@ -30,6 +30,7 @@
 //! {prefix}{<tag>}:streak:<name>  STRING  failures in a row              TTL: 1 day after the latest failure (see episode)
 //! {prefix}{<tag>}:episode:<name> STRING  an open episode of failures    TTL: 1 day after the latest failure
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
+//! {prefix}{<tag>}:enrolled:<name> STRING a tenant's enrolment (unix ms) owner: the operator (`sluice tokens set`, `sluice tenants`)
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  snapshots, outcomes, shard n   owner: the drain worker trims what every group acked; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
@@ -75,6 +76,7 @@
 //! - [`snapshot_consumer`]: the streams read as a consumer group, acknowledged, trimmed.
 //! - `stream_reply` (private): stream entries read out of a reply without copying it.
 //! - [`token_store`]: OAuth token pairs.
+//! - [`enrolment`]: which malls and credentials are tenants, for ingest to refuse the rest.
 //! - [`credential_state`]: a credential's rejection and its sheets.
 //! - [`sheet_buffer`]: each Google Sheet's buffer, in-flight and parked rows.
 //! - [`sheet_flow`]: flow control per sheet: rows counted in the queue, the overflow held back.
@@ -94,6 +96,7 @@ pub mod connection;
 pub mod credential_state;
 pub mod delivery;
 pub mod deny_cache;
+pub mod enrolment;
 pub mod episode;
 mod error;
 pub mod gate;
@@ -125,6 +128,7 @@ pub use connection::Connection;
 pub use credential_state::CredentialState;
 pub use delivery::{Attempt, Begun, Deliveries, DeliveryTimes};
 pub use deny_cache::DenyCache;
+pub use enrolment::Enrolments;
 pub use episode::{EpisodeChange, EpisodeRule, Episodes};
 pub use error::{Error, StaleReason};
 pub use gate::{Entry, Gates};

@@ -56,8 +56,9 @@ impl<C: ConnectionLike + Clone + Send> TokenStore<C> {
         key(&self.keyspace, tag, name)
     }
 
-    /// Stores `token`, replacing any earlier one. Refuses a token whose
-    /// refresh token has already expired (it could never be used).
+    /// Stores `token`, replacing any earlier one, and enrols the tenant
+    /// ([`Enrolments`](crate::Enrolments)). Refuses a token whose refresh
+    /// token has already expired (it could never be used).
     pub async fn put(&self, tag: &Tag, name: &str, token: &StoredToken, now_ms: u64) -> Result<(), Error> {
         if token.refresh_expires_ms <= now_ms {
             return Err(Error::Config("the refresh token has already expired".into()));
@@ -76,6 +77,12 @@ impl<C: ConnectionLike + Clone + Send> TokenStore<C> {
                 ],
             )
             .pexpire_at(&key, i64::try_from(token.refresh_expires_ms).unwrap_or(i64::MAX))
+            // Storing a tenant's token enrols it (see `enrolment`).
+            .set_options(
+                crate::enrolment::key(&self.keyspace, tag, name),
+                now_ms,
+                redis::SetOptions::default().conditional_set(redis::ExistenceCheck::NX),
+            )
             .exec_async(&mut self.conn.clone())
             .await?;
         Ok(())

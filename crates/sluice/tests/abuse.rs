@@ -78,6 +78,8 @@ async fn run(seed: u64, requests: usize) -> ChaosRow {
     println!("abuse run: seed {seed} (SLUICE_ABUSE_SEED), {requests} requests, {WORKERS} at once");
     let redis = TestRedis::plain("abuse");
     let prefix = redis.keyspace().prefix().to_owned();
+    // The good rows' credential, as `sluice credentials set good` would.
+    redis.enrol(&[], &["good"]).await;
     // Nothing leaves 127.0.0.1: a sandbox mall, and Google's endpoints
     // pointed at a closed port.
     let nowhere = "http://127.0.0.1:9";

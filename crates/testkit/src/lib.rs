@@ -175,6 +175,19 @@ impl TestRedis {
             .unwrap_or_else(|e| panic!("connect to the test redis at {}: {e}", self.url()))
     }
 
+    /// Enrols these malls and Google credentials as tenants, as storing
+    /// their tokens would (ingest refuses work for any other), for tests
+    /// that send webhooks or rows without storing tokens.
+    pub async fn enrol(&self, malls: &[&str], credentials: &[&str]) {
+        let enrolments = sluice_redis::Enrolments::new(self.conn().await, self.keyspace());
+        let tags = malls.iter().map(|m| (sluice_redis::Tag::for_mall(m), sluice_redis::enrolment::CAFE24_TOKEN));
+        let google = sluice_redis::credential_state::GOOGLE_TOKEN;
+        let tags = tags.chain(credentials.iter().map(|c| (sluice_redis::Tag::for_credential(c), google)));
+        for (tag, name) in tags {
+            enrolments.enrol(&tag, name, 1).await.unwrap_or_else(|e| panic!("enrol {tag:?}: {e}"));
+        }
+    }
+
     /// Every key this test has written, sorted.
     pub async fn keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = self.keys_by_node().await.into_iter().flatten().collect();

@@ -46,6 +46,8 @@ impl Lambda {
         backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
         let queue = EmbeddedQueue::new(backend, QUEUE);
         let ingest = build(ingest_config(&env).await.unwrap(), queue.clone(), redis.conn().await, None).unwrap();
+        // As `sluice tokens set acme` would have.
+        redis.enrol(&["acme"], &[]).await;
         Self { redis, ingest, queue }
     }
 
@@ -123,7 +125,9 @@ async fn bad_events_get_their_4xx_and_leave_nothing_behind() {
         assert_eq!((got, answer["error"]["code"].as_str()), (status, Some(code)), "{answer}");
     }
     assert_eq!(lambda.messages().await, 0);
-    assert_eq!(lambda.redis.keys().await, Vec::<String>::new());
+    // Only what was there before: acme's enrolment.
+    let enrolled = format!("{}{{mall:acme}}:enrolled:cafe24", lambda.redis.keyspace().prefix());
+    assert_eq!(lambda.redis.keys().await, vec![enrolled]);
 }
 
 /// What the runtime sends back to API Gateway: the router's answer through

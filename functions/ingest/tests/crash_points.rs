@@ -58,6 +58,7 @@ impl Front for LambdaFront {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_crash_point_in_the_lambdas_acceptance_loses_a_webhook() {
     let redis = TestRedis::new("lambda_crash_points");
+    redis.enrol(&["acme"], &[]).await;
     let vars: HashMap<&str, String> = HashMap::from([
         ("SLUICE_REDIS_URL", redis.url()),
         ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),

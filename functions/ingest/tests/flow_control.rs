@@ -33,6 +33,7 @@ impl DrainRequests for Recorded {
 
 async fn statuses(flow_vars: &[(&'static str, &str)], test: &str) -> (Vec<String>, usize) {
     let redis = TestRedis::new(test);
+    redis.enrol(&["acme"], &[]).await;
     let mut vars = vec![
         ("SLUICE_REDIS_URL", redis.url()),
         ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),
@@ -87,6 +88,7 @@ async fn without_the_mall_drain_queue_every_webhook_is_a_message() {
 #[tokio::test]
 async fn a_sheet_past_its_threshold_has_its_rows_held() {
     let redis = TestRedis::new("fn_ingest_sheet_flow");
+    redis.enrol(&[], &["c"]).await;
     let vars = vec![
         ("SLUICE_REDIS_URL", redis.url()),
         ("SLUICE_QUEUE_URL", format!("http://127.0.0.1:9324/000000000000/{QUEUE}")),

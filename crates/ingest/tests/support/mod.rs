@@ -9,7 +9,7 @@ use sluice_domain::queue::{
     OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendFailure, SendOutcome,
 };
 use sluice_domain::{Queue, WorkQueue};
-use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
+use sluice_ingest::{ApiKeys, Ingest, IngestConfig, TenantPolicy};
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError};
 use sluice_redis::{ConnectSettings, Connection};
 use sluice_redis::{Keyspace, TraceEntry, Traces};
@@ -163,6 +163,9 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
         .unwrap();
         let mut config = IngestConfig::new(keys);
         config.keyspace = redis.keyspace();
+        // These tests are of acceptance itself and invent malls freely;
+        // `tests/tenants.rs` runs the default, which refuses them.
+        config.tenants = TenantPolicy::Any;
         tweak(&mut config);
         let traces = Traces::new(conn.clone(), redis.keyspace(), Duration::from_secs(60));
         let ingest = Ingest::new(config, queue.clone(), conn).unwrap();

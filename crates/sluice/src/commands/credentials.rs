@@ -9,6 +9,7 @@
 //! person fixed a sheet that was gone). `sluice credentials show
 //! CREDENTIAL` says whether it is usable, never the tokens.
 
+use super::enrolment;
 use super::tokens::{read_source, when};
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
@@ -47,6 +48,11 @@ pub(crate) enum CredentialsCommand {
     },
     /// Show whether a credential is usable and when its access token expires.
     Show { credential: String },
+    /// Let ingest take a credential's rows again, or for the first time when
+    /// it was stored before enrolment existed (`set` enrols).
+    Enrol { credential: String },
+    /// Make ingest refuse rows naming a credential (its tokens stay).
+    Withdraw { credential: String },
 }
 
 pub(crate) async fn run(command: CredentialsCommand) -> anyhow::Result<ExitCode> {
@@ -56,6 +62,18 @@ pub(crate) async fn run(command: CredentialsCommand) -> anyhow::Result<ExitCode>
         }
         CredentialsCommand::Redrive { credential, flush_queue_url } => redrive(&credential, flush_queue_url).await,
         CredentialsCommand::Show { credential } => show(&credential).await,
+        CredentialsCommand::Enrol { credential } => enrolment::enrol(WHO, &tenant(&credential)).await,
+        CredentialsCommand::Withdraw { credential } => enrolment::withdraw(&tenant(&credential)).await,
+    }
+}
+
+fn tenant(credential: &str) -> enrolment::Tenant<'static> {
+    let set = sluice_pipeline::suggested_command::command(&["sluice", "credentials", "set", credential]);
+    enrolment::Tenant {
+        name: format!("credential {credential}"),
+        tag: Tag::for_credential(credential),
+        token: GOOGLE,
+        set: format!("{set} --token-json FILE"),
     }
 }
 
@@ -122,6 +140,7 @@ async fn show(credential: &str) -> anyhow::Result<ExitCode> {
     let token = tokens.get(&Tag::for_credential(credential), GOOGLE).await?;
     let rejected = state.rejected(credential).await?;
     let sheets = state.sheets(credential).await?.len();
+    println!("{}", enrolment::describe(&redis, &tenant(credential)).await?);
     match (token, rejected) {
         (None, _) => {
             let set = sluice_pipeline::suggested_command::command(&["sluice", "credentials", "set", credential]);

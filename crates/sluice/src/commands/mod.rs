@@ -5,6 +5,7 @@ pub(crate) mod credentials;
 pub(crate) mod db;
 pub(crate) mod dev;
 pub(crate) mod dlq;
+pub(crate) mod enrolment;
 pub(crate) mod redrive;
 pub(crate) mod sandbox;
 pub(crate) mod status;

@@ -7,8 +7,10 @@
 //! (`--mall-drain-queue-url`, `SLUICE_MALL_DRAIN_QUEUE_URL`, or the
 //! running `sluice dev`'s) — `MallDrainService::set_token`, the code path
 //! the tests drive. `sluice tokens show MALL` prints when they expire and
-//! whether the mall is parked, never the tokens.
+//! whether the mall is parked and enrolled, never the tokens. `enrol` and
+//! `withdraw` say whether ingest takes the mall's webhooks (`enrolment`).
 
+use super::enrolment;
 use crate::dev_state::DevState;
 use crate::redis_target::StateRedis;
 use crate::usage;
@@ -39,8 +41,13 @@ pub(crate) enum TokensCommand {
         #[arg(long)]
         mall_drain_queue_url: Option<String>,
     },
-    /// Show when a mall's tokens expire.
+    /// Show when a mall's tokens expire, and whether ingest takes its webhooks.
     Show { mall: String },
+    /// Let ingest take a mall's webhooks again, or for the first time when
+    /// its tokens were stored before enrolment existed (`set` enrols).
+    Enrol { mall: String },
+    /// Make ingest refuse a mall's webhooks (its tokens stay).
+    Withdraw { mall: String },
 }
 
 pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<ExitCode> {
@@ -49,7 +56,21 @@ pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<ExitCode> {
             set(&mall, &token_json, mall_drain_queue_url).await
         }
         TokensCommand::Show { mall } => show(&mall).await,
+        TokensCommand::Enrol { mall } => enrolment::enrol(WHO, &tenant(&mall)?).await,
+        TokensCommand::Withdraw { mall } => enrolment::withdraw(&tenant(&mall)?).await,
     }
+}
+
+/// `mall` as a tenant, once it is a mall id.
+fn tenant(mall: &str) -> anyhow::Result<enrolment::Tenant<'static>> {
+    check_mall_id(mall).map_err(|e| usage(WHO, e))?;
+    let set = sluice_pipeline::suggested_command::command(&["sluice", "tokens", "set", mall]);
+    Ok(enrolment::Tenant {
+        name: format!("mall {mall}"),
+        tag: Tag::for_mall(mall),
+        token: ADMIN_API,
+        set: format!("{set} --token-json FILE"),
+    })
 }
 
 const WHO: &str = "sluice tokens";
@@ -125,6 +146,7 @@ async fn show(mall: &str) -> anyhow::Result<ExitCode> {
     let conn = redis.connection().await?;
     let store = TokenStore::new(conn.clone(), redis.keyspace.clone());
     let tag = Tag::for_mall(mall);
+    println!("{}", enrolment::describe(&redis, &tenant(mall)?).await?);
     if let Some(held) = MallHolds::new(conn, redis.keyspace.clone()).state(&tag).await? {
         let what = if held.parked { "PARKED" } else { "being released" };
         println!(
