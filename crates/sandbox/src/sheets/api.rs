@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! GET  /v4/spreadsheets/{id}                          spreadsheets.get (a read)
+//! POST /v4/spreadsheets/{id}:batchUpdate              spreadsheets.batchUpdate (a write; see batch_update)
 //! GET  /v4/spreadsheets/{id}/values/{range}           values.get (a read)
 //! PUT  /v4/spreadsheets/{id}/values/{range}           values.update (a write)
 //! POST /v4/spreadsheets/{id}/values/{range}:append    values.append (a write)
@@ -13,16 +14,18 @@
 //! queued or probabilistic fault → the spreadsheet exists (else 404) → the
 //! user may use it (else 403) → the request is valid (else 400) → the
 //! operation. Then an `ApplyThen…` fault may hold or replace the answer,
-//! and the configured latency delays it.
+//! and the configured latency delays it. An `AppliedLate` fault instead
+//! holds the operation itself, to run later (see `late`).
 
 use crate::fault::{Fault, FaultDecision, TimeoutMode};
 use crate::server::{Answer, Delivery, credentials};
 use crate::sheets::a1;
 use crate::sheets::answer::BROKEN;
+use crate::sheets::batch_update;
 use crate::sheets::cells::{InputOption, RenderOption};
 use crate::sheets::faults::QueuedFault;
 use crate::sheets::grid::{BadRequest, Major, Spreadsheet, Written, columns_to_rows};
-use crate::sheets::oauth::Caller;
+use crate::sheets::late::Held;
 use crate::sheets::quota::RequestKind;
 use crate::sheets::record::{RecordedFault, SheetsCall, SheetsOp};
 use crate::sheets::state::{Inner, Shared};
@@ -37,15 +40,17 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 type Params = Result<Query<HashMap<String, String>>, QueryRejection>;
 
 pub(crate) fn router() -> Router<Arc<Shared>> {
-    Router::new().route("/v4/spreadsheets/{spreadsheet_id}", get(spreadsheet_get)).route(
-        "/v4/spreadsheets/{spreadsheet_id}/values/{range}",
-        get(values_get).put(values_update).post(values_append),
-    )
+    Router::new()
+        .route("/v4/spreadsheets/{spreadsheet_id}", get(spreadsheet_get).post(batch_update::batch_update))
+        .route(
+            "/v4/spreadsheets/{spreadsheet_id}/values/{range}",
+            get(values_get).put(values_update).post(values_append),
+        )
 }
 
 /// Unknown paths and methods, in Google's error shape.
@@ -53,37 +58,75 @@ pub(crate) async fn not_found() -> Response {
     Answer::google(StatusCode::NOT_FOUND, "Method not found.").deliver(BROKEN).await
 }
 
+/// The 404 for a spreadsheet that does not exist (or no longer does).
+pub(crate) fn no_spreadsheet() -> Answer {
+    Answer::google(StatusCode::NOT_FOUND, "Requested entity was not found.")
+}
+
 /// What an operation did, for its answer and its record.
 #[derive(Debug)]
-struct Done {
-    answer: Answer,
-    rows: usize,
-    applied: bool,
+pub(crate) struct Done {
+    pub(crate) answer: Answer,
+    pub(crate) rows: usize,
+    pub(crate) applied: bool,
 }
 
 impl Done {
-    fn ok(body: Value, rows: usize) -> Self {
+    pub(crate) fn ok(body: Value, rows: usize) -> Self {
         Self { answer: Answer::json(StatusCode::OK, body), rows, applied: true }
     }
 
-    fn refused(answer: Answer) -> Self {
+    pub(crate) fn refused(answer: Answer) -> Self {
         Self { answer, rows: 0, applied: false }
     }
 
-    fn bad(e: BadRequest) -> Self {
+    pub(crate) fn bad(e: BadRequest) -> Self {
         Self::refused(Answer::google(StatusCode::BAD_REQUEST, &e.0))
     }
 }
 
+/// What a call does to its spreadsheet. It owns what it needs (the
+/// request's body and parameters) because an `AppliedLate` fault runs it
+/// after the request's own task may be gone.
+pub(crate) type Operation = Box<dyn FnOnce(&mut Spreadsheet) -> Done + Send>;
+
+/// What a call gets: an answer, or, held by an `AppliedLate` fault, an
+/// answer to come once its operation has run.
+#[derive(Debug)]
+pub(crate) enum Served {
+    Now(Answer),
+    Late(Held),
+}
+
+impl Served {
+    pub(crate) async fn deliver(self) -> Response {
+        match self {
+            Self::Now(answer) => answer.deliver(BROKEN).await,
+            Self::Late(held) => held.deliver().await,
+        }
+    }
+}
+
+/// How far `gate_and_run` got.
+enum Gated {
+    Now(Answer),
+    /// Past every check, the operation held for later.
+    Late {
+        hold: Duration,
+        apply_after: Option<Duration>,
+        operation: Operation,
+    },
+}
+
 /// Serves one call: the gate, the faults, the operation, the record.
-fn serve(
-    shared: &Shared,
+pub(crate) fn serve(
+    shared: &Arc<Shared>,
     op: SheetsOp,
     headers: &HeaderMap,
-    spreadsheet_id: &str,
-    range: Option<&str>,
-    operation: impl FnOnce(&mut Spreadsheet) -> Done,
-) -> Answer {
+    spreadsheet_id: String,
+    range: Option<String>,
+    operation: Operation,
+) -> Served {
     let mut guard = shared.lock();
     let now = Instant::now();
     let mut record = SheetsCall {
@@ -92,45 +135,49 @@ fn serve(
         op,
         user: None,
         client_id: None,
-        spreadsheet_id: Some(spreadsheet_id.to_owned()),
-        range: range.map(str::to_owned),
+        spreadsheet_id: Some(spreadsheet_id.clone()),
+        range,
         status: 0,
         rows: 0,
         applied: false,
         counted: false,
         fault: None,
     };
-    let answer = gate_and_run(&mut guard, shared.project_number, op, headers, now, &mut record, |inner, caller| {
-        match inner.spreadsheets.get_mut(spreadsheet_id) {
-            None => Done::refused(Answer::google(StatusCode::NOT_FOUND, "Requested entity was not found.")),
-            Some(s) if s.denied.contains(&caller.user) => {
-                Done::refused(Answer::google(StatusCode::FORBIDDEN, "The caller does not have permission"))
-            }
-            Some(s) => operation(s),
+    let gated = gate_and_run(&mut guard, shared.project_number, headers, now, &mut record, &spreadsheet_id, operation);
+    match gated {
+        Gated::Now(answer) => {
+            record.status = answer.status.as_u16();
+            guard.log.push(record);
+            Served::Now(answer)
         }
-    });
-    record.status = answer.status.as_u16();
-    guard.log.push(record);
-    answer
+        Gated::Late { hold, apply_after, operation } => {
+            // Recorded now, when it counted; its outcome is filled in when
+            // it is applied.
+            let seq = guard.log.push(record);
+            Served::Late(guard.late.hold(shared, seq, spreadsheet_id, operation, hold, apply_after))
+        }
+    }
 }
 
+/// `record.op` is the call's operation.
 fn gate_and_run(
     inner: &mut Inner,
     project_number: u64,
-    op: SheetsOp,
     headers: &HeaderMap,
     now: Instant,
     record: &mut SheetsCall,
-    operation: impl FnOnce(&mut Inner, &Caller) -> Done,
-) -> Answer {
+    spreadsheet_id: &str,
+    operation: Operation,
+) -> Gated {
     let caller = match inner.oauth.authenticate(credentials(headers, "bearer"), now) {
         Ok(caller) => caller,
-        Err(failure) => return Answer::unauthenticated(failure),
+        Err(failure) => return Gated::Now(Answer::unauthenticated(failure)),
     };
     (record.user, record.client_id) = (Some(caller.user.clone()), Some(caller.client_id.clone()));
+    let op = record.op;
     let kind = if op.is_write() { RequestKind::Write } else { RequestKind::Read };
     if let Err(exceeded) = inner.quotas.admit(kind, &caller.client_id, &caller.user, now) {
-        return Answer::quota(exceeded, project_number);
+        return Gated::Now(Answer::quota(exceeded, project_number));
     }
     record.counted = true;
     let FaultDecision { fault, latency } = inner.faults.decide();
@@ -140,30 +187,50 @@ fn gate_and_run(
     match (queued, fault) {
         (Some(QueuedFault::Status(status)), _) => {
             record.fault = Some(RecordedFault::Status);
-            return injected(status);
+            return Gated::Now(injected(status));
         }
         (Some(_), _) | (None, None) => {}
         (None, Some(Fault::ServerError)) => {
             record.fault = Some(RecordedFault::ServerError);
-            return Answer::google(StatusCode::INTERNAL_SERVER_ERROR, "Internal error encountered.")
-                .after(Delivery::After(latency));
+            let error = Answer::google(StatusCode::INTERNAL_SERVER_ERROR, "Internal error encountered.");
+            return Gated::Now(error.after(Delivery::After(latency)));
         }
         (None, Some(Fault::Timeout(mode))) => {
             record.fault = Some(RecordedFault::Timeout(mode));
-            return match mode {
+            return Gated::Now(match mode {
                 TimeoutMode::Hold(hold) => {
                     Answer::google(StatusCode::GATEWAY_TIMEOUT, "Deadline exceeded.").after(Delivery::Hold(hold))
                 }
                 TimeoutMode::Drop => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Drop(latency)),
                 TimeoutMode::Close => Answer::json(StatusCode::OK, Value::Null).after(Delivery::Close(latency)),
-            };
+            });
         }
     }
-    let done = operation(inner, &caller);
+    let spreadsheet = match inner.spreadsheets.get_mut(spreadsheet_id) {
+        None => Err(no_spreadsheet()),
+        Some(s) if s.denied.contains(&caller.user) => {
+            Err(Answer::google(StatusCode::FORBIDDEN, "The caller does not have permission"))
+        }
+        Some(s) => Ok(s),
+    };
+    let done = match (spreadsheet, queued) {
+        (Ok(_), Some(QueuedFault::AppliedLate { hold, apply_after })) => {
+            record.fault = Some(RecordedFault::AppliedLate);
+            return Gated::Late { hold, apply_after, operation };
+        }
+        (Ok(spreadsheet), _) => operation(spreadsheet),
+        (Err(refusal), _) => Done::refused(refusal),
+    };
     (record.rows, record.applied) = (done.rows, done.applied);
-    match queued {
+    Gated::Now(match queued {
         Some(QueuedFault::ApplyThenHold(hold)) => {
             record.fault = Some(RecordedFault::ApplyThenHold);
+            done.answer.after(Delivery::Hold(hold))
+        }
+        // Refused on arrival (404, 403): there is nothing to apply later,
+        // so the refusal is what is held.
+        Some(QueuedFault::AppliedLate { hold, .. }) => {
+            record.fault = Some(RecordedFault::AppliedLate);
             done.answer.after(Delivery::Hold(hold))
         }
         Some(QueuedFault::ApplyThenStatus(status)) => {
@@ -171,7 +238,7 @@ fn gate_and_run(
             injected(status)
         }
         _ => done.answer.after(Delivery::After(latency)),
-    }
+    })
 }
 
 fn param(params: &Params, name: &str) -> Option<String> {
@@ -187,15 +254,20 @@ async fn spreadsheet_get(
     // With a field mask (sluice asks for `sheets.properties`) only the
     // sheets come back, besides the id.
     let masked = param(&params, "fields").is_some();
-    let answer = serve(&shared, SheetsOp::SpreadsheetGet, &headers, &id, None, |spreadsheet| {
-        let mut body = json!({"spreadsheetId": id, "sheets": spreadsheet.sheet_properties()});
-        if !masked {
-            body["properties"] = json!({"title": id, "locale": "en_US", "timeZone": "Etc/GMT"});
-            body["spreadsheetUrl"] = json!(format!("https://docs.google.com/spreadsheets/d/{id}/edit"));
-        }
-        Done::ok(body, 0)
-    });
-    answer.deliver(BROKEN).await
+    let answer_id = id.clone();
+    let get =
+        Box::new(move |spreadsheet: &mut Spreadsheet| Done::ok(spreadsheet_json(&answer_id, spreadsheet, masked), 0));
+    serve(&shared, SheetsOp::SpreadsheetGet, &headers, id, None, get).deliver().await
+}
+
+/// `spreadsheets.get`'s answer (also batchUpdate's `updatedSpreadsheet`).
+pub(crate) fn spreadsheet_json(id: &str, spreadsheet: &Spreadsheet, masked: bool) -> Value {
+    let mut body = json!({"spreadsheetId": id, "sheets": spreadsheet.sheet_properties()});
+    if !masked {
+        body["properties"] = json!({"title": id, "locale": "en_US", "timeZone": "Etc/GMT"});
+        body["spreadsheetUrl"] = json!(format!("https://docs.google.com/spreadsheets/d/{id}/edit"));
+    }
+    body
 }
 
 async fn values_get(
@@ -204,9 +276,11 @@ async fn values_get(
     params: Params,
     headers: HeaderMap,
 ) -> Response {
-    let answer = serve(&shared, SheetsOp::ValuesGet, &headers, &id, Some(&range), |spreadsheet| {
-        let read = Major::parse(param(&params, "majorDimension").as_deref()).and_then(|major| {
-            let render = RenderOption::parse(param(&params, "valueRenderOption").as_deref()).map_err(BadRequest)?;
+    let (major, render) = (param(&params, "majorDimension"), param(&params, "valueRenderOption"));
+    let record_range = range.clone();
+    let get = Box::new(move |spreadsheet: &mut Spreadsheet| {
+        let read = Major::parse(major.as_deref()).and_then(|major| {
+            let render = RenderOption::parse(render.as_deref()).map_err(BadRequest)?;
             Ok((major, spreadsheet.get(&range, major, render)?))
         });
         match read {
@@ -221,7 +295,7 @@ async fn values_get(
             }
         }
     });
-    answer.deliver(BROKEN).await
+    serve(&shared, SheetsOp::ValuesGet, &headers, id, Some(record_range), get).deliver().await
 }
 
 /// A request's `ValueRange`.
@@ -274,21 +348,24 @@ async fn values_append(
 ) -> Response {
     // `{range}:append` is one segment; other custom methods (`:clear`, …)
     // are not served.
-    let Some(range) = segment.strip_suffix(":append") else { return not_found().await };
-    let answer = serve(&shared, SheetsOp::ValuesAppend, &headers, &id, Some(range), |spreadsheet| {
+    let Some(range) = segment.strip_suffix(":append").map(str::to_owned) else { return not_found().await };
+    let (input, insert) = (param(&params, "valueInputOption"), param(&params, "insertDataOption"));
+    let (answer_id, record_range) = (id.clone(), range.clone());
+    let append = Box::new(move |spreadsheet: &mut Spreadsheet| {
         let appended = (|| {
-            let option = InputOption::parse(param(&params, "valueInputOption").as_deref()).map_err(BadRequest)?;
-            let insert_rows = match param(&params, "insertDataOption").as_deref() {
+            let option = InputOption::parse(input.as_deref()).map_err(BadRequest)?;
+            let insert_rows = match insert.as_deref() {
                 None | Some("OVERWRITE") => false,
                 Some("INSERT_ROWS") => true,
                 Some(other) => return Err(BadRequest(format!("Invalid value at 'insert_data_option' ({other})"))),
             };
-            let rows = rows_of(&body, range)?;
-            spreadsheet.append(range, &rows, option, insert_rows)
+            let rows = rows_of(&body, &range)?;
+            spreadsheet.append(&range, &rows, option, insert_rows)
         })();
         match appended {
             Err(e) => Done::bad(e),
             Ok((table_range, written)) => {
+                let id = answer_id;
                 let mut answer = json!({"spreadsheetId": id, "updates": written_json(&id, &written)});
                 if let Some(table_range) = table_range {
                     answer["tableRange"] = json!(table_range);
@@ -297,7 +374,7 @@ async fn values_append(
             }
         }
     });
-    answer.deliver(BROKEN).await
+    serve(&shared, SheetsOp::ValuesAppend, &headers, id, Some(record_range), append).deliver().await
 }
 
 async fn values_update(
@@ -307,14 +384,16 @@ async fn values_update(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let answer = serve(&shared, SheetsOp::ValuesUpdate, &headers, &id, Some(&range), |spreadsheet| {
-        let updated = InputOption::parse(param(&params, "valueInputOption").as_deref())
+    let input = param(&params, "valueInputOption");
+    let (answer_id, record_range) = (id.clone(), range.clone());
+    let update = Box::new(move |spreadsheet: &mut Spreadsheet| {
+        let updated = InputOption::parse(input.as_deref())
             .map_err(BadRequest)
             .and_then(|option| spreadsheet.update(&range, &rows_of(&body, &range)?, option));
         match updated {
             Err(e) => Done::bad(e),
-            Ok(written) => Done::ok(written_json(&id, &written), written.rows),
+            Ok(written) => Done::ok(written_json(&answer_id, &written), written.rows),
         }
     });
-    answer.deliver(BROKEN).await
+    serve(&shared, SheetsOp::ValuesUpdate, &headers, id, Some(record_range), update).deliver().await
 }

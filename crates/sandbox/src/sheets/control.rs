@@ -13,9 +13,18 @@
 //! POST   /sandbox/sheets/spreadsheets/{id}/deny   {user}          the user gets 403 from now on
 //! GET    /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values    → {values} as held (typed, null = empty, {"formula"} a formula)
 //! DELETE /sandbox/sheets/spreadsheets/{id}/sheets/{gid}           delete a sheet
+//! POST   /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/rows/delete {start, end}            a person deletes rows
+//! POST   /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/rows/insert {start, end}            a person inserts blank rows
+//! POST   /sandbox/sheets/spreadsheets/{id}/sheets/{gid}/rows/sort   {start, end, column, descending?}  a person sorts rows
 //! GET    /sandbox/sheets/faults, POST /sandbox/sheets/faults      queued faults; queue one (SheetsFault JSON)
+//! GET    /sandbox/sheets/late                                     {arrived, applied}: writes held by applied_late
+//! POST   /sandbox/sheets/late/release                             apply the held ones now → {released}
 //! GET    /sandbox/sheets/plan, PUT /sandbox/sheets/plan           the probabilistic plan (JSON of FaultConfig)
 //! ```
+//!
+//! Rows are 0-based, `end` exclusive, `column` 0 for `A`; the row edits act
+//! as a person in the sheet (no quota, not recorded), as the handle's
+//! `delete_rows`, `insert_rows`, `sort_rows` do.
 //!
 //! Errors are `{"error": "…"}` with 400 or 404.
 
@@ -45,7 +54,10 @@ pub(crate) fn router() -> Router<Arc<Shared>> {
         .route("/sandbox/sheets/spreadsheets/{id}/deny", post(deny))
         .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}/values", get(values))
         .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}", delete(delete_sheet))
+        .route("/sandbox/sheets/spreadsheets/{id}/sheets/{gid}/rows/{edit}", post(edit_rows))
         .route("/sandbox/sheets/faults", get(faults).post(inject))
+        .route("/sandbox/sheets/late", get(late))
+        .route("/sandbox/sheets/late/release", post(release_late))
         .route("/sandbox/sheets/plan", get(plan).put(set_plan))
 }
 
@@ -156,6 +168,46 @@ async fn values(State(shared): State<Arc<Shared>>, Path((id, gid)): Path<(String
 async fn delete_sheet(State(shared): State<Arc<Shared>>, Path((id, gid)): Path<(String, u64)>) -> Answer {
     shared.lock().delete_sheet(&id, gid)?;
     ok(StatusCode::OK, json!({"spreadsheet_id": id, "deleted_gid": gid}))
+}
+
+#[derive(Debug, Deserialize)]
+struct RowEdit {
+    start: u32,
+    end: u32,
+    /// For a sort: the column (0 is `A`) and the direction.
+    column: Option<u32>,
+    #[serde(default)]
+    descending: bool,
+}
+
+async fn edit_rows(
+    State(shared): State<Arc<Shared>>,
+    Path((id, gid, edit)): Path<(String, u64, String)>,
+    rows: Body<RowEdit>,
+) -> Answer {
+    let rows = body(rows)?;
+    let mut inner = shared.lock();
+    match (edit.as_str(), rows.column) {
+        ("delete", _) => inner.delete_rows(&id, gid, rows.start..rows.end)?,
+        ("insert", _) => inner.insert_rows(&id, gid, rows.start..rows.end)?,
+        ("sort", Some(column)) => inner.sort_rows(&id, gid, rows.start..rows.end, column, rows.descending)?,
+        ("sort", None) => return Err(SandboxError::InvalidInput("a sort needs a column".into()).into()),
+        _ => {
+            return Err(
+                SandboxError::InvalidInput(format!("rows can be deleted, inserted or sorted, not `{edit}`")).into()
+            );
+        }
+    }
+    ok(StatusCode::OK, json!({"spreadsheet_id": id, "gid": gid, edit: {"start": rows.start, "end": rows.end}}))
+}
+
+async fn late(State(shared): State<Arc<Shared>>) -> Response {
+    Json(shared.lock().late.counts()).into_response()
+}
+
+async fn release_late(State(shared): State<Arc<Shared>>) -> Answer {
+    let released = shared.lock().apply_late(None);
+    ok(StatusCode::OK, json!({ "released": released }))
 }
 
 async fn faults(State(shared): State<Arc<Shared>>) -> Response {

@@ -22,11 +22,18 @@
 //!
 //! Every refusal is a 400 whose message Google would give
 //! (`Unable to parse range: …`, `… exceeds grid limits …`).
+//!
+//! What people do to rows and columns (delete, insert, sort) is in
+//! [`edits`].
+
+mod edits;
 
 use crate::sheets::a1::{self, Cells, Rect};
 use crate::sheets::cells::{CellWrite, InputOption, RenderOption, cell_write};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+
+pub(crate) use edits::{Dimension, SortKey, Span};
 
 /// Google's grid for a new sheet.
 const DEFAULT_ROWS: u32 = 1000;

@@ -9,7 +9,11 @@
 //! client at [`SheetsSandbox::base_url`] and [`SheetsSandbox::token_url`];
 //! drive it with the methods here or over HTTP under `/sandbox/sheets/…`
 //! (see [`control`]); inspect it with [`SheetsSandbox::calls`] and
-//! [`SheetsSandbox::sheet_values`].
+//! [`SheetsSandbox::sheet_values`]. Edit a sheet as a person would
+//! ([`SheetsSandbox::delete_rows`], [`SheetsSandbox::insert_rows`],
+//! [`SheetsSandbox::sort_rows`]) between a client's calls, and hold a write
+//! to apply it after its client gave up ([`SheetsFault::AppliedLate`],
+//! [`SheetsSandbox::release_late`], [`SheetsSandbox::wait_late`]).
 //!
 //! # Layout
 //!
@@ -18,24 +22,29 @@
 //! - `state`: the shared state behind one mutex.
 //! - `a1`: A1 range notation, read and written as Google does.
 //! - `cells`: `valueInputOption` in, `valueRenderOption` out.
-//! - `grid`: spreadsheets, sheets and cells; append/get/update semantics.
+//! - `grid`: spreadsheets, sheets and cells; append/get/update semantics;
+//!   `grid::edits`, rows and columns deleted, inserted, sorted.
 //! - `oauth`: clients, refresh tokens, access tokens and their expiry.
 //! - `quota`: the sliding per-user and per-project read/write windows.
 //! - `faults`: the queued one-shot [`SheetsFault`]s.
+//! - `late`: writes an `AppliedLate` fault holds, and [`LateCalls`].
 //! - [`record`]: [`SheetsCall`], the call record.
 //! - `answer`: Google's error bodies.
 //! - `api`: the Sheets API handlers and the order a call is checked in.
+//! - `batch_update`: `spreadsheets.batchUpdate` (delete, insert, sort).
 //! - `token_endpoint`: `POST /token`.
 //! - [`control`]: the JSON control plane.
 
 mod a1;
 mod answer;
 mod api;
+mod batch_update;
 mod cells;
 pub mod config;
 pub mod control;
 mod faults;
 mod grid;
+mod late;
 mod oauth;
 mod quota;
 pub mod record;
@@ -45,6 +54,7 @@ mod token_endpoint;
 pub use cells::formula_of;
 pub use config::SheetsSandboxConfig;
 pub use faults::SheetsFault;
+pub use late::LateCalls;
 pub use record::{RecordedFault, SheetsCall, SheetsOp};
 
 use crate::fault::FaultConfig;
@@ -52,6 +62,7 @@ use crate::server::Server;
 use serde_json::Value;
 use state::Shared;
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -159,6 +170,46 @@ impl SheetsSandbox {
         self.shared.lock().rename_sheet(spreadsheet_id, gid, title)
     }
 
+    /// Deletes rows `rows` of sheet `gid` (0-based, end exclusive: `1..3`
+    /// is what a person calls rows 2 and 3): the rows below move up and the
+    /// grid shrinks, so the next append lands after the data as it now is.
+    ///
+    /// This acts as a person in the sheet, not as an API call: no quota
+    /// spent, no fault drawn, nothing in [`SheetsSandbox::calls`]. (The API
+    /// call is `deleteDimension` in `POST …:batchUpdate`.) Refused as
+    /// Google refuses it: rows past the grid, or every row.
+    pub fn delete_rows(&self, spreadsheet_id: &str, gid: u64, rows: Range<u32>) -> Result<(), SandboxError> {
+        self.shared.lock().delete_rows(spreadsheet_id, gid, rows)
+    }
+
+    /// Inserts `rows.len()` blank rows at `rows.start` (0-based): the row
+    /// there and those below move down, and the grid grows. `rows.start`
+    /// may be the grid's row count, to add rows at the bottom.
+    ///
+    /// Acts as a person in the sheet: no quota, no fault, not recorded as
+    /// an API call (that is `insertDimension` over batchUpdate).
+    pub fn insert_rows(&self, spreadsheet_id: &str, gid: u64, rows: Range<u32>) -> Result<(), SandboxError> {
+        self.shared.lock().insert_rows(spreadsheet_id, gid, rows)
+    }
+
+    /// Sorts rows `rows` (0-based, end exclusive; leave a header out) by
+    /// `column` (0 is `A`), as a person selecting those rows and sorting
+    /// them: whole rows move, other rows stay, empty cells sort last,
+    /// equal ones keep their order (see `grid::edits` for the order).
+    ///
+    /// Acts as a person in the sheet: no quota, no fault, not recorded as
+    /// an API call (that is `sortRange` over batchUpdate).
+    pub fn sort_rows(
+        &self,
+        spreadsheet_id: &str,
+        gid: u64,
+        rows: Range<u32>,
+        column: u32,
+        descending: bool,
+    ) -> Result<(), SandboxError> {
+        self.shared.lock().sort_rows(spreadsheet_id, gid, rows, column, descending)
+    }
+
     /// The whole sheet as held: typed values (`USER_ENTERED` numbers are
     /// numbers, formulas `{"formula": "=…"}`: see [`formula_of`]), `Null`
     /// for an empty cell inside the data, trailing empty rows and cells
@@ -192,6 +243,31 @@ impl SheetsSandbox {
     /// Queued faults not consumed yet.
     pub fn pending_faults(&self) -> Vec<SheetsFault> {
         self.shared.lock().queued.pending()
+    }
+
+    /// The calls held by [`SheetsFault::AppliedLate`] so far: how many
+    /// arrived and how many have been applied.
+    pub fn late_calls(&self) -> LateCalls {
+        self.shared.lock().late.counts()
+    }
+
+    /// Applies now every held late call, oldest first, as if its time had
+    /// come (each lands where it would land now, e.g. an append after rows
+    /// added meanwhile); returns how many. Their answers leave once their
+    /// hold has passed, if their clients are still there.
+    pub fn release_late(&self) -> usize {
+        self.shared.lock().apply_late(None)
+    }
+
+    /// Waits until `until` holds for the late calls' counts, and returns
+    /// them: `|c| c.arrived >= 1` (the sandbox holds the call, unapplied),
+    /// `|c| c.applied >= 1` (it has been applied). The counts only grow,
+    /// so this cannot miss its moment. Bound it with a timeout in tests.
+    pub async fn wait_late(&self, mut until: impl FnMut(&LateCalls) -> bool) -> LateCalls {
+        let mut counts = self.shared.lock().late.subscribe();
+        let reached = counts.wait_for(|c| until(c)).await.map(|c| *c);
+        // The sender lives with the state, which `self` keeps alive.
+        reached.unwrap_or_else(|_| self.late_calls())
     }
 
     /// Replaces the probabilistic fault plan (its RNG restarts from the

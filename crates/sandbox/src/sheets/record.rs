@@ -24,13 +24,16 @@ pub enum SheetsOp {
     ValuesAppend,
     /// `PUT …/values/{range}`: a write request.
     ValuesUpdate,
+    /// `POST /v4/spreadsheets/{id}:batchUpdate` (row and column edits, sorts):
+    /// a write request.
+    BatchUpdate,
     /// `POST /token`: not counted against any quota.
     Token,
 }
 
 impl SheetsOp {
     pub fn is_write(self) -> bool {
-        matches!(self, Self::ValuesAppend | Self::ValuesUpdate)
+        matches!(self, Self::ValuesAppend | Self::ValuesUpdate | Self::BatchUpdate)
     }
 }
 
@@ -44,6 +47,9 @@ pub enum RecordedFault {
     ApplyThenHold,
     /// A queued `SheetsFault::ApplyThenStatus`: applied, answered an error.
     ApplyThenStatus,
+    /// A queued `SheetsFault::AppliedLate`: held on arrival, applied later
+    /// (the record is amended then).
+    AppliedLate,
     /// The configured server error rate: 500, nothing applied.
     ServerError,
     /// The configured timeout rate: held then 504, or the connection
@@ -69,11 +75,14 @@ pub struct SheetsCall {
     /// The range as requested (percent-decoded, without `:append`).
     pub range: Option<String>,
     /// The status answered; for a held answer, the one sent after the hold.
+    /// 0 while an `AppliedLate` call waits to be applied.
     pub status: u16,
-    /// Rows appended, updated or returned.
+    /// Rows appended, updated or returned; for a batchUpdate, rows deleted,
+    /// inserted or sorted.
     pub rows: usize,
     /// Whether the call took effect (rows written, values read, a token
-    /// issued), whatever the client was told.
+    /// issued), whatever the client was told. An `AppliedLate` call is
+    /// recorded when it arrives (not applied yet) and amended when applied.
     pub applied: bool,
     /// Whether the call was accepted by the quota check and so counts
     /// against the quotas (even if a fault or an error answered it).
@@ -94,14 +103,26 @@ impl CallLog {
         Self { records: VecDeque::new(), limit, next_seq: 1 }
     }
 
-    /// Numbers and keeps a record, dropping the oldest past the limit.
-    pub(crate) fn push(&mut self, mut record: SheetsCall) {
-        record.seq = self.next_seq;
+    /// Numbers and keeps a record, dropping the oldest past the limit;
+    /// returns its number.
+    pub(crate) fn push(&mut self, mut record: SheetsCall) -> u64 {
+        let seq = self.next_seq;
+        record.seq = seq;
         self.next_seq += 1;
         if self.records.len() == self.limit {
             self.records.pop_front();
         }
         self.records.push_back(record);
+        seq
+    }
+
+    /// Changes the record numbered `seq`, if still kept. A late call's
+    /// record stays where it arrived (its `at`, when it was counted), so
+    /// the log stays in time order; only its outcome is filled in.
+    pub(crate) fn amend(&mut self, seq: u64, change: impl FnOnce(&mut SheetsCall)) {
+        if let Some(record) = self.records.iter_mut().rev().find(|r| r.seq == seq) {
+            change(record);
+        }
     }
 
     /// Records with `seq > after`, oldest first.

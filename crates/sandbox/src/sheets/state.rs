@@ -10,12 +10,14 @@ use crate::fault::FaultInjector;
 use crate::sheets::SandboxError;
 use crate::sheets::config::SheetsSandboxConfig;
 use crate::sheets::faults::FaultQueue;
-use crate::sheets::grid::Spreadsheet;
+use crate::sheets::grid::{Dimension, Sheet, SortKey, Span, Spreadsheet};
+use crate::sheets::late::LateBook;
 use crate::sheets::oauth::OAuthBook;
 use crate::sheets::quota::QuotaBook;
 use crate::sheets::record::{CallLog, RECORD_LIMIT};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -28,6 +30,8 @@ pub(crate) struct Inner {
     pub(crate) queued: FaultQueue,
     pub(crate) faults: FaultInjector,
     pub(crate) log: CallLog,
+    /// Writes held by `AppliedLate` faults, waiting to be applied.
+    pub(crate) late: LateBook,
 }
 
 impl Inner {
@@ -67,6 +71,51 @@ impl Inner {
     pub(crate) fn sheet_values(&self, id: &str, gid: u64) -> Option<Vec<Vec<Value>>> {
         Some(self.spreadsheets.get(id)?.sheet(gid)?.values())
     }
+
+    // What a person does in the sheet (the handle's and the control
+    // plane's `delete_rows`, `insert_rows`, `sort_rows`): the grid edits
+    // batchUpdate makes, but not API calls, so no quota, fault or record.
+
+    pub(crate) fn delete_rows(&mut self, id: &str, gid: u64, rows: Range<u32>) -> Result<(), SandboxError> {
+        self.edit_sheet(id, gid, |sheet, _| sheet.delete_dimension(Dimension::Rows, rows.start, rows.end))
+    }
+
+    pub(crate) fn insert_rows(&mut self, id: &str, gid: u64, rows: Range<u32>) -> Result<(), SandboxError> {
+        // A person inserts above the first row or below any row, the end
+        // included; with no formatting kept, which neighbour the new rows
+        // would take theirs from only decides what Google allows.
+        let below = rows.start > 0;
+        self.edit_sheet(id, gid, |sheet, cells| {
+            sheet.insert_dimension(Dimension::Rows, rows.start, rows.end, below, cells)
+        })
+    }
+
+    pub(crate) fn sort_rows(
+        &mut self,
+        id: &str,
+        gid: u64,
+        rows: Range<u32>,
+        column: u32,
+        descending: bool,
+    ) -> Result<(), SandboxError> {
+        let (rows, columns) = (Span { start: Some(rows.start), end: Some(rows.end) }, Span::default());
+        let keys = [SortKey { column, descending }];
+        self.edit_sheet(id, gid, |sheet, _| sheet.sort_range(rows, columns, &keys).map(drop))
+    }
+
+    /// Runs `edit` on a sheet, given the spreadsheet's grid cells.
+    fn edit_sheet(
+        &mut self,
+        id: &str,
+        gid: u64,
+        edit: impl FnOnce(&mut Sheet, u64) -> Result<(), String>,
+    ) -> Result<(), SandboxError> {
+        let spreadsheet = self.spreadsheet_mut(id)?;
+        let cells = spreadsheet.grid_cells();
+        let sheet = spreadsheet.sheet_mut(gid);
+        let sheet = sheet.ok_or_else(|| SandboxError::UnknownSheet { spreadsheet_id: id.to_owned(), gid })?;
+        edit(sheet, cells).map_err(SandboxError::InvalidInput)
+    }
 }
 
 /// State plus what never changes after start.
@@ -88,6 +137,7 @@ impl Shared {
             queued: FaultQueue::default(),
             faults: FaultInjector::new(config.faults).map_err(SandboxError::InvalidInput)?,
             log: CallLog::new(RECORD_LIMIT),
+            late: LateBook::default(),
         };
         Ok(Self { epoch: Instant::now(), project_number: config.project_number, inner: Mutex::new(inner) })
     }

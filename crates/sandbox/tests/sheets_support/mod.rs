@@ -114,6 +114,14 @@ impl Fixture {
         Reply::read(self.http.put(url).bearer_auth(token).json(&body).send().await.expect("update answers")).await
     }
 
+    /// `spreadsheets.batchUpdate` of the fixture's spreadsheet with `body`
+    /// (`{"requests": [...]}`).
+    pub(crate) async fn batch_update(&self, token: &str, body: Value) -> Reply {
+        let url = format!("{}/v4/spreadsheets/{SPREADSHEET}:batchUpdate", self.sandbox.base_url());
+        let sent = self.http.post(url).bearer_auth(token).json(&body).send().await;
+        Reply::read(sent.expect("batchUpdate answers")).await
+    }
+
     /// `spreadsheets.get` of `spreadsheet_id` for the sheet properties.
     pub(crate) async fn spreadsheet(&self, token: &str, spreadsheet_id: &str) -> Reply {
         let url = format!("{}/v4/spreadsheets/{spreadsheet_id}?fields=sheets.properties", self.sandbox.base_url());
