@@ -41,6 +41,8 @@ part! {
         sheets_max_rows: usize = d.sheets.max_rows, "no", "rows per append, 1–100000";
         sheets_flush_threshold: u64 = d.sheets.flush_threshold, "no", "flush at once from this many buffered rows";
         sheets_max_delay_secs: u64 = d.sheets.max_delay.as_secs(), "no", "below the threshold, flush after this, at most 900";
+        sheets_apply_horizon_secs: u64 = d.sheets.apply_horizon.as_secs(), "no",
+            "an unanswered append may still land this long (Google: up to 180 s); 1–900";
         sheets_value_input: ValueInputOption = d.sheets.value_input, "no",
             "`RAW` (strings stored as sent) or `USER_ENTERED` (read as typed in the UI, formula-looking text kept \
              text): docs/security.md";
@@ -70,6 +72,7 @@ pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError
     in_range("sheets_max_rows", v.sheets_max_rows, 1, Some(100_000))?;
     in_range("sheets_flush_threshold", v.sheets_flush_threshold, 1, None)?;
     in_range("sheets_max_delay_secs", v.sheets_max_delay_secs, 0, Some(MAX_FLUSH_DELAY_SECS))?;
+    in_range("sheets_apply_horizon_secs", v.sheets_apply_horizon_secs, 1, Some(MAX_FLUSH_DELAY_SECS))?;
     let minute = Duration::from_secs(60);
     let sheets = SheetConfig {
         google_project: v.google_project,
@@ -80,6 +83,7 @@ pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError
         flush_threshold: v.sheets_flush_threshold,
         max_delay: Duration::from_secs(v.sheets_max_delay_secs),
         value_input: v.sheets_value_input,
+        apply_horizon: Duration::from_secs(v.sheets_apply_horizon_secs),
         ..SheetConfig::default()
     };
     Ok(PipelineConfig {

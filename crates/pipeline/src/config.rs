@@ -138,6 +138,12 @@ pub struct SheetConfig {
     /// Flushes of one sheet in a row delayed by Google's 5xx, 429 or a
     /// timeout that raise an alert; the next append raises another.
     pub delayed_flushes_alert_after: u32,
+    /// How long an append that was never answered (a timeout, a dropped
+    /// connection, a flush killed mid-call) may still be applied: rows of
+    /// it not found in the sheet are sent again only after this. Google
+    /// processes a request for at most 180 s (then answers a timeout), so
+    /// 200 s by default; see `sluice_redis::sheet_state`, "Landing".
+    pub apply_horizon: Duration,
 }
 
 impl Default for SheetConfig {
@@ -162,6 +168,7 @@ impl Default for SheetConfig {
             flush_budget: Duration::from_secs(30),
             alert_window: Duration::from_secs(15 * 60),
             delayed_flushes_alert_after: 3,
+            apply_horizon: Duration::from_secs(200),
         }
     }
 }

@@ -16,10 +16,14 @@
 //! [`found_ids`] reads it back.
 //!
 //! Rows whose append may have been applied (`Claim::Unknown`) are looked
-//! for in column A from the row after the sheet's known tail: Sheets
-//! appends after the last row of the table, so a batch that landed is
-//! below the tail sluice saw last. (A person deleting rows above the tail
-//! meanwhile could hide it; the known tail then points past it.)
+//! for in the whole of column A, wherever people have moved them since
+//! (deleted rows above them, sorted the sheet, inserted their own). Rows
+//! not found are sent again only once no append of theirs can still land:
+//! an append never answered (a timeout, a dropped connection, a flush
+//! killed mid-call) may be applied by Google up to its 180 s processing
+//! limit later, so the flush waits out `apply_horizon` from that call
+//! (`SheetState::landing_for`) before it concludes they are missing. An
+//! answered call (even a 5xx) is over: what it did is in the sheet.
 
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::google_token::{GoogleToken, TokenProblem};
@@ -29,6 +33,7 @@ use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use serde_json::Value;
 use sluice_cafe24::Secret;
+use sluice_domain::upstream::Unavailable;
 use sluice_domain::{ErrorKind, StepError, row_trace_id};
 use sluice_redis::{Claim, Tag};
 use sluice_sheets::a1::{CellRange, CellRef};
@@ -78,13 +83,22 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                     self.settle(request, sheet, &rows, None, tally).await?;
                     return Ok(None);
                 }
+                // Not in the sheet yet, and an append that was never
+                // answered may still land: look again once it cannot.
+                let landing = self.sheet_state.landing_for(sheet).await?;
+                if !landing.is_zero() {
+                    tracing::info!(sheet = request.sheet, rows = missing.len(), ?landing, "rows may still land");
+                    return Ok(Some(Next::Later(landing)));
+                }
                 if missing.len() == rows.len() {
                     // Not applied: send them as unsent rows, under a write admission.
                     self.buffers.mark_unsent(sheet).await?;
                     return Ok(None);
                 }
                 // Some landed and some did not (only if ids collided with a
-                // person's rows): send the missing ones, keep all in flight.
+                // person's rows): the found ones are done; send the
+                // missing ones, keeping all in flight until they are.
+                self.found_traces(request, &rows, &missing).await;
                 (missing, false, true)
             }
         };
@@ -134,7 +148,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             body.extend(rows.iter().map(|row| sheet_row(row, input)));
             tally.calls += 1;
             StepMetrics::add(&self.metrics.sheets_calls, 1);
+            // Until it is answered, this append may land (see `landing_for`).
+            self.sheet_state.mark_landing(sheet, self.config.sheets.apply_horizon).await?;
             let outcome = client.append(&token.access, &request.spreadsheet_id, request.sheet_gid, &body, input).await;
+            if answered(&outcome)
+                && let Err(e) = self.sheet_state.clear_landing(sheet).await
+            {
+                tracing::warn!(sheet = request.sheet, error = %e, "an answered append still counts as landing");
+            }
             if matches!(outcome, Outcome::Throttled { .. }) {
                 StepMetrics::add(&self.metrics.sheets_429, 1);
             }
@@ -296,6 +317,13 @@ pub(crate) fn classify<T>(outcome: Outcome<T>) -> Failure {
         Outcome::Unavailable { .. } => Failure::RetryUnsent(Duration::ZERO),
         Outcome::OutcomeUnknown { .. } => Failure::RetryUnknown(Duration::ZERO),
     }
+}
+
+/// Whether Google answered the call: processing is over, so what it did is
+/// in the sheet (or was never applied). A timeout or a broken answer says
+/// nothing of the kind.
+fn answered<T>(outcome: &Outcome<T>) -> bool {
+    !matches!(outcome, Outcome::OutcomeUnknown { cause: Unavailable::Timeout | Unavailable::Body(_) })
 }
 
 pub(crate) fn trace_ids(rows: &[BufferedRow]) -> Vec<String> {

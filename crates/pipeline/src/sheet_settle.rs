@@ -34,7 +34,7 @@ use crate::step_metrics::StepMetrics;
 use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_domain::StepError;
+use sluice_domain::{StepError, row_trace_id};
 use sluice_redis::{EpisodeChange, EpisodeRule, Tag};
 use sluice_sheets::Outcome;
 use sluice_sheets::a1::{CellRange, CellRef};
@@ -51,6 +51,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         tally: &mut RunTally,
     ) -> Result<(), StepError> {
         self.buffers.complete(sheet).await?;
+        // Nothing of this sheet's is in the air any more.
+        let _ = self.sheet_state.clear_landing(sheet).await;
         if let Some(tail) = tail {
             self.sheet_state.set_tail(sheet, tail).await?;
         }
@@ -178,8 +180,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     }
 
     /// Which of `rows` (whose append may have landed) are not in the sheet:
-    /// reads column A below the sheet's known tail. `Err(next)` ends the run
-    /// with the rows still in flight, unknown.
+    /// reads the whole of column A, so rows are found wherever people have
+    /// moved them (deletes and inserts above them, sorts). A row id found
+    /// more than once is reported (`report_duplicates`). `Err(next)` ends
+    /// the run with the rows still in flight, unknown.
     pub(crate) async fn verify(
         &self,
         request: &FlushRequest,
@@ -192,8 +196,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             return Ok(Err(next));
         }
         let client = self.sheets_client()?;
-        let from = self.sheet_state.tail(sheet).await?.unwrap_or(0) + 1;
-        let column_a = CellRange { start: CellRef::cell(1, from), end: CellRef { column: Some(1), row: None } };
+        let column_a = CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } };
         let mut force = false;
         loop {
             let token = match self.google_token(&request.credential_id, force).await {
@@ -210,8 +213,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             StepMetrics::add(&self.metrics.sheets_calls, 1);
             match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
                 Outcome::Ok(range) => {
-                    let found = found_ids(range.values.iter().filter_map(|row| row.first()));
-                    return Ok(Ok(missing_rows(rows, &found)));
+                    let cells: Vec<_> = range.values.iter().filter_map(|row| row.first()).collect();
+                    self.report_duplicates(request, &duplicated_ids(rows, &cells)).await;
+                    return Ok(Ok(missing_rows(rows, &found_ids(cells))));
                 }
                 other => match classify(other) {
                     Failure::Refresh if !force => force = true,
@@ -223,4 +227,65 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             }
         }
     }
+
+    /// Rows of a batch found in the sheet while others of it are sent
+    /// again: each ends with its own outcome.
+    pub(crate) async fn found_traces(&self, request: &FlushRequest, rows: &[BufferedRow], missing: &[BufferedRow]) {
+        let found: Vec<BufferedRow> =
+            rows.iter().filter(|row| !missing.iter().any(|m| m.row_id == row.row_id)).cloned().collect();
+        let detail = json!({"sheet": request.sheet, "rows": found.len(), "found_by_verify": true});
+        if let Err(e) = self.traces.record_all(&trace_ids(&found), "COMPLETED", &detail).await {
+            tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
+        }
+    }
+
+    /// Row ids sluice wrote more than once (an append applied by Google
+    /// past the apply horizon, after its rows were sent again): said in
+    /// each row's trace, counted, and alerted once per sheet per window.
+    async fn report_duplicates(&self, request: &FlushRequest, duplicated: &[(String, usize)]) {
+        if duplicated.is_empty() {
+            return;
+        }
+        StepMetrics::add(&self.metrics.rows_duplicated, duplicated.len() as u64);
+        for (row_id, times) in duplicated {
+            let detail = json!({"sheet": request.sheet, "times_in_sheet": times});
+            if let Err(e) = self.traces.record(&row_trace_id(row_id), "DUPLICATED", &detail).await {
+                tracing::warn!(sheet = request.sheet, error = %e, "duplicate trace not recorded");
+            }
+        }
+        let ids: Vec<&str> = duplicated.iter().map(|(id, _)| id.as_str()).take(10).collect();
+        let text = format!(
+            "sluice: spreadsheet `{}` sheet {} holds {} of sluice's rows more than once ({}): an append Google \
+             applied later than sluice waited for. Delete the extra copies; `sluice trace ROW_ID` shows each.",
+            request.spreadsheet_id,
+            request.sheet_gid,
+            duplicated.len(),
+            ids.join(", ")
+        );
+        self.alerter.alert(&format!("sheet:{}:duplicated", request.sheet), &text).await;
+    }
+}
+
+/// The ids of `rows` that column A's `cells` hold more than once, with how
+/// many times (a cell counts for an id with or without a kept apostrophe).
+fn duplicated_ids(rows: &[BufferedRow], cells: &[&serde_json::Value]) -> Vec<(String, usize)> {
+    let mut counts: std::collections::HashMap<&str, usize> = rows.iter().map(|r| (r.row_id.as_str(), 0)).collect();
+    for cell in cells {
+        let text = match cell {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Number(n) => n.to_string(),
+            _ => continue,
+        };
+        let unquoted = text.strip_prefix('\'');
+        for id in [Some(text.as_str()), unquoted].into_iter().flatten() {
+            if let Some(count) = counts.get_mut(id) {
+                *count += 1;
+                break;
+            }
+        }
+    }
+    let mut duplicated: Vec<(String, usize)> =
+        counts.into_iter().filter(|(_, n)| *n > 1).map(|(id, n)| (id.to_owned(), n)).collect();
+    duplicated.sort();
+    duplicated
 }

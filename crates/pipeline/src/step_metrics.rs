@@ -23,6 +23,9 @@ pub struct StepMetrics {
     pub(crate) fetches_handed_over: AtomicU64,
     pub(crate) rows_buffered: AtomicU64,
     pub(crate) rows_appended: AtomicU64,
+    /// Row ids a verify found more than once in their sheet: rows sluice
+    /// wrote twice (an append Google applied past the apply horizon).
+    pub(crate) rows_duplicated: AtomicU64,
     pub(crate) flush_ms: AtomicU64,
     /// Messages and FIFO groups of the pipe batches planned (one batch per
     /// invocation of plan-batch, so the EMF value is the batch size), and
@@ -49,6 +52,7 @@ pub const COUNTERS: &[Counter<StepMetrics>] = &[
     Counter::new("fetches_handed_over", "", &[("FetchesHandedOver", Count)], |m| &m.fetches_handed_over),
     Counter::new("sheet_rows_buffered", "", &[("SheetRowsBuffered", Count)], |m| &m.rows_buffered),
     Counter::new("sheet_rows_appended", "", &[("SheetRowsAppended", Count)], |m| &m.rows_appended),
+    Counter::new("sheet_rows_duplicated", "", &[("SheetRowsDuplicated", Count)], |m| &m.rows_duplicated),
     Counter::new("flush_ms", "", &[("FlushTime", Milliseconds)], |m| &m.flush_ms),
     Counter::new("pipe_batch_messages", "", &[("PipeBatchSize", Count)], |m| &m.batch_messages),
     Counter::new("pipe_batch_groups", "", &[("PipeBatchGroups", Count)], |m| &m.batch_groups),

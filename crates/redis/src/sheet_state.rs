@@ -1,6 +1,6 @@
 //! What a sheet's flush remembers between runs, besides its rows
 //! ([`crate::SheetBuffers`]): where the sheet ended after sluice's latest
-//! append (so a verify reads only the sheet's tail), whether its header
+//! append (for `sluice status`), whether its header
 //! row is known to be there (checked once per sheet, then cached), and how
 //! many flushes in a row failed (for the backoff).
 //!
@@ -10,7 +10,18 @@
 //! {prefix}{sheet:…}:tail:       STRING  last row of sluice's latest append   TTL: 30 days after that append
 //! {prefix}{sheet:…}:header:     STRING  "1" once the header row is there     TTL: 30 days after it was checked
 //! {prefix}{sheet:…}:failures:   STRING  failed flushes in a row              TTL: 1 hour; the flush deletes it on success
+//! {prefix}{sheet:…}:landing:    STRING  an append may still land             TTL: the apply horizon; deleted once answered
 //! ```
+//!
+//! **Landing.** An append whose answer never came (a timeout, a dropped
+//! connection, a flush killed mid-call) may still be applied by Google
+//! afterwards: Sheets keeps processing a request for up to 180 seconds
+//! ([usage limits](https://developers.google.com/workspace/sheets/api/limits):
+//! "When Sheets processes a request for more than 180 seconds, the request
+//! returns a timeout error") and applies each request atomically. So the
+//! flush marks the sheet *landing* for the apply horizon just before each
+//! append and clears the mark when an answer arrives; while the mark
+//! lasts, rows not found in the sheet are not yet known to be missing.
 
 use crate::error::Error;
 use crate::keyspace::{Keyspace, Tag};
@@ -68,6 +79,33 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
             .exec_async(&mut self.conn.clone())
             .await?;
         Ok(())
+    }
+
+    /// Marks the sheet's next append as possibly landing until `horizon`
+    /// from now (set just before the call).
+    pub async fn mark_landing(&self, sheet: &Tag, horizon: Duration) -> Result<(), Error> {
+        let ms = horizon.as_millis().max(1) as u64;
+        redis::cmd("SET")
+            .arg(self.key(sheet, "landing"))
+            .arg(1)
+            .arg("PX")
+            .arg(ms)
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// The append was answered (applied or refused): nothing is in the air.
+    pub async fn clear_landing(&self, sheet: &Tag) -> Result<(), Error> {
+        redis::cmd("DEL").arg(self.key(sheet, "landing")).exec_async(&mut self.conn.clone()).await?;
+        Ok(())
+    }
+
+    /// How much longer an unanswered append may still land; zero when
+    /// none may.
+    pub async fn landing_for(&self, sheet: &Tag) -> Result<Duration, Error> {
+        let ms: i64 = redis::cmd("PTTL").arg(self.key(sheet, "landing")).query_async(&mut self.conn.clone()).await?;
+        Ok(Duration::from_millis(ms.max(0) as u64))
     }
 
     /// Counts one more failed flush; returns the count.

@@ -324,6 +324,14 @@ impl Sheet {
         self.rows.clone()
     }
 
+    /// A person typing `values` (as `RAW`) into the rows below the data.
+    pub(crate) fn type_below(&mut self, values: &[Vec<Value>]) -> Result<(), String> {
+        let writes = convert(values, InputOption::Raw).map_err(|e| e.0)?;
+        self.write(self.rows.len() as u32 + 1, 1, &writes);
+        self.grow_to_fit();
+        Ok(())
+    }
+
     /// The last row with a value (0: the sheet is empty).
     pub(crate) fn filled_rows(&self) -> usize {
         self.rows.len()

@@ -192,6 +192,14 @@ impl SheetsSandbox {
         self.shared.lock().insert_rows(spreadsheet_id, gid, rows)
     }
 
+    /// Types `values` into the rows below the sheet's data, as a person
+    /// adding their own rows (each cell as typed text or number, `RAW`).
+    ///
+    /// Acts as a person in the sheet: no quota, no fault, not recorded.
+    pub fn type_rows(&self, spreadsheet_id: &str, gid: u64, values: &[Vec<Value>]) -> Result<(), SandboxError> {
+        self.shared.lock().type_rows(spreadsheet_id, gid, values)
+    }
+
     /// Sorts rows `rows` (0-based, end exclusive; leave a header out) by
     /// `column` (0 is `A`), as a person selecting those rows and sorting
     /// them: whole rows move, other rows stay, empty cells sort last,

@@ -90,6 +90,10 @@ impl Inner {
         })
     }
 
+    pub(crate) fn type_rows(&mut self, id: &str, gid: u64, values: &[Vec<Value>]) -> Result<(), SandboxError> {
+        self.edit_sheet(id, gid, |sheet, _| sheet.type_below(values))
+    }
+
     pub(crate) fn sort_rows(
         &mut self,
         id: &str,

@@ -1,0 +1,134 @@
+//! Exactly once in a sheet people also work in (issue 38): rows deleted,
+//! typed and sorted by a person while an append's outcome is uncertain,
+//! and an append Google applies after sluice gave up on its answer. Each
+//! row id ends in the sheet once (rows a person deleted stay deleted) and
+//! each row's trace ends with its outcome.
+
+use crate::sheet_support;
+
+use serde_json::json;
+use sheet_support::{DOC, SheetTest};
+use sluice_domain::row_trace_id;
+use sluice_pipeline::SheetConfig;
+use sluice_pipeline::sheet_io::FlushNext;
+use sluice_redis::Traces;
+use sluice_sandbox::{SheetsFault, SheetsOp, SheetsSandboxConfig};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+/// The client gives up on an answer after this.
+const TIMEOUT: Duration = Duration::from_secs(1);
+
+async fn start(test: &str, apply_horizon: Duration) -> SheetTest {
+    let settings = SheetConfig { flush_lease: Duration::from_secs(3), apply_horizon, ..SheetConfig::default() };
+    SheetTest::start(test, SheetsSandboxConfig::default(), settings, TIMEOUT).await
+}
+
+fn ids(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
+fn applied_appends(t: &SheetTest) -> usize {
+    t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend && c.applied).count()
+}
+
+/// Each row's trace ends with `COMPLETED`.
+async fn assert_completed(t: &SheetTest, rows: &[String]) {
+    let traces = Traces::new(t.redis.conn().await, t.redis.keyspace(), Duration::from_secs(60));
+    for row in rows {
+        let entries = traces.read(&row_trace_id(row)).await.unwrap();
+        let last = entries.last().map(|e| e.stage.as_str());
+        assert_eq!(last, Some("COMPLETED"), "{row}: {:?}", entries.iter().map(|e| &e.stage).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test]
+async fn rows_deleted_above_an_append_applied_but_answered_503_are_not_sent_again() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("edits_delete_503", Duration::from_secs(200)).await;
+        t.buffer_all(0, &ids(&["r-1", "r-2", "r-3", "r-4"])).await;
+        t.flush_until_idle(0, 5).await;
+        // A person adds two rows of their own, deletes one, and deletes
+        // the spam rows r-2 and r-3: everything below moves up, past the
+        // row sluice last knew as the sheet's end.
+        t.sandbox.type_rows(DOC, 0, &[vec![json!("p-1"), json!("mine")], vec![json!("p-2"), json!("mine")]]).unwrap();
+        t.sandbox.delete_rows(DOC, 0, 5..6).unwrap();
+        t.sandbox.delete_rows(DOC, 0, 2..4).unwrap();
+        t.buffer_all(0, &ids(&["r-5", "r-6"])).await;
+        t.sandbox.inject(SheetsFault::ApplyThenStatus { op: SheetsOp::ValuesAppend, status: 503 });
+        t.flush_until_idle(0, 6).await;
+        assert_eq!(t.column_a(0), ["row_id", "r-1", "r-4", "p-2", "r-5", "r-6"]);
+        assert_eq!(applied_appends(&t), 2, "r-5 and r-6 went out once");
+        assert_completed(&t, &ids(&["r-5", "r-6"])).await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_sort_while_an_applied_appends_answer_is_held_moves_nothing_twice() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("edits_sort_held", Duration::from_secs(200)).await;
+        t.buffer_all(0, &ids(&["r-1", "r-2", "r-3", "r-4"])).await;
+        t.flush_until_idle(0, 5).await;
+        // Applied, its answer held past the client's timeout.
+        t.sandbox.inject(SheetsFault::ApplyThenHold { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(3) });
+        t.buffer_all(0, &ids(&["r-5", "r-6"])).await;
+        assert_eq!(t.flush(0).await.next, FlushNext::Later);
+        // A recruiter sorts the rows, newest first: the landed batch is at
+        // the top now, far above where it was appended.
+        t.sandbox.sort_rows(DOC, 0, 1..7, 0, true).unwrap();
+        t.flush_until_idle(0, 6).await;
+        assert_eq!(t.column_a(0), ["row_id", "r-6", "r-5", "r-4", "r-3", "r-2", "r-1"]);
+        assert_eq!(applied_appends(&t), 2);
+        assert_completed(&t, &ids(&["r-5", "r-6"])).await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_append_applied_after_sluice_gave_up_is_waited_for_not_sent_again() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("edits_applied_late", Duration::from_secs(4)).await;
+        // Not applied when the client gives up (1 s); applied at 2.5 s.
+        let late = SheetsFault::AppliedLate {
+            op: SheetsOp::ValuesAppend,
+            hold: Duration::from_secs(3),
+            apply_after: Some(Duration::from_millis(2_500)),
+        };
+        t.sandbox.inject(late);
+        let rows = ids(&["r-1", "r-2", "r-3"]);
+        t.buffer_all(0, &rows).await;
+        assert_eq!(t.flush(0).await.next, FlushNext::Later);
+        // Looked for at once: not there yet, and it may still land.
+        let looked = t.flush(0).await;
+        assert_eq!((looked.next, looked.appended_rows), (FlushNext::Later, 0));
+        assert_eq!(t.sandbox.late_calls().applied, 0, "the check came before the late write");
+        t.flush_until_idle(0, 10).await;
+        assert_eq!(t.column_a(0), ["row_id", "r-1", "r-2", "r-3"]);
+        assert_eq!(t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend).count(), 1, "sent once");
+        assert_completed(&t, &rows).await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn an_append_that_never_lands_is_sent_again_once_the_horizon_has_passed() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("edits_never_lands", Duration::from_secs(2)).await;
+        // Held and never applied by itself: Google gave up on it.
+        let lost =
+            SheetsFault::AppliedLate { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(2), apply_after: None };
+        t.sandbox.inject(lost);
+        let rows = ids(&["r-1", "r-2"]);
+        t.buffer_all(0, &rows).await;
+        t.flush_until_idle(0, 10).await;
+        assert_eq!(t.column_a(0), ["row_id", "r-1", "r-2"]);
+        assert_eq!(t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend).count(), 2);
+        assert_completed(&t, &rows).await;
+    })
+    .await
+    .unwrap();
+}
