@@ -67,11 +67,15 @@ pub fn variables(lines: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The variables every function gets (`Globals`) and those `function`
-/// adds, by name.
+/// The variables `function` gets: the `Globals`, then its own, a variable
+/// it sets itself taking the place of the `Globals`' (as SAM merges them:
+/// ingest's own cache user, for one).
 pub fn function_environment(template: &str, function: &str) -> Vec<(String, String)> {
     let mut all = variables(&block(template, "Globals:"));
-    all.extend(variables(&block(template, &format!("{function}:"))));
+    for (name, value) in variables(&block(template, &format!("{function}:"))) {
+        all.retain(|(k, _)| *k != name);
+        all.push((name, value));
+    }
     all
 }
 
@@ -222,6 +226,14 @@ mod tests {
         assert_eq!(number(&f, "VisibilityTimeout"), None);
         assert_eq!(number(&block(SAMPLE, "G:"), "Timeout"), Some(1));
         assert!(block(SAMPLE, "H:").is_empty());
+    }
+
+    #[test]
+    fn a_functions_own_variable_takes_the_place_of_the_globals() {
+        let template = "Globals:\n  Function:\n    Environment:\n      Variables:\n        A: g\n        B: g\n\
+                        Resources:\n  F:\n    Properties:\n      Environment:\n        Variables:\n          B: f\n";
+        let environment = function_environment(template, "F");
+        assert_eq!(environment, vec![("A".into(), "g".into()), ("B".into(), "f".into())]);
     }
 
     #[test]

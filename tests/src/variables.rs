@@ -105,7 +105,13 @@ pub fn variable_problems(template: &str) -> Vec<String> {
     for function in &deployed {
         match FUNCTION_VARIABLES.iter().find(|(f, _)| f == function) {
             Some((_, reads)) => {
-                let own = variables(&block(template, &format!("{function}:"))).into_iter().map(|(k, _)| k).collect();
+                // A variable of the Globals a function sets itself is its
+                // own value of one it reads anyway (ingest's cache user).
+                let own = variables(&block(template, &format!("{function}:")))
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .filter(|k| !globals.contains(k))
+                    .collect();
                 compare(function, reads, &own, &mut problems);
             }
             None => problems.push(format!("{function} is deployed but has no row in FUNCTION_VARIABLES")),

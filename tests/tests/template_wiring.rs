@@ -12,8 +12,8 @@
 //! template is read as text (`sluice_tests::template`).
 
 use sluice_tests::template::{
-    block, built_binaries, dashboard_body, function_crates, number, parameters, placeholders, readable_secrets,
-    resources_of_type, root, substitutions, template, variables,
+    block, built_binaries, dashboard_body, function_crates, function_environment, number, parameters, placeholders,
+    readable_secrets, resources_of_type, root, substitutions, template, variables,
 };
 use sluice_tests::variables::FUNCTION_VARIABLES;
 use std::collections::BTreeSet;
@@ -146,7 +146,8 @@ fn secrets_reach_functions_as_arns_only() {
     for (function, _) in FUNCTION_VARIABLES {
         let lines = block(&template, &format!("{function}:"));
         let mut needed = BTreeSet::new();
-        for (name, value) in globals.iter().chain(variables(&lines).iter()) {
+        // A function's own value of a Globals variable replaces it (ingest's cache password).
+        for (name, value) in &function_environment(&template, function) {
             assert!(
                 !value.contains("resolve:secretsmanager"),
                 "{function}: {name} resolves a secret into the environment"
@@ -158,6 +159,13 @@ fn secrets_reach_functions_as_arns_only() {
             }
         }
         assert_eq!(readable_secrets(&lines), needed, "{function} may read exactly the secrets it names");
+        let environment = function_environment(&template, function);
+        let redis_url = &environment.iter().find(|(k, _)| k == "SLUICE_REDIS_URL").expect("SLUICE_REDIS_URL").1;
+        let user = redis_url.split_once("rediss://").and_then(|(_, rest)| rest.split_once('@')).map(|(user, _)| user);
+        assert!(
+            user.is_some_and(|user| !user.is_empty() && !user.contains(':')),
+            "{function}: TLS, an ACL user, no password: {redis_url}"
+        );
     }
     let redis_url = &globals.iter().find(|(k, _)| k == "SLUICE_REDIS_URL").expect("SLUICE_REDIS_URL").1;
     assert!(redis_url.contains("rediss://sluice@"), "TLS, the ACL user, no password: {redis_url}");

@@ -36,6 +36,10 @@ pub struct Endpoints {
     pub redis_ca_file: Option<String>,
 }
 
+/// The template's secrets that hold a cache user's password: the shared
+/// user's and ingest's own.
+pub const CACHE_PASSWORDS: [&str; 2] = ["CachePassword", "CacheIngestPassword"];
+
 /// One secret the local Secrets Manager serves.
 #[derive(Debug, Clone)]
 pub struct LocalSecret {
@@ -114,13 +118,16 @@ impl Bindings {
     /// read the secret and authenticate as they do in AWS. The template says
     /// cluster mode `on` because ElastiCache Serverless always is; the local
     /// Redis may be a single server or a cluster, so the functions ask it
-    /// (`auto`).
+    /// (`auto`). The local Redis has one user, so every function reaches it
+    /// as that user, ingest too: the secret of ingest's own cache user
+    /// (`CacheIngestPassword`) holds the same credentials. What the ingest
+    /// user may touch is tested on a Redis of its own
+    /// (`functions/ingest/tests/cache_user.rs`).
     pub fn redis(self, url: &str) -> Self {
         let (url, user, password) = split_password(url);
         let secret = serde_json::json!({"username": user, "password": password});
-        self.replace("SLUICE_REDIS_URL", url)
-            .replace("SLUICE_REDIS_CLUSTER", "auto")
-            .secret("CachePassword", Secret::new(secret.to_string()))
+        let bindings = self.replace("SLUICE_REDIS_URL", url).replace("SLUICE_REDIS_CLUSTER", "auto");
+        CACHE_PASSWORDS.iter().fold(bindings, |b, id| b.secret(id, Secret::new(secret.to_string())))
     }
 
     pub fn with_endpoints(mut self, endpoints: Endpoints) -> Self {
@@ -192,8 +199,11 @@ mod tests {
         assert_eq!((url.as_str(), user.as_str()), ("redis://default@127.0.0.1:7000", "default"));
         assert!(password.starts_with("local-"));
         let bindings = Bindings::new().redis("redis://u:pw@h:1");
-        let secret: serde_json::Value = serde_json::from_str(bindings.secrets()[0].value.expose()).unwrap();
-        assert_eq!(secret, serde_json::json!({"username": "u", "password": "pw"}));
+        assert_eq!(bindings.secrets().len(), CACHE_PASSWORDS.len());
+        for secret in bindings.secrets() {
+            let value: serde_json::Value = serde_json::from_str(secret.value.expose()).unwrap();
+            assert_eq!(value, serde_json::json!({"username": "u", "password": "pw"}), "{}", secret.logical_id);
+        }
         assert_eq!(bindings.replaced()["SLUICE_REDIS_URL"], "redis://u@h:1");
     }
 }

@@ -268,6 +268,7 @@ mod tests {
             .resource("MallDrainQueue.Arn", "arn:aws:sqs:us-east-1:000000000000:sluice-mall-drain")
             .secret("ApiKeys", Secret::new("k"))
             .secret("CachePassword", Secret::new("{}"))
+            .secret("CacheIngestPassword", Secret::new("{}"))
             .secret("Cafe24ClientSecret", Secret::new("s"))
             .secret("GoogleClientSecret", Secret::new("g"))
             .secret("AlertWebhookUrl", Secret::new(" "))
@@ -309,6 +310,21 @@ mod tests {
             "FetchFunction".to_owned(),
             "arn:aws:lambda:us-east-1:000000000000:function:sluice-local-fetch".to_owned()
         )));
+    }
+
+    /// The template gives ingest its own cache user; the local Redis has
+    /// one, which [`Bindings::redis`] gives ingest too.
+    #[test]
+    fn ingest_reaches_the_local_redis_as_every_function_does() {
+        let bindings = bindings().redis("redis://sluice:pw@127.0.0.1:7000");
+        let specs = specs(&Template::bundled().unwrap(), &bindings).unwrap();
+        let ingest = specs.iter().find(|s| s.binary == "sluice-fn-ingest").unwrap();
+        let vars: std::collections::HashMap<&str, &str> =
+            ingest.variables.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(vars["SLUICE_REDIS_URL"], "redis://sluice@127.0.0.1:7000");
+        let secret = bindings.secrets().iter().find(|s| s.arn == vars["SLUICE_REDIS_PASSWORD_SECRET_ARN"]).unwrap();
+        assert_eq!(secret.logical_id, "CacheIngestPassword");
+        assert!(secret.value.expose().contains(r#""password":"pw""#), "the local user's password");
     }
 
     #[test]

@@ -222,10 +222,10 @@ mod tests {
         assert!(
             ingest.events.contains(&EventSource::HttpApi { method: "POST".into(), path: "/webhooks/cafe24".into() })
         );
-        assert_eq!(
-            ingest.properties.environment[0],
-            ("SLUICE_QUEUE_URL".into(), TemplateValue::Ref("EventsQueue".into()))
-        );
+        let own = |name: &str| ingest.properties.environment.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        assert_eq!(own("SLUICE_QUEUE_URL"), Some(&TemplateValue::Ref("EventsQueue".into())));
+        // Its own cache user, in place of the Globals' shared one.
+        assert_eq!(own("SLUICE_REDIS_PASSWORD_SECRET_ARN"), Some(&TemplateValue::Ref("CacheIngestPassword".into())));
         assert!(template.globals.environment.iter().any(|(k, _)| k == "SLUICE_REDIS_URL"));
         assert_eq!(template.globals.memory_size, Some(TemplateValue::Literal("256".into())));
         assert_eq!(template.parameters.get("Stage"), Some(&Some("prod".to_owned())));

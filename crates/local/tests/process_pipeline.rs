@@ -38,7 +38,8 @@ const DOC: &str = "doc";
 
 /// The Redis the functions and the stack share, as the functions are told
 /// of it: the URL with its user and password (which the local Secrets
-/// Manager then serves them as the `CachePassword` secret).
+/// Manager then serves them as the `CachePassword` secret, and as ingest's
+/// `CacheIngestPassword`: the local Redis has one user).
 fn redis_url(redis: &TestRedis) -> String {
     redis.server().url_with_password()
 }

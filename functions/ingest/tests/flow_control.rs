@@ -10,26 +10,15 @@ use crate::support;
 use lambda_http::tower::ServiceExt;
 use serde_json::Value;
 use sluice_config::EnvSource;
-use sluice_domain::{DrainRequests, MallDrainRequest};
+use sluice_domain::DrainRequests;
 use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use support::event;
+use std::sync::Arc;
+use support::{Recorded, event};
 
 const KEY: &str = "apigw-key-0123456789";
 const QUEUE: &str = "sluice-events.fifo";
-
-#[derive(Debug, Default)]
-struct Recorded(Mutex<Vec<MallDrainRequest>>);
-
-impl DrainRequests for Recorded {
-    fn request(&self, request: &MallDrainRequest, _delay: Duration) -> sluice_domain::mall_drain::Pending<'_> {
-        self.0.lock().unwrap().push(request.clone());
-        Box::pin(async { Ok(()) })
-    }
-}
 
 async fn statuses(flow_vars: &[(&'static str, &str)], test: &str) -> (Vec<String>, usize) {
     let redis = TestRedis::new(test);

@@ -5,5 +5,6 @@
 mod support;
 
 mod api_gateway;
+mod cache_user;
 mod crash_points;
 mod flow_control;

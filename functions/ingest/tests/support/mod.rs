@@ -1,7 +1,10 @@
 //! API Gateway HTTP API events, as AWS sends them to the ingest Lambda.
 
 use serde_json::{Value, json};
+use sluice_domain::{DrainRequests, MallDrainRequest};
 use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
 
 /// An API Gateway HTTP API (payload 2.0) event for `POST /webhooks/cafe24`.
 pub(crate) fn event(body: &str, headers: &[(&str, &str)], base64: bool) -> Value {
@@ -41,4 +44,15 @@ pub(crate) fn event(body: &str, headers: &[(&str, &str)], base64: bool) -> Value
         "body": body,
         "isBase64Encoded": base64
     })
+}
+
+/// The mall drain queue's stand-in: each drain request, recorded.
+#[derive(Debug, Default)]
+pub(crate) struct Recorded(pub(crate) Mutex<Vec<MallDrainRequest>>);
+
+impl DrainRequests for Recorded {
+    fn request(&self, request: &MallDrainRequest, _delay: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+        self.0.lock().unwrap().push(request.clone());
+        Box::pin(async { Ok(()) })
+    }
 }
