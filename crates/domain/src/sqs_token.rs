@@ -67,6 +67,29 @@ pub fn encode(kind: &str, parts: &[&str]) -> String {
     format!("{kind}#{}", hex::encode(digest))
 }
 
+/// The kind and parts of a readable token (`encode`'s first shape); `None`
+/// for a hashed one, or text that is no token.
+pub fn decode(token: &str) -> Option<(String, Vec<String>)> {
+    let mut pieces = token.split(':');
+    let kind = pieces.next().filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_lowercase()))?;
+    let parts = pieces.map(unescape).collect::<Option<Vec<_>>>()?;
+    Some((kind.to_owned(), parts))
+}
+
+fn unescape(part: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(part.len());
+    let mut rest = part.bytes();
+    while let Some(b) = rest.next() {
+        if b == b'%' {
+            let hex = [rest.next()?, rest.next()?];
+            bytes.push(u8::from_str_radix(std::str::from_utf8(&hex).ok()?, 16).ok()?);
+        } else {
+            bytes.push(b);
+        }
+    }
+    String::from_utf8(bytes).ok()
+}
+
 fn escape_into(part: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in part.bytes() {
@@ -90,6 +113,17 @@ mod tests {
         assert_eq!(encode("s", &["a:b", "c"]), "s:a%3Ab:c");
         assert_eq!(encode("s", &["a", "b:c"]), "s:a:b%3Ac");
         assert_eq!(encode("s", &["100%", "ü"]), "s:100%25:%C3%BC");
+    }
+
+    #[test]
+    fn readable_tokens_decode_to_their_parts() {
+        for parts in [vec!["acme", "90001"], vec!["a:b", "c"], vec!["100%", "ü", ""]] {
+            let token = encode("r", &parts);
+            assert_eq!(decode(&token), Some(("r".to_owned(), parts.iter().map(|p| (*p).to_owned()).collect())));
+        }
+        assert_eq!(decode(&encode("r", &["x".repeat(200).as_str()])), None, "a hashed token");
+        assert_eq!(decode("r:%zz"), None);
+        assert_eq!(decode("Row:x"), None);
     }
 
     #[test]

@@ -42,15 +42,19 @@ impl SheetWork {
         OutgoingMessage::new(self.row.group_key(), self.row.dedup_id(), body)
     }
 
-    /// The key of the row's transaction log (`sluice trace ROW_ID`).
+    /// The key of the row's transaction log (`sluice trace ROW_ID
+    /// --credential CREDENTIAL`).
     pub fn trace_id(&self) -> String {
-        row_trace_id(&self.row.row_id)
+        row_trace_id(&self.row.credential_id, &self.row.row_id)
     }
 }
 
-/// The trace key of a sheet row: its row id, which is what people know.
-pub fn row_trace_id(row_id: &str) -> String {
-    format!("row:{row_id}")
+/// The trace key of a sheet row: its credential and row id, `row:cred:id`.
+/// The row id is what people know; the credential keeps one tenant's log
+/// apart from another's that uses the same row ids. Escaped as SQS tokens
+/// are (`sqs_token::encode`), so no two pairs share a key.
+pub fn row_trace_id(credential_id: &str, row_id: &str) -> String {
+    crate::sqs_token::encode("row", &[credential_id, row_id])
 }
 
 /// A sheet row as it waits in its sheet's buffer (or overflow): what the
@@ -81,10 +85,10 @@ impl BufferedRow {
         serde_json::from_str::<Id>(json).ok().map(|id| id.row_id)
     }
 
-    /// The transaction logs (`row_trace_id`) of rows as a buffer holds
-    /// them: where a move from a sheet's overflow is recorded.
-    pub fn trace_ids_of(rows: &[String]) -> Vec<String> {
-        rows.iter().filter_map(|row| Self::row_id_of(row)).map(|id| row_trace_id(&id)).collect()
+    /// The transaction logs (`row_trace_id`) of rows of `credential_id` as
+    /// a buffer holds them: where a move from a sheet's overflow is recorded.
+    pub fn trace_ids_of(credential_id: &str, rows: &[String]) -> Vec<String> {
+        rows.iter().filter_map(|row| Self::row_id_of(row)).map(|id| row_trace_id(credential_id, &id)).collect()
     }
 }
 
@@ -137,7 +141,7 @@ impl WorkItem {
     }
 
     /// The key the item's trace is kept under: the event id for shop
-    /// events, `row:<row id>` for sheet rows.
+    /// events, `row:<credential>:<row id>` for sheet rows.
     pub fn trace_id(&self) -> String {
         match self {
             Self::Shop(work) => work.event_id.clone(),

@@ -242,8 +242,8 @@ where
     let work = match parsed {
         Ok(work) => work,
         Err(invalid) => {
-            if let Some(row_id) = &invalid.row_id {
-                shared.acceptor.log_invalid_row(row_id, &invalid.rejection).await;
+            if let (Some(credential), Some(row_id)) = (&invalid.credential_id, &invalid.row_id) {
+                shared.acceptor.log_invalid_row(credential, row_id, &invalid.rejection).await;
             }
             shared.counters.rejected(invalid.rejection.code);
             return invalid.rejection.into_response();

@@ -61,7 +61,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                 return Ok(receipt(&work, Status::Deferred));
             }
             RowAdmit::Send { moved } if !moved.is_empty() => {
-                let ids = BufferedRow::trace_ids_of(&moved);
+                let ids = BufferedRow::trace_ids_of(&work.row.credential_id, &moved);
                 let detail = json!({"from": "overflow", "sheet": group.as_str()});
                 if let Err(e) = self.traces.record_all(&ids, stages::BUFFERED, &detail).await {
                     self.counters.trace_failed();
@@ -105,10 +105,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
         self.log(log, stages::FAILED, &json!({"reason": reason, "retry": "by the sender"})).await;
     }
 
-    /// Logs a row that failed validation under its row id.
-    pub(crate) async fn log_invalid_row(&self, row_id: &str, rejection: &Rejection) {
+    /// Logs a row that failed validation in its credential's log of it:
+    /// only for a tenant's credential (an invented one leaves nothing).
+    pub(crate) async fn log_invalid_row(&self, credential: &str, row_id: &str, rejection: &Rejection) {
+        if self.tenants.check(crate::tenants::Tenant::Credential(credential)).await.is_err() {
+            return;
+        }
         let detail = json!({"field": rejection.field, "reason": rejection.message});
-        self.log(&sluice_domain::row_trace_id(row_id), stages::VALIDATION_FAILED, &detail).await;
+        self.log(&sluice_domain::row_trace_id(credential, row_id), stages::VALIDATION_FAILED, &detail).await;
     }
 
     /// Best effort: the answer follows the queue; a lost entry is counted.

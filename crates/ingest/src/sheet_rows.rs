@@ -35,12 +35,14 @@ pub mod stages {
 const FIELDS: [&str; 7] =
     ["credential_id", "spreadsheet_id", "sheet_id", "submission_id", "row_id", "header", "values"];
 
-/// A row that failed validation, and its row id if that much was usable
-/// (so the failure can be logged where the sender will look for it).
+/// A row that failed validation, and its row id and credential if that
+/// much was usable (so the failure can be logged where the sender will
+/// look for it: the credential's log of that row).
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvalidRow {
     pub rejection: Rejection,
     pub row_id: Option<String>,
+    pub credential_id: Option<String>,
 }
 
 /// Reads one row.
@@ -48,16 +50,19 @@ pub fn parse(body: &[u8], received_at_ms: u64) -> Result<SheetWork, InvalidRow> 
     let value: Value = serde_json::from_slice(body).map_err(|e| InvalidRow {
         rejection: Rejection::new(ErrorCode::InvalidJson, format!("the body is not valid JSON: {e}")),
         row_id: None,
+        credential_id: None,
     })?;
     let Value::Object(object) = value else {
         return Err(InvalidRow {
             rejection: Rejection::new(ErrorCode::InvalidJson, "the body must be a JSON object"),
             row_id: None,
+            credential_id: None,
         });
     };
-    let row_id = object.get("row_id").and_then(Value::as_str).filter(|id| usable_id(id)).map(str::to_owned);
+    let usable = |field: &str| object.get(field).and_then(Value::as_str).filter(|id| usable_id(id)).map(str::to_owned);
+    let (row_id, credential_id) = (usable("row_id"), usable("credential_id"));
     let work = read(&object).map(|row| SheetWork::new(row, received_at_ms));
-    let work = work.and_then(fits_a_batch).map_err(|rejection| InvalidRow { rejection, row_id })?;
+    let work = work.and_then(fits_a_batch).map_err(|rejection| InvalidRow { rejection, row_id, credential_id })?;
     Ok(work)
 }
 
@@ -167,7 +172,7 @@ mod tests {
         assert_eq!(work.row.sheet_gid, 0);
         assert_eq!(work.row.header.as_deref().map(<[String]>::len), Some(4));
         assert_eq!(work.event_id, "r:cred-1:1AbC_d-9:0:sub-1:row-1");
-        assert_eq!(work.trace_id(), "row:row-1");
+        assert_eq!(work.trace_id(), "row:cred-1:row-1");
     }
 
     #[test]

@@ -141,7 +141,7 @@ async fn past_the_deadline_on_a_slow_redis_nothing_is_kept_and_the_retry_is_enqu
     // Refused first, enqueued last (a busy machine may add refusals between).
     let stages = h.stages(&event_id(&retried.body)).await.join(" ");
     assert!(stages.starts_with("received rejected") && stages.ends_with("received enqueued"), "{stages}");
-    let stages = h.stages("row:row-2").await.join(" ");
+    let stages = h.stages("row:cred-1:row-2").await.join(" ");
     assert!(stages.starts_with("INIT FAILED") && stages.ends_with("INIT ENQUEUED"), "{stages}");
     let sent: Vec<String> = h.drain().await.into_iter().map(|m| m.dedup.as_str().to_owned()).collect();
     assert_eq!(sent.len(), 2, "{sent:?}");
@@ -181,7 +181,7 @@ async fn a_command_that_timed_out_may_have_run_the_answer_says_so_and_the_retry_
     let deadline = Instant::now() + Duration::from_secs(2);
     let mut ran = false;
     while !ran && Instant::now() < deadline {
-        ran = !direct.read("row:row-3").await.unwrap().is_empty();
+        ran = !direct.read("row:cred-1:row-3").await.unwrap().is_empty();
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     println!("the timed-out command {} in Redis", if ran { "ran" } else { "did not run" });

@@ -121,7 +121,7 @@ async fn hostile_credential_and_row_ids_are_tenants_and_rows_of_their_own() {
     for row_id in HOSTILE {
         let (status, answer) = h.post_row(&row("cred", row_id), Some(KEY)).await;
         assert_eq!((status, &answer["status"]), (StatusCode::ACCEPTED, &json!("enqueued")), "{row_id:?}: {answer}");
-        assert_eq!(h.stages(&row_trace_id(row_id)).await, ["INIT", "ENQUEUED"], "row {row_id:?}");
+        assert_eq!(h.stages(&row_trace_id("cred", row_id)).await, ["INIT", "ENQUEUED"], "row {row_id:?}");
     }
 
     let messages = h.drain().await;

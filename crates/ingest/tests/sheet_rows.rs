@@ -30,7 +30,7 @@ async fn a_row_is_enqueued_in_its_sheets_group_with_its_log() {
     assert_eq!(messages[0].dedup.as_str(), "r:cred-1:1Sheet_id:0:sub-1:row-1");
     let WorkItem::SheetRow(work) = WorkItem::from_body(&messages[0].body).unwrap() else { panic!("not a row") };
     assert_eq!(work.row.values, vec![json!("ada"), json!(42)]);
-    assert_eq!(h.stages("row:row-1").await, ["INIT", "ENQUEUED"]);
+    assert_eq!(h.stages("row:cred-1:row-1").await, ["INIT", "ENQUEUED"]);
     // `sluice status` sees it waiting in its sheet's group, and whose it is.
     let (lagging, waiting) = h.ledger().await.lagging(10).await.unwrap();
     assert_eq!(waiting, 1);
@@ -56,7 +56,7 @@ async fn a_bad_row_is_a_400_naming_the_field_and_enqueues_nothing() {
     assert_eq!(answer["error"]["field"], "sheet_id", "{answer}");
     assert_eq!(h.visible().await, 0);
     // Only the row's log says what happened.
-    assert_eq!(h.stages("row:row-2").await, ["VALIDATION_FAILED"]);
+    assert_eq!(h.stages("row:cred-1:row-2").await, ["VALIDATION_FAILED"]);
     assert_eq!(h.redis.keys().await.len(), 1, "{:?}", h.redis.keys().await);
     // A row without a usable id has nowhere to be logged: nothing is written.
     let mut no_id = row("");
@@ -67,7 +67,7 @@ async fn a_bad_row_is_a_400_naming_the_field_and_enqueues_nothing() {
     // The key is checked first, for rows as for webhooks.
     let (status, answer) = h.post_row(&row("row-3"), Some("wrong")).await;
     assert_eq!((status, &answer["error"]["code"]), (StatusCode::UNAUTHORIZED, &json!("unauthorized")));
-    assert!(h.stages("row:row-3").await.is_empty());
+    assert!(h.stages("row:cred-1:row-3").await.is_empty());
 }
 
 #[tokio::test]
@@ -86,7 +86,9 @@ async fn a_key_writes_only_where_it_was_given_and_a_webhook_key_writes_no_rows()
         assert_eq!((status, &answer["error"]["code"]), (StatusCode::FORBIDDEN, &json!("forbidden")), "{answer}");
         assert_eq!(answer["error"]["field"], field, "{answer}");
         // Nothing enqueued, nothing written into the owner's row log.
-        assert!(h.stages(&format!("row:row-{field}")).await.is_empty());
+        for credential in ["cred-1", "cred-2"] {
+            assert!(h.stages(&format!("row:{credential}:row-{field}")).await.is_empty());
+        }
     }
     // Nor may a form key post webhooks.
     let webhook = json!({"event_no": 90001, "resource": {"mall_id": "acme", "product_no": 7}});
@@ -102,12 +104,12 @@ async fn a_row_the_queue_does_not_take_is_a_503_and_logged_failed() {
     h.queue.control.set(Mode::Unavailable);
     let (status, answer) = h.post_row(&row("row-4"), Some(KEY)).await;
     assert_eq!((status, &answer["error"]["code"]), (StatusCode::SERVICE_UNAVAILABLE, &json!("queue_unavailable")));
-    assert_eq!(h.stages("row:row-4").await, ["INIT", "FAILED"]);
+    assert_eq!(h.stages("row:cred-1:row-4").await, ["INIT", "FAILED"]);
     assert_eq!(h.ledger().await.lagging(10).await.unwrap().1, 0, "a row the queue did not take is not waiting");
     h.queue.control.set(Mode::Accept);
     let (status, _) = h.post_row(&row("row-4"), Some(KEY)).await;
     assert_eq!(status, StatusCode::ACCEPTED);
-    assert_eq!(h.stages("row:row-4").await, ["INIT", "FAILED", "INIT", "ENQUEUED"]);
+    assert_eq!(h.stages("row:cred-1:row-4").await, ["INIT", "FAILED", "INIT", "ENQUEUED"]);
     assert_eq!(h.visible().await, 1);
 }
 
@@ -126,8 +128,8 @@ async fn past_the_threshold_a_sheets_rows_are_held_not_enqueued() {
         statuses.push(status_of(&answer));
     }
     assert_eq!(statuses, ["enqueued", "enqueued", "deferred", "deferred"]);
-    assert_eq!(h.stages("row:f-3").await, ["INIT", "OVERFLOW"]);
-    let overflow = h.trace("row:f-4").await.pop().unwrap();
+    assert_eq!(h.stages("row:cred-1:f-3").await, ["INIT", "OVERFLOW"]);
+    let overflow = h.trace("row:cred-1:f-4").await.pop().unwrap();
     assert_eq!(overflow.detail, json!({"sheet": "gr:cred-1:1Sheet_id:0", "overflow_len": 2}));
     // A held row sent again is a duplicate; a queued one is sent again,
     // keeping its place (the queue drops the copy).

@@ -127,7 +127,7 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
     assert!(value("sluice_steps_upstream_calls_total{upstream=\"sheets\"} ") >= appends as u64);
     // Traced by row id all the way.
     let stages: Vec<String> =
-        stack.sheet.traces().read("row:o000").await.unwrap().into_iter().map(|e| e.stage).collect();
+        stack.sheet.traces().read("row:cred:o000").await.unwrap().into_iter().map(|e| e.stage).collect();
     assert_eq!(stages.first().map(String::as_str), Some("INIT"));
     assert_eq!(stages.last().map(String::as_str), Some("COMPLETED"), "{stages:?}");
 

@@ -326,8 +326,9 @@ fn answered<T>(outcome: &Outcome<T>) -> bool {
     !matches!(outcome, Outcome::OutcomeUnknown { cause: Unavailable::Timeout | Unavailable::Body(_) })
 }
 
-pub(crate) fn trace_ids(rows: &[BufferedRow]) -> Vec<String> {
-    rows.iter().map(|row| row_trace_id(&row.row_id)).collect()
+/// The transaction logs of `rows`, rows of `request`'s credential.
+pub(crate) fn trace_ids(request: &FlushRequest, rows: &[BufferedRow]) -> Vec<String> {
+    rows.iter().map(|row| row_trace_id(&request.credential_id, &row.row_id)).collect()
 }
 
 #[cfg(test)]

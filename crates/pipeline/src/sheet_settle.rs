@@ -65,7 +65,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         }
         let detail =
             json!({"sheet": request.sheet, "rows": rows.len(), "last_row": tail, "found_by_verify": !written_now});
-        if let Err(e) = self.traces.record_all(&trace_ids(rows), "COMPLETED", &detail).await {
+        if let Err(e) = self.traces.record_all(&trace_ids(request, rows), "COMPLETED", &detail).await {
             tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
         }
         Ok(())
@@ -174,7 +174,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 
     async fn parked_traces(&self, request: &FlushRequest, rows: &[BufferedRow], reason: &str, why: &str) {
         let detail = json!({"sheet": request.sheet, "reason": reason, "why": why});
-        if let Err(e) = self.traces.record_all(&trace_ids(rows), "PARKED", &detail).await {
+        if let Err(e) = self.traces.record_all(&trace_ids(request, rows), "PARKED", &detail).await {
             tracing::warn!(sheet = request.sheet, error = %e, "parked traces not recorded");
         }
     }
@@ -234,7 +234,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let found: Vec<BufferedRow> =
             rows.iter().filter(|row| !missing.iter().any(|m| m.row_id == row.row_id)).cloned().collect();
         let detail = json!({"sheet": request.sheet, "rows": found.len(), "found_by_verify": true});
-        if let Err(e) = self.traces.record_all(&trace_ids(&found), "COMPLETED", &detail).await {
+        if let Err(e) = self.traces.record_all(&trace_ids(request, &found), "COMPLETED", &detail).await {
             tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
         }
     }
@@ -249,7 +249,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         StepMetrics::add(&self.metrics.rows_duplicated, duplicated.len() as u64);
         for (row_id, times) in duplicated {
             let detail = json!({"sheet": request.sheet, "times_in_sheet": times});
-            if let Err(e) = self.traces.record(&row_trace_id(row_id), "DUPLICATED", &detail).await {
+            if let Err(e) =
+                self.traces.record(&row_trace_id(&request.credential_id, row_id), "DUPLICATED", &detail).await
+            {
                 tracing::warn!(sheet = request.sheet, error = %e, "duplicate trace not recorded");
             }
         }

@@ -36,7 +36,7 @@ fn applied_appends(t: &SheetTest) -> usize {
 async fn assert_completed(t: &SheetTest, rows: &[String]) {
     let traces = Traces::new(t.redis.conn().await, t.redis.keyspace(), Duration::from_secs(60));
     for row in rows {
-        let entries = traces.read(&row_trace_id(row)).await.unwrap();
+        let entries = traces.read(&row_trace_id(sheet_support::USER, row)).await.unwrap();
         let last = entries.last().map(|e| e.stage.as_str());
         assert_eq!(last, Some("COMPLETED"), "{row}: {:?}", entries.iter().map(|e| &e.stage).collect::<Vec<_>>());
     }

@@ -38,7 +38,8 @@ async fn the_last_counted_rows_step_moves_the_overflow_and_its_flush_lands_every
         assert_eq!((first.buffered, first.buffer_len, first.moved_from_overflow), (true, 1, 0));
         let last = t.buffer_output(0, &ids[1]).await;
         assert_eq!((last.buffered, last.buffer_len, last.moved_from_overflow), (true, 5, 3));
-        let stages: Vec<String> = t.steps.traces().read("row:v3").await.unwrap().into_iter().map(|e| e.stage).collect();
+        let stages: Vec<String> =
+            t.steps.traces().read("row:cred-1:v3").await.unwrap().into_iter().map(|e| e.stage).collect();
         assert_eq!(stages, ["BUFFERED"], "a moved row's trace says it is buffered");
         // The last step redelivered: nothing twice, nothing moved again.
         let again = t.buffer_output(0, &ids[1]).await;

@@ -230,7 +230,11 @@ impl Good {
             (0 | 1, Some(202)) if json["status"] == "enqueued" => {
                 self.ingest_enqueued += 1;
                 let id = json["event_ids"][0].as_str().unwrap_or_default();
-                self.event_ids.insert(if i / GOOD_EVERY % 3 == 1 { format!("row:good-{i}") } else { id.to_owned() });
+                self.event_ids.insert(if i / GOOD_EVERY % 3 == 1 {
+                    format!("row:good:good-{i}")
+                } else {
+                    id.to_owned()
+                });
             }
             // The good webhooks all go to one mall, and the good rows to one
             // sheet, that cannot keep up in a long run (nothing answers for
@@ -239,7 +243,7 @@ impl Good {
             // Accepted and kept, but not enqueued.
             (0 | 1, Some(202)) if json["status"] == "deferred" => {
                 if i / GOOD_EVERY % 3 == 1 {
-                    self.event_ids.insert(format!("row:good-{i}"));
+                    self.event_ids.insert(format!("row:good:good-{i}"));
                 }
                 self.event_ids.insert(json["event_ids"][0].as_str().unwrap_or_default().to_owned());
             }

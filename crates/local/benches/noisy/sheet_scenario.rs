@@ -309,8 +309,9 @@ pub(crate) async fn run(
     }
 
     let (mut quiet_ms, mut during, mut before) = (Vec::new(), Vec::new(), Vec::new());
-    for id in quiet_ids.iter().flatten() {
-        let trace = stack.sheet.traces().read(&sluice_domain::row_trace_id(id)).await.expect("trace");
+    for (sheet, id) in quiet.iter().zip(&quiet_ids).flat_map(|(s, ids)| ids.iter().map(move |id| (s, id))) {
+        let log = sluice_domain::row_trace_id(&format!("cred-{sheet}"), id);
+        let trace = stack.sheet.traces().read(&log).await.expect("trace");
         let at = |stage: &str| trace.iter().find(|e| e.stage == stage).map(|e| e.at_ms);
         if let (Some(init), Some(completed)) = (at("INIT"), at("COMPLETED")) {
             let ms = completed.saturating_sub(init);

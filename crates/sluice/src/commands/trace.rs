@@ -1,10 +1,12 @@
 //! `sluice trace EVENT_ID`: where an event is and what happened to it,
 //! from received to stored (or parked), following it into the fetch it was
 //! coalesced into. Event ids are what ingest answered (`event_ids`). A
-//! sheet row is traced by its row id: its transaction log (INIT →
-//! ENQUEUED → BUFFERED → COMPLETED; INIT → OVERFLOW → BUFFERED →
+//! sheet row is traced by its event id (`r:…`, what ingest answered) or
+//! by its row id and credential (`sluice trace ROW_ID --credential C`:
+//! each credential's rows have their own logs): its transaction log (INIT
+//! → ENQUEUED → BUFFERED → COMPLETED; INIT → OVERFLOW → BUFFERED →
 //! COMPLETED for a row flow control held back; or VALIDATION_FAILED /
-//! FAILED / PARKED with the reason).
+//! FAILED / PARKED / DUPLICATED with the reason).
 //!
 //! Once the Redis trace has expired, a shop event is looked up in the
 //! event log the drain keeps in PostgreSQL (`sluice.events`): in
@@ -19,8 +21,12 @@ use std::process::ExitCode;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The event id (from ingest's answer, or a stored snapshot's
-    /// event_ids), or a sheet row's row id.
+    /// event_ids), or a sheet row's row id with `--credential`.
     event_id: String,
+    /// The credential whose row EVENT_ID is (a row id names a row only
+    /// within its credential).
+    #[arg(long)]
+    credential: Option<String>,
     /// Print the entries as JSON lines.
     #[arg(long)]
     json: bool,
@@ -33,16 +39,19 @@ const MAX_HOPS: usize = 5;
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let redis = StateRedis::locate("sluice")?;
     let traces = Traces::new(redis.connection().await?, redis.keyspace.clone(), Default::default());
-    let mut event = args.event_id.clone();
-    // A row id names a row's transaction log.
-    let row_log = sluice_domain::row_trace_id(&event);
-    if traces.read(&event).await?.is_empty() && !traces.read(&row_log).await?.is_empty() {
-        event = row_log;
-    }
+    let mut event = match (&args.credential, row_of_event(&args.event_id)) {
+        (Some(credential), _) => sluice_domain::row_trace_id(credential, &args.event_id),
+        // A row's event id names the row's transaction log.
+        (None, Some((credential, row_id))) => sluice_domain::row_trace_id(&credential, &row_id),
+        (None, None) => args.event_id.clone(),
+    };
     for hop in 0..MAX_HOPS {
         let trace = traces.read(&event).await?;
         if trace.is_empty() {
             if hop == 0 {
+                if args.credential.is_none() && row_of_event(&event).is_none() && !event.starts_with("s:") {
+                    println!("(a sheet row's log is its credential's: `sluice trace ROW_ID --credential CREDENTIAL`)");
+                }
                 return from_event_log(&event).await;
             }
             println!("no trace for {event} (the fetch it joined)");
@@ -59,6 +68,14 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The credential and row id a sheet row's event id (`r:cred:doc:gid:sub:row`) names.
+fn row_of_event(event_id: &str) -> Option<(String, String)> {
+    match sluice_domain::sqs_token::decode(event_id)? {
+        (kind, parts) if kind == "r" && parts.len() == 5 => Some((parts[0].clone(), parts[4].clone())),
+        _ => None,
+    }
 }
 
 /// After the Redis trace expired: what the drain recorded in PostgreSQL
