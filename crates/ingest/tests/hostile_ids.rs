@@ -116,6 +116,9 @@ async fn hostile_credential_and_row_ids_are_tenants_and_rows_of_their_own() {
     for credential in HOSTILE {
         let (status, answer) = h.post_row(&row(credential, "shared-row"), Some(KEY)).await;
         assert_eq!((status, &answer["status"]), (StatusCode::ACCEPTED, &json!("enqueued")), "{credential:?}: {answer}");
+        // ... with a log of its own: no tenant reads or writes another's.
+        let stages = h.stages(&row_trace_id(credential, "shared-row")).await;
+        assert_eq!(stages, ["INIT", "ENQUEUED"], "{credential:?}");
     }
     // Every row id under one credential: each has a log of its own.
     for row_id in HOSTILE {
