@@ -149,7 +149,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 return Ok(Next::Parked(format!("{} rows of this sheet are parked", backlog.parked)));
             }
             if backlog.buffered + backlog.in_flight == 0 {
-                return Ok(Next::Idle);
+                // Idle: the moment to look for copies of rows sent again.
+                return Ok(self.check_resent(request, sheet, started, tally).await?.unwrap_or(Next::Idle));
             }
             if backlog.in_flight == 0 {
                 self.gather(sheet, backlog.buffered, started).await?;

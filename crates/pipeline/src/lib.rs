@@ -38,6 +38,7 @@
 //! - `flush_step`: the flush run (lock, quotas, adaptive batching).
 //! - `sheet_append`: one batch's append.
 //! - `sheet_settle`: a batch's end (settle, fail, park) and the check of an uncertain append.
+//! - `sheet_resent`: rows sent again, looked for once more in case their first append landed late.
 //! - [`google_token`]: a credential's access token and `sluice credentials set`.
 //! - [`step_metrics`]: the counts the functions report as EMF.
 //! - [`alerts`]: Slack-compatible alerts, one per key per window, or one at each end of an episode.
@@ -61,6 +62,7 @@ mod plan_step;
 pub mod service_core;
 mod sheet_append;
 pub mod sheet_io;
+mod sheet_resent;
 pub mod sheet_service;
 mod sheet_settle;
 pub mod shop_service;

@@ -90,6 +90,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                     tracing::info!(sheet = request.sheet, rows = missing.len(), ?landing, "rows may still land");
                     return Ok(Some(Next::Later(landing)));
                 }
+                // Sent again below. If their append got no answer, it might
+                // land later still: look once more later (`sheet_resent`).
+                if self.sheet_state.take_unanswered(sheet).await? {
+                    let resent: Vec<&str> = missing.iter().map(|row| row.row_id.as_str()).collect();
+                    self.sheet_state.note_resent(sheet, &resent, self.config.sheets.apply_horizon).await?;
+                }
                 if missing.len() == rows.len() {
                     // Not applied: send them as unsent rows, under a write admission.
                     self.buffers.mark_unsent(sheet).await?;

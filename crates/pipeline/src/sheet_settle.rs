@@ -214,7 +214,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
                 Outcome::Ok(range) => {
                     let cells: Vec<_> = range.values.iter().filter_map(|row| row.first()).collect();
-                    self.report_duplicates(request, &duplicated_ids(rows, &cells)).await;
+                    let ids: Vec<String> = rows.iter().map(|row| row.row_id.clone()).collect();
+                    self.report_duplicates(request, &duplicated_ids(&ids, &cells)).await;
                     return Ok(Ok(missing_rows(rows, &found_ids(cells))));
                 }
                 other => match classify(other) {
@@ -242,7 +243,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// Row ids sluice wrote more than once (an append applied by Google
     /// past the apply horizon, after its rows were sent again): said in
     /// each row's trace, counted, and alerted once per sheet per window.
-    async fn report_duplicates(&self, request: &FlushRequest, duplicated: &[(String, usize)]) {
+    pub(crate) async fn report_duplicates(&self, request: &FlushRequest, duplicated: &[(String, usize)]) {
         if duplicated.is_empty() {
             return;
         }
@@ -268,10 +269,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     }
 }
 
-/// The ids of `rows` that column A's `cells` hold more than once, with how
-/// many times (a cell counts for an id with or without a kept apostrophe).
-fn duplicated_ids(rows: &[BufferedRow], cells: &[&serde_json::Value]) -> Vec<(String, usize)> {
-    let mut counts: std::collections::HashMap<&str, usize> = rows.iter().map(|r| (r.row_id.as_str(), 0)).collect();
+/// Which of `ids` column A's `cells` hold more than once, with how many
+/// times (a cell counts for an id with or without a kept apostrophe).
+pub(crate) fn duplicated_ids(ids: &[String], cells: &[&serde_json::Value]) -> Vec<(String, usize)> {
+    let mut counts: std::collections::HashMap<&str, usize> = ids.iter().map(|id| (id.as_str(), 0)).collect();
     for cell in cells {
         let text = match cell {
             serde_json::Value::String(s) => s.clone(),

@@ -132,3 +132,48 @@ async fn an_append_that_never_lands_is_sent_again_once_the_horizon_has_passed() 
     .await
     .unwrap();
 }
+
+/// Past every horizon anyone can know: the first append lands after its
+/// rows were sent again. The copies are found at the sheet's next idle
+/// moment after the horizon, and reported: trace, metric, alert.
+#[tokio::test]
+async fn a_copy_landing_past_the_horizon_is_found_and_reported() {
+    tokio::time::timeout(LIMIT, async {
+        let t = start("edits_copy_reported", Duration::from_secs(2)).await;
+        let held = SheetsFault::AppliedLate { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(2), apply_after: None };
+        t.sandbox.inject(held);
+        let rows = ids(&["r-1", "r-2"]);
+        t.buffer_all(0, &rows).await;
+        let appends = |t: &SheetTest| t.sandbox.calls().iter().filter(|c| c.op == SheetsOp::ValuesAppend).count();
+        while appends(&t) < 2 {
+            let out = t.flush(0).await;
+            assert_ne!(out.next, FlushNext::Idle, "idle before the rows were sent again: {out:?}");
+            tokio::time::sleep(Duration::from_secs(out.wait_seconds)).await;
+        }
+        // Now the first append lands, after all (with the header it
+        // carried to the then empty sheet).
+        assert_eq!(t.sandbox.release_late(), 1);
+        assert_eq!(t.column_a(0), ["row_id", "r-1", "r-2", "row_id", "r-1", "r-2"]);
+        t.flush_until_idle(0, 10).await;
+        let traces = Traces::new(t.redis.conn().await, t.redis.keyspace(), Duration::from_secs(60));
+        for row in &rows {
+            let stages: Vec<String> = traces
+                .read(&row_trace_id(sheet_support::USER, row))
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| e.stage)
+                .collect();
+            assert!(stages.contains(&"DUPLICATED".to_owned()), "{row}: {stages:?}");
+        }
+        let counted = sluice_pipeline::step_metrics::COUNTERS
+            .iter()
+            .find(|c| c.name == "sheet_rows_duplicated")
+            .map(|c| c.get(t.steps.metrics()));
+        assert_eq!(counted, Some(2));
+        let alerts = t.alerts.lock().unwrap().clone();
+        assert!(alerts.iter().any(|a| a.contains("more than once") && a.contains("r-1")), "{alerts:?}");
+    })
+    .await
+    .unwrap();
+}

@@ -11,6 +11,9 @@
 //! {prefix}{sheet:…}:header:     STRING  "1" once the header row is there     TTL: 30 days after it was checked
 //! {prefix}{sheet:…}:failures:   STRING  failed flushes in a row              TTL: 1 hour; the flush deletes it on success
 //! {prefix}{sheet:…}:landing:    STRING  an append may still land             TTL: the apply horizon; deleted once answered
+//! {prefix}{sheet:…}:unanswered: STRING  the latest append got no answer      TTL: 1 day; deleted once answered or resent
+//! {prefix}{sheet:…}:resent:     SET     row ids sent again after a verify    TTL: 1 day; the flush deletes it once checked
+//! {prefix}{sheet:…}:resent_at:  STRING  "1" until the check is due          TTL: the apply horizon
 //! ```
 //!
 //! **Landing.** An append whose answer never came (a timeout, a dropped
@@ -30,6 +33,8 @@ use std::time::Duration;
 
 /// How long a sheet's tail and header flag outlive their last use.
 pub const SHEET_STATE_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// How long rows sent again stay to be checked for copies, at most.
+const RESENT_TTL: Duration = Duration::from_secs(24 * 3600);
 /// How long a failure count lasts without a new failure.
 const FAILURES_TTL: Duration = Duration::from_secs(3600);
 
@@ -82,14 +87,23 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
     }
 
     /// Marks the sheet's next append as possibly landing until `horizon`
-    /// from now (set just before the call).
+    /// from now, and as unanswered (set just before the call).
     pub async fn mark_landing(&self, sheet: &Tag, horizon: Duration) -> Result<(), Error> {
         let ms = horizon.as_millis().max(1) as u64;
-        redis::cmd("SET")
+        redis::pipe()
+            .atomic()
+            .cmd("SET")
             .arg(self.key(sheet, "landing"))
             .arg(1)
             .arg("PX")
             .arg(ms)
+            .ignore()
+            .cmd("SET")
+            .arg(self.key(sheet, "unanswered"))
+            .arg(1)
+            .arg("PX")
+            .arg(RESENT_TTL.as_millis() as u64)
+            .ignore()
             .exec_async(&mut self.conn.clone())
             .await?;
         Ok(())
@@ -97,8 +111,20 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
 
     /// The append was answered (applied or refused): nothing is in the air.
     pub async fn clear_landing(&self, sheet: &Tag) -> Result<(), Error> {
-        redis::cmd("DEL").arg(self.key(sheet, "landing")).exec_async(&mut self.conn.clone()).await?;
+        redis::cmd("DEL")
+            .arg(self.key(sheet, "landing"))
+            .arg(self.key(sheet, "unanswered"))
+            .exec_async(&mut self.conn.clone())
+            .await?;
         Ok(())
+    }
+
+    /// Whether the latest append was never answered (then forgotten): its
+    /// rows, sent again, might yet meet a late copy of themselves.
+    pub async fn take_unanswered(&self, sheet: &Tag) -> Result<bool, Error> {
+        let removed: u32 =
+            redis::cmd("DEL").arg(self.key(sheet, "unanswered")).query_async(&mut self.conn.clone()).await?;
+        Ok(removed > 0)
     }
 
     /// How much longer an unanswered append may still land; zero when
@@ -106,6 +132,44 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
     pub async fn landing_for(&self, sheet: &Tag) -> Result<Duration, Error> {
         let ms: i64 = redis::cmd("PTTL").arg(self.key(sheet, "landing")).query_async(&mut self.conn.clone()).await?;
         Ok(Duration::from_millis(ms.max(0) as u64))
+    }
+
+    /// Notes rows sent again because a verify did not find them: should
+    /// their first append land after all (later than the horizon), the
+    /// sheet holds them twice. Checked once the horizon has passed again.
+    pub async fn note_resent(&self, sheet: &Tag, row_ids: &[&str], horizon: Duration) -> Result<(), Error> {
+        if row_ids.is_empty() {
+            return Ok(());
+        }
+        let key = self.key(sheet, "resent");
+        redis::pipe()
+            .atomic()
+            .sadd(&key, row_ids)
+            .pexpire(&key, RESENT_TTL.as_millis() as i64)
+            .set_options(
+                self.key(sheet, "resent_at"),
+                1,
+                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(horizon.as_millis().max(1) as u64)),
+            )
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// The rows sent again, and how long until they may be checked.
+    pub async fn resent(&self, sheet: &Tag) -> Result<(Vec<String>, Duration), Error> {
+        let (ids, wait): (Vec<String>, i64) = redis::pipe()
+            .smembers(self.key(sheet, "resent"))
+            .pttl(self.key(sheet, "resent_at"))
+            .query_async(&mut self.conn.clone())
+            .await?;
+        Ok((ids, Duration::from_millis(wait.max(0) as u64)))
+    }
+
+    /// The rows sent again were checked.
+    pub async fn clear_resent(&self, sheet: &Tag) -> Result<(), Error> {
+        redis::cmd("DEL").arg(self.key(sheet, "resent")).exec_async(&mut self.conn.clone()).await?;
+        Ok(())
     }
 
     /// Counts one more failed flush; returns the count.
