@@ -2,6 +2,7 @@
 //! per file linked the whole dependency tree again, most of what
 //! `make test` spent building.
 
+mod architecture_doc;
 mod asl_error_names;
 mod template_deploy;
 mod template_iam;
