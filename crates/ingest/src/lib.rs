@@ -16,11 +16,14 @@
 //!    [`check_resource_id`](sluice_domain::check_resource_id): never 0 or
 //!    negative); the delivery id is `X-Trace-ID`, or the
 //!    SHA-256 of the body. Bad input touches no Redis key and no queue.
-//! 3. **Deduplicate**: a redelivery of an event already accepted is answered
+//! 3. **Tenant**: the mall must be enrolled (its tokens stored): 422
+//!    `unknown_tenant` otherwise, before any key is written ([`tenants`]).
+//!    Rows: the credential, likewise.
+//! 4. **Deduplicate**: a redelivery of an event already accepted is answered
 //!    `duplicate`; one whose earlier request is still deciding gets 503
 //!    `delivery_in_progress`, for one lease at most (`accept_lease`) even
 //!    when that request died.
-//! 4. **Coalesce**: a webhook for a resource whose fetch is in the queue and
+//! 5. **Coalesce**: a webhook for a resource whose fetch is in the queue and
 //!    still to come joins that fetch instead of being enqueued (`coalesced`,
 //!    `into` the pending event). The fetch step clears the mark before it
 //!    reads upstream, so the stored snapshot is never older than the last
@@ -28,13 +31,13 @@
 //!    that joins nothing while its mall has a backlog goes to the mall's
 //!    dirty set instead (`deferred`), drained within the mall's budget by
 //!    one "drain mall" request at a time (`sluice_redis::backlog`).
-//! 5. **Enqueue** through the [`batcher`]: webhooks arriving together share
+//! 6. **Enqueue** through the [`batcher`]: webhooks arriving together share
 //!    `SendMessageBatch`-sized calls. Only then does the resource's mark
 //!    (a lease until now) become joinable, and the delivery count as
 //!    accepted. If the queue does not take the message, the answer is 503
 //!    (or 400 when the queue calls the entry itself wrong).
 //!
-//! **Back-pressure**: steps 3 to 5 run for at most `max_accepting` webhooks
+//! **Back-pressure**: steps 3 to 6 run for at most `max_accepting` webhooks
 //! and rows at once; one more is answered 503 `overloaded` before it
 //! touches Redis. A request whose Redis work before its send outlasts
 //! `accept_deadline` gives up what it holds and is answered 503
@@ -42,18 +45,18 @@
 //! `Retry-After`, and the sender's retry is accepted as a first delivery.
 //!
 //! A sheet row (`POST /sheets/rows`) goes through flow control per sheet
-//! instead of 3 and 4 (`row_acceptance`, `sluice_redis::sheet_flow`): a
+//! instead of 4 and 5 (`row_acceptance`, `sluice_redis::sheet_flow`): a
 //! row buffered or held before is a `duplicate`; a sheet with
 //! `sheet_flow.max_queued` rows in the queue, or rows in its overflow, has
 //! the row held in its overflow (`deferred`), which joins the sheet's
 //! buffer behind the queued rows; otherwise the row is enqueued.
 //!
-//! A request killed anywhere in 3 to 5 loses no event: see [`acceptance`]
+//! A request killed anywhere in 3 to 6 loses no event: see [`acceptance`]
 //! for the argument and `tests/crash_points.rs` for the test of every
 //! crash point.
 //!
 //! Every step is written to the event's trace (`received`, `duplicate`,
-//! `coalesced`, `enqueued`, `rejected`), which `sluice trace EVENT_ID` reads.
+//! `coalesced`, `deferred`, `enqueued`, `rejected`), which `sluice trace EVENT_ID` reads.
 //!
 //! # Layout
 //!

@@ -14,7 +14,7 @@
 //! Key: `{prefix}{<tag>}:enrolled:<name>`, a STRING holding the unix ms of
 //! the first enrolment; the tag and name are the token's. No TTL; owner:
 //! the operator. [`TokenStore::put`](crate::TokenStore::put) writes it with
-//! every stored token, `sluice tenants enrol` for tokens stored before
+//! every stored token, `sluice tokens|credentials enrol` for tokens stored before
 //! enrolment existed, and deleting it refuses the tenant again.
 
 use crate::error::Error;

@@ -30,7 +30,7 @@
 //! {prefix}{<tag>}:streak:<name>  STRING  failures in a row              TTL: 1 day after the latest failure (see episode)
 //! {prefix}{<tag>}:episode:<name> STRING  an open episode of failures    TTL: 1 day after the latest failure
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
-//! {prefix}{<tag>}:enrolled:<name> STRING a tenant's enrolment (unix ms) owner: the operator (`sluice tokens set`, `sluice tenants`)
+//! {prefix}{<tag>}:enrolled:<name> STRING a tenant's enrolment (unix ms) owner: the operator (`sluice tokens|credentials set, enrol, withdraw`)
 //! {prefix}{ev:<id>}:trace:       LIST    an event's journey (JSON)      TTL: retention (7 days) after the latest entry
 //! {prefix}{store:<n>}:stream:    STREAM  snapshots, outcomes, shard n   owner: the drain worker trims what every group acked; MAXLEN ~1M
 //! {prefix}{store:<n>}:seen:<k>   STRING  entry id of an idempotency key TTL: 24 h
