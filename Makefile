@@ -104,12 +104,16 @@ package:
 ## minute, the killed flushes' lock leases); then upstream faults against
 ## the sandbox Cafe24 and Sheets (5xx; connections held, dropped or closed
 ## before any answer; a 429 storm; 403s; token expiry, revocation and a
-## mall with no token, mended by sluice tokens set / sluice credentials
+## mall whose token lapsed, mended by sluice tokens set / sluice credentials
 ## set), seeds SLUICE_CHAOS_SEEDS (default 1-2, about 50 s each: one
 ## append held past sluice's 30 s timeout); then ingest held for 60 s at
 ## its measured ceiling of sheet rows while a latency proxy slows Redis by
 ## 50, 100, 200, then 300 ms a round trip (load_held: 503 + Retry-After,
-## RSS, every 202'd row in its sheet once).
+## RSS, every 202'd row in its sheet once); then a person editing a sheet
+## (typing, deleting, inserting, sorting rows) while appends are applied
+## then failed, held past the timeout or applied late, 30 rounds for each
+## of SLUICE_CHAOS_SEEDS (default 1-3; sheet_edits_seeded: every row once,
+## the person's deletions kept, every trace ending COMPLETED).
 ## `make test` runs one of each of the first three kinds, one short kill
 ## of a cluster master, one short upstream-faults run and an 8 s load_held.
 CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos
@@ -122,6 +126,7 @@ chaos: deps
 	$(CARGO) test -p sluice --test integration -- --ignored --nocapture sheet_crash::
 	$(CARGO) test -p sluice --test integration -- --ignored --nocapture upstream_faults::
 	$(CARGO) test -p sluice --test integration -- --ignored --nocapture load_held::
+	$(CARGO) test -p sluice-pipeline --test integration -- --ignored --nocapture sheet_edits_seeded::
 	@scripts/chaos-table.sh
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON

@@ -7,6 +7,7 @@ mod sheet_support;
 mod mall_release;
 mod sheet_credential;
 mod sheet_edits;
+mod sheet_edits_seeded;
 mod sheet_flush;
 mod sheet_formulas;
 mod sheet_overflow;
