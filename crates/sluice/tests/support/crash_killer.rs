@@ -2,7 +2,7 @@
 //! when told and starts it again in the same directory, the same way
 //! every time, timing each restart.
 
-use super::stack::{Proc, listening, sluice};
+use super::stack::{Proc, alive, listening, redis_server_in, sluice};
 use anyhow::Context;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -45,6 +45,11 @@ pub(crate) fn killer(
     let mut restarts = Vec::new();
     for after_change in kills {
         let old_redis = dev.redis_port;
+        // Followed by its pid: once it is gone, another test's server may
+        // take its port, and the port alone would say it outlived the kill.
+        let old_server = redis_server_in(&start.workdir, old_redis)
+            .with_context(|| format!("no redis-server on port {old_redis} runs in {}", start.workdir.display()))?;
+        let gone = || !alive(old_server);
         let killed_at = Instant::now();
         dev.proc.signal("-KILL");
         dev.proc.wait(Duration::from_secs(10)).context("sluice dev did not die of SIGKILL in 10 s")?;
@@ -53,10 +58,10 @@ pub(crate) fn killer(
         let ready_at = Instant::now();
         let ready_after = ready_at - killed_at;
         let gone_deadline = Instant::now() + Duration::from_secs(10);
-        while dev.redis_port != old_redis && listening(old_redis) && Instant::now() < gone_deadline {
+        while dev.redis_port != old_redis && !gone() && Instant::now() < gone_deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let old_redis_gone_after = (dev.redis_port == old_redis || !listening(old_redis)).then(|| killed_at.elapsed());
+        let old_redis_gone_after = (dev.redis_port == old_redis || gone()).then(|| killed_at.elapsed());
         let returned = dev.proc.seen.iter().find_map(|l| l.strip_prefix("Returned ")?.split(' ').next()?.parse().ok());
         restarts.push(Restart {
             after_change,

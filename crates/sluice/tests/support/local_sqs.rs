@@ -9,8 +9,8 @@ use sluice_testkit::TestRedis;
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
-use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// `sluice ARGS` on `redis`'s keys, in a directory of its own (`name`)
 /// with no `sluice dev`, with no queue named by the environment and AWS
@@ -40,7 +40,8 @@ pub(crate) struct LocalSqs {
     pub endpoint: String,
     /// The URL of the queue it was started with.
     pub queue_url: String,
-    stop: oneshot::Sender<()>,
+    /// Cancelled by [`LocalSqs::stop`], or when it is dropped.
+    stop: DropGuard,
     server: JoinHandle<std::io::Result<()>>,
 }
 
@@ -54,15 +55,14 @@ impl LocalSqs {
         let endpoint = format!("http://{}", listener.local_addr().unwrap());
         let api = SqsApi::new(backend, endpoint.clone());
         let queue_url = api.queue_url(queue);
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(sqs_api::serve(listener, api, async move {
-            let _ = stopped.await;
-        }));
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(sqs_api::serve(listener, api, stop.clone().cancelled_owned()));
+        let stop = stop.drop_guard();
         Self { endpoint, queue_url, stop, server }
     }
 
     pub(crate) async fn stop(self) {
-        let _ = self.stop.send(());
+        self.stop.disarm().cancel();
         tokio::time::timeout(Duration::from_secs(10), self.server).await.unwrap().unwrap().unwrap();
     }
 }

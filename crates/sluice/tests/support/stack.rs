@@ -182,6 +182,29 @@ pub(crate) fn wait_for_no_process_in(dir: &Path, limit: Duration) -> Vec<String>
     }
 }
 
+/// The pid of the redis-server of a run in `dir` (or below it) serving
+/// `port`: which process to watch, where a port alone may be another
+/// test's by the time it is looked at again.
+pub(crate) fn redis_server_in(dir: &Path, port: u16) -> Option<u32> {
+    let port = port.to_string();
+    processes_in(dir).into_iter().find_map(|line| {
+        let mut words = line.split(' ');
+        let pid = words.next()?.parse().ok()?;
+        // redis-server retitles itself `redis-server 127.0.0.1:PORT`.
+        let args: Vec<&str> = words.collect();
+        let serves = args.first().is_some_and(|a| a.ends_with("redis-server"))
+            && (args.iter().any(|a| a.rsplit_once(':').is_some_and(|(_, p)| p == port))
+                || args.windows(2).any(|w| w[0] == "--port" && w[1] == port));
+        serves.then_some(pid)
+    })
+}
+
+/// Whether process `pid` still runs (a zombie counts as ended).
+pub(crate) fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
 pub(crate) fn processes_in(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     let mut found = Vec::new();
