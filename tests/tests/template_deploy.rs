@@ -4,8 +4,11 @@
 //! alarm watching every function that calls an upstream; the drain's
 //! `kms:Decrypt` for a database secret under a customer-managed key; the
 //! functions' architecture as a parameter that the build and the stack
-//! share. The cache's users and the pipes' alarms are policy rules
-//! (`infra/rules/cache.guard`, `alarms.guard`).
+//! share; what stands in front of the HTTP API (a custom domain, the
+//! default endpoint closed, a CloudFront distribution with a web ACL) off
+//! unless asked for. The cache's users, the pipes' alarms and the
+//! distribution's settings are policy rules (`infra/rules/cache.guard`,
+//! `alarms.guard`, `api.guard`).
 
 use sluice_tests::template::{
     block, broken_copy, function_environment, functions_and_binaries, parameter_default, resources_of_type, root,
@@ -154,4 +157,150 @@ fn the_architecture_is_one_parameter_of_the_build_and_the_stack() {
     let script = std::fs::read_to_string(root().join("scripts/sam-build.sh")).expect("scripts/sam-build.sh");
     assert!(script.contains("Architecture=x86_64"), "scripts/sam-build.sh builds x86_64 with no override");
     assert!(script.contains("CARGO_TARGET_DIR"), "scripts/sam-build.sh leaves CARGO_TARGET_DIR to sam build");
+}
+
+/// The parameters that put something in front of the HTTP API
+/// (docs/security.md, "In front of the HTTP API"), each with the default
+/// that leaves it off.
+const FRONT_DOOR_PARAMETERS: &[(&str, &str)] = &[
+    ("ApiDomainName", ""),
+    ("ApiCertificateArn", ""),
+    ("DisableExecuteApiEndpoint", "false"),
+    ("FrontWebAclArn", ""),
+    ("FrontDomainName", ""),
+    ("FrontCertificateArn", ""),
+];
+
+/// The resources in front of the HTTP API, each with the condition it
+/// exists under (false with the defaults above).
+const FRONT_DOOR_RESOURCES: &[(&str, &str)] = &[
+    ("AWS::ApiGatewayV2::DomainName", "HasApiDomain"),
+    ("AWS::ApiGatewayV2::ApiMapping", "HasApiDomain"),
+    ("AWS::CloudFront::Distribution", "HasFront"),
+];
+
+/// The conditions those resources and the default endpoint depend on: a
+/// domain, a distribution, and the endpoint closed only with the domain.
+const FRONT_DOOR_CONDITIONS: &[&str] = &[
+    r#"HasApiDomain: !Not [!Equals [!Ref ApiDomainName, ""]]"#,
+    r#"CloseExecuteApi: !And [!Equals [!Ref DisableExecuteApiEndpoint, "true"], !Condition HasApiDomain]"#,
+    r#"HasFront: !Not [!Equals [!Ref FrontWebAclArn, ""]]"#,
+];
+
+/// The `Outputs` entries, by name, with their lines.
+fn outputs(template: &str) -> Vec<(String, Vec<&str>)> {
+    let lines = block(template, "Outputs:");
+    let mut entries: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in lines {
+        let depth = line.len() - line.trim_start().len();
+        if depth == 2 && line.trim_end().ends_with(':') {
+            entries.push((line.trim().trim_end_matches(':').to_owned(), Vec::new()));
+        } else if let Some((_, body)) = entries.last_mut() {
+            body.push(line);
+        }
+    }
+    entries
+}
+
+/// Whether `text` names the resource `id` (`id.Attribute`, `${id}`,
+/// `!Ref id`), and not only a longer name starting with it.
+fn names_resource(text: &str, id: &str) -> bool {
+    text.match_indices(id).any(|(at, _)| {
+        let before = text[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric());
+        let after = text[at + id.len()..].chars().next();
+        !before && matches!(after, Some('.' | '}' | '\n' | ' ' | ',' | ']') | None)
+    })
+}
+
+/// Where the default template would put something in front of the HTTP API
+/// or close its default endpoint, or lets a parameter close it with no
+/// custom domain, one line each. `docs/deploy.md` names every parameter.
+fn front_door_problems(template: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (name, off) in FRONT_DOOR_PARAMETERS {
+        let default = parameter_default(template, name);
+        if default.as_deref() != Some(off) {
+            problems.push(format!("{name} defaults to {default:?}, not {off:?}"));
+        }
+    }
+    let conditions = block(template, "Conditions:").join("\n");
+    for expected in FRONT_DOOR_CONDITIONS {
+        if !conditions.contains(expected) {
+            problems.push(format!("Conditions lack {expected}"));
+        }
+    }
+    let mut conditional = Vec::new();
+    for (type_, condition) in FRONT_DOOR_RESOURCES {
+        let resources = resources_of_type(template, type_);
+        if resources.is_empty() {
+            problems.push(format!("no {type_}"));
+        }
+        for resource in resources {
+            let lines = block(template, &format!("{resource}:"));
+            if !lines.iter().any(|l| l.trim() == format!("Condition: {condition}")) {
+                problems
+                    .push(format!("{resource} ({type_}) has no Condition {condition}: the default deploy creates it"));
+            }
+            conditional.push((resource, *condition));
+        }
+    }
+    // Closed only under CloseExecuteApi, as a boolean (SAM writes it into
+    // the OpenAPI body), and the parameter refused without a domain.
+    let api = block(template, "HttpApi:").join("\n");
+    if !api.contains("DisableExecuteApiEndpoint: !If [CloseExecuteApi, true, false]") {
+        problems.push("HttpApi's DisableExecuteApiEndpoint is not !If [CloseExecuteApi, true, false]".to_owned());
+    }
+    let rules = block(template, "Rules:").join("\n");
+    let refusal = r#"RuleCondition: !Equals [!Ref DisableExecuteApiEndpoint, "true"]
+    Assertions:
+      - Assert: !Not [!Equals [!Ref ApiDomainName, ""]]"#;
+    if !rules.contains(refusal) {
+        problems.push("no rule in Rules refuses DisableExecuteApiEndpoint true without ApiDomainName".to_owned());
+    }
+    // An output naming a conditional resource exists under its condition.
+    for (output, lines) in outputs(template) {
+        let text = lines.join("\n");
+        for (resource, condition) in &conditional {
+            let names = names_resource(&text, resource);
+            if names && !lines.iter().any(|l| l.trim() == format!("Condition: {condition}")) {
+                problems.push(format!("output {output} names {resource} without Condition {condition}"));
+            }
+        }
+    }
+    let doc = std::fs::read_to_string(root().join("docs/deploy.md")).expect("docs/deploy.md");
+    let table = doc.split("## Parameters").nth(1).and_then(|rest| rest.split("\n## ").next()).unwrap_or("");
+    for (name, _) in FRONT_DOOR_PARAMETERS {
+        if !table.contains(&format!("`{name}`")) {
+            problems.push(format!("docs/deploy.md's Parameters do not name {name}"));
+        }
+    }
+    problems
+}
+
+/// The default deploy is the HTTP API alone on its execute-api endpoint: no
+/// custom domain, no distribution, the endpoint open; the endpoint closes
+/// only with a custom domain, and the stack refuses the parameter without
+/// one (the distribution's web ACL, HTTPS and TLS are `api.guard`'s).
+#[test]
+fn nothing_stands_in_front_of_the_api_unless_asked_for() {
+    let problems = front_door_problems(&template());
+    assert!(problems.is_empty(), "{problems:#?}");
+    // The distribution made on every deploy.
+    let problems = front_door_problems(&broken_copy("    Condition: HasFront\n", ""));
+    assert!(
+        problems.iter().any(|p| p.starts_with("FrontDistribution (AWS::CloudFront::Distribution) has no Condition")),
+        "{problems:#?}"
+    );
+    // The endpoint closed by the parameter alone, domain or not.
+    let problems = front_door_problems(&broken_copy(
+        FRONT_DOOR_CONDITIONS[1],
+        r#"CloseExecuteApi: !Equals [!Ref DisableExecuteApiEndpoint, "true"]"#,
+    ));
+    assert!(problems.iter().any(|p| p.starts_with("Conditions lack CloseExecuteApi")), "{problems:#?}");
+    // A custom domain on by default.
+    let problems = front_door_problems(&broken_copy(
+        "  ApiDomainName:\n    Type: String\n    Default: \"\"",
+        "  ApiDomainName:\n    Type: String\n    Default: hooks-origin.example.com",
+    ));
+    assert!(problems.iter().any(|p| p.starts_with("ApiDomainName defaults to")), "{problems:#?}");
 }

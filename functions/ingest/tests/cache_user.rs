@@ -238,6 +238,8 @@ async fn reaches_too_far(tenants: Tenants, conn: &Connection) -> Vec<String> {
             redis::cmd("XRANGE").arg(ks.key(&Tag::new("store:0"), "stream", "")).arg("-").arg("+").clone(),
         ),
         ("read a parked mall's state", redis::cmd("HGETALL").arg(ks.key(&mall, "hold", "")).clone()),
+        // Key patterns do not limit SCAN: refused as a command.
+        ("list key names", redis::cmd("SCAN").arg(0).arg("COUNT").arg(1000).clone()),
     ];
     // Reading the marker is what ingest may do (`sluice_redis::enrolment`),
     // before a probe below withdraws it from a user that may.
