@@ -4,6 +4,7 @@
 
 mod architecture_doc;
 mod asl_error_names;
+mod front_page;
 mod template_deploy;
 mod template_iam;
 mod template_metrics;
