@@ -115,7 +115,7 @@ pub struct SheetConfig {
     /// Zero turns it off.
     pub gather: Duration,
     pub gather_max: Duration,
-    /// Most rows in one append (the seeds used 5,000).
+    /// Most rows in one append (5,000 by default).
     pub max_rows: usize,
     /// Most bytes of rows in one append (Google recommends about 2 MB).
     pub max_bytes: usize,

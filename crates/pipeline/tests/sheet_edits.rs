@@ -140,7 +140,8 @@ async fn an_append_that_never_lands_is_sent_again_once_the_horizon_has_passed() 
 async fn a_copy_landing_past_the_horizon_is_found_and_reported() {
     tokio::time::timeout(LIMIT, async {
         let t = start("edits_copy_reported", Duration::from_secs(2)).await;
-        let held = SheetsFault::AppliedLate { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(2), apply_after: None };
+        let held =
+            SheetsFault::AppliedLate { op: SheetsOp::ValuesAppend, hold: Duration::from_secs(2), apply_after: None };
         t.sandbox.inject(held);
         let rows = ids(&["r-1", "r-2"]);
         t.buffer_all(0, &rows).await;

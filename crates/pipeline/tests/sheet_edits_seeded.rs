@@ -85,7 +85,8 @@ fn edit(t: &SheetTest, rng: &mut StdRng, round: usize, settled: &mut Vec<String>
 }
 
 async fn run(seed: u64, rounds: usize) -> Tally {
-    let settings = SheetConfig { flush_lease: Duration::from_secs(3), apply_horizon: HORIZON, ..SheetConfig::default() };
+    let settings =
+        SheetConfig { flush_lease: Duration::from_secs(3), apply_horizon: HORIZON, ..SheetConfig::default() };
     let t = SheetTest::start(&format!("edits_seed_{seed}"), SheetsSandboxConfig::default(), settings, TIMEOUT).await;
     let mut rng = StdRng::seed_from_u64(seed);
     let (mut settled, mut deleted, mut sent) = (Vec::new(), Vec::new(), Vec::new());
@@ -150,7 +151,8 @@ async fn long_seeded_sheet_edits() {
         .unwrap_or_else(|| vec![1, 2, 3]);
     let started = Instant::now();
     let mut row = ChaosRow {
-        scenario: "a person editing the sheet (delete, insert, sort, type) during uncertain appends (sheet path)".into(),
+        scenario: "a person editing the sheet (delete, insert, sort, type) during uncertain appends (sheet path)"
+            .into(),
         ..ChaosRow::default()
     };
     let mut deleted = 0;

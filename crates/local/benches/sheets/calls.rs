@@ -74,7 +74,7 @@ async fn sluice() -> Seen {
     result
 }
 
-/// Seeds 000/001: each submission appends its own row at once. As they
+/// One append per submission: each submission appends its own row at once. As they
 /// shipped (`retry` false), a 429 lost the row. With `retry`, a 429 is
 /// retried with Google's documented truncated exponential backoff (1 s,
 /// 2 s, 4 s … ≤ 64 s, plus up to 1 s of jitter), scaled like the quota, so
@@ -139,8 +139,8 @@ pub(crate) async fn run() {
     let per_window = |d: Duration| d.as_secs_f64() / QUOTA_WINDOW.as_secs_f64();
     for (label, s) in [
         ("sluice: buffer + adaptive batching", &ours),
-        ("seeds 000/001: one append per submission, as shipped (a 429 loses the row)", &shipped),
-        ("seeds 000/001: one append per submission, 429s retried with backoff", &seed),
+        ("one append per submission, as shipped (a 429 loses the row)", &shipped),
+        ("one append per submission, 429s retried with backoff", &seed),
     ] {
         let (visible, windows) = if s.rows == ROWS {
             (format!("{:.1} s", s.visible.as_secs_f64()), format!("{:.1}", per_window(s.visible)))

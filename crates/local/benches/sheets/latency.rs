@@ -52,7 +52,7 @@ pub(crate) async fn run() {
         fast[fast.len() - 1].as_secs_f64()
     );
     println!(
-        "| seed 001: 500-row threshold, 10 s delay | {} | {:.3} s | {:.3} s |",
+        "| batches of 500 rows or 10 s: 500-row threshold, 10 s delay | {} | {:.3} s | {:.3} s |",
         slow.len(),
         p50(&slow).as_secs_f64(),
         slow[slow.len() - 1].as_secs_f64()

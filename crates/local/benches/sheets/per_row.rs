@@ -1,6 +1,6 @@
 //! What one row costs in the requests AWS bills, counted in a run as the
 //! shop bench counts a webhook (its section 4), and what a million rows a
-//! month cost in AWS: `bench/cost-sheets.md`, next to the seed system's
+//! month cost in AWS: `bench/cost-sheets.md`, next to the design where one Lambda appends each row,
 //! shape (a Lambda behind the API that appends each row itself).
 //!
 //! Two flows through the whole local stack with Google's real quota (60
@@ -33,7 +33,7 @@ const TRICKLE_GAP: Duration = Duration::from_millis(1100);
 /// `aws_prices::assumed`): a flush waits on Google, one append, sometimes
 /// a read first.
 const FLUSH_MS: f64 = 300.0;
-/// The seed shape's Lambda appends the row itself.
+/// One Lambda per row appends the row itself.
 const SEED_APPEND_MS: f64 = 300.0;
 /// Bytes through the NAT gateway per Google call (request and answer) and
 /// per row carried.
@@ -161,7 +161,7 @@ async fn trickle() -> Flow {
 }
 
 /// (line item, USD) for `n` rows a month carried as `flow` carried them;
-/// `None` for the seed shape.
+/// `None` for one Lambda per row.
 fn lines(flow: Option<&Flow>, n: f64) -> Vec<(&'static str, f64)> {
     let cost = |p: &Price, units: f64| p.usd * units;
     let lambda = |invocations: f64, ms: f64| {
@@ -231,12 +231,12 @@ fn write_costs(flows: &[&Flow]) {
         "Written by `make bench` (crates/local/benches/sheets/per_row.rs) from the counts of bench/sheets.md section \
          4 and the prices of crates/testkit/src/aws_prices.rs (the same as bench/cost.md's). Assumed, not measured: \
          Lambda time per invocation (ingest {INGEST_MS} ms, buffer and plan steps {REDIS_STEP_MS} ms, a flush \
-         {FLUSH_MS} ms, the seed shape's append {SEED_APPEND_MS} ms, {FUNCTION_GB} GB arm64), \
+         {FLUSH_MS} ms, one Lambda's append {SEED_APPEND_MS} ms, {FUNCTION_GB} GB arm64), \
          {LOG_BYTES_PER_INVOCATION} log bytes per invocation, one NAT gateway, {GOOGLE_CALL_BYTES} bytes per Google \
          call plus {ROW_BYTES} per row, ECPUs = Redis commands (the stand-in queue's included: an upper bound). \
          The pipes' idle polls are in bench/cost.md (one set of pipes serves both paths).\n"
     );
-    let seed = "seed shape: one Lambda appends each row";
+    let seed = "one Lambda appends each row";
     for n in [1e6, 1e8] {
         let _ = writeln!(out, "## {} rows a month, USD\n", if n < 1e7 { "1 million" } else { "100 million" });
         let mut columns: Vec<(&str, Vec<(&str, f64)>)> = flows.iter().map(|f| (f.name, lines(Some(f), n))).collect();
@@ -260,7 +260,7 @@ fn write_costs(flows: &[&Flow]) {
     }
     let _ = writeln!(
         out,
-        "The seed shape is cheaper in AWS and loses rows: at Google's 60 writes a minute its bursts are answered 429 \
+        "One Lambda per row is cheaper in AWS and loses rows: at Google's 60 writes a minute its bursts are answered 429 \
          (bench/sheets.md section 1: 940 of 1,000 rows lost as shipped, 2,776 calls and 34 s with retries)."
     );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cost-sheets.md");

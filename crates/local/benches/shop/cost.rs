@@ -1,6 +1,6 @@
 //! `bench/cost.md`: what a month of webhooks costs in AWS, from the counts
 //! this run measured (section 4) and the prices in `sluice_testkit::aws_prices`, next to
-//! the seed system's shape on the same webhooks: one execution and one
+//! the design of one execution and one Cafe24 call per webhook on the same webhooks: one execution and one
 //! Cafe24 call per webhook, no coalescing, no batching.
 //!
 //! What was not measured is assumed, named in the table's notes and kept
@@ -54,12 +54,12 @@ impl PerWebhook {
         }
     }
 
-    /// The seed system's shape on the same webhooks: everything once per
+    /// One execution and one Cafe24 call per webhook, on the same webhooks: everything once per
     /// webhook, an execution's tasks and Redis work as ours per fetch.
     fn seed(plain: &PerWebhook) -> Self {
         let per_fetch = |n: f64| n / plain.fetches.max(f64::EPSILON);
         Self {
-            name: "seed shape: an execution and a Cafe24 call per webhook",
+            name: "one execution and one Cafe24 call per webhook",
             sqs_sends: 1.0,
             fetches: 1.0,
             executions: 1.0,

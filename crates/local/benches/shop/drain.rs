@@ -1,6 +1,6 @@
 //! Drain time of a burst of webhooks for one mall, against the
 //! theoretical minimum the bucket allows, next to a fixed spacing between
-//! calls (the `seed 003` row) and next to no limiter.
+//! calls (the "one call every 0.2 s" row) and next to no limiter.
 
 use crate::rig::{Rig, fields, send_updates};
 use sluice_cafe24::{Cafe24Client, FetchOutcome};
@@ -63,11 +63,7 @@ pub(crate) async fn run() {
         idle.as_secs_f64(),
         ours.as_secs_f64()
     );
-    println!(
-        "| seed 003: one call every 0.2 s | {:.2} s | {:.3} | 0 |",
-        spaced.as_secs_f64(),
-        spaced.as_secs_f64() / minimum
-    );
+    println!("| one call every 0.2 s | {:.2} s | {:.3} | 0 |", spaced.as_secs_f64(), spaced.as_secs_f64() / minimum);
     println!(
         "| no limiter: 16 at once, each 429 retried after 1 s | {:.2} s | {:.3} | {unlimited_429} |",
         unlimited.as_secs_f64(),

@@ -2,7 +2,7 @@
 //!
 //! 1. drain time of a burst of webhooks for one mall against a sandbox
 //!    bucket of 40 at 20/s, over the theoretical minimum (N − 40) / 20 s,
-//!    next to a fixed 0.2 s spacing between calls (the table's `seed 003`
+//!    next to a fixed 0.2 s spacing between calls (the table's "one call every 0.2 s"
 //!    row) and next to no limiter at all;
 //! 2. coalescing: upstream calls for 10,000 webhooks over 500 products,
 //!    with flow control and without it;

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-/// Targets from the issue that asked for these counts: the seed system
+/// Targets from the issue that asked for these counts: the design of one execution and one call per webhook
 /// made one SQS request, several Redis calls and a whole execution per
 /// webhook.
 const SQS_PER_WEBHOOK_TARGET: f64 = 0.2;

@@ -1,5 +1,5 @@
 //! Item 1: our sliding-window limiter vs rolling-rate-limiter, the npm
-//! library whose sorted-set design seed 002 describes. Same server, same
+//! library whose sorted-set design the sorted-set log follows. Same server, same
 //! limit (60 per 60 s per key), one connection per side with 1 or 32
 //! callers in flight on it (ioredis and the redis crate's multiplexed
 //! connection both pipeline them), interleaved over rounds, medians shown.

@@ -63,7 +63,7 @@ pub(crate) async fn report(client: &redis::Client) {
     );
 
     println!("\n## Sliding log, bytes per recorded call\n");
-    println!("| calls in window | sluice LIST log | seed 002 ZSET (µs members) | ratio |");
+    println!("| calls in window | sluice LIST log | sorted-set log (ZSET, µs members) | ratio |");
     println!("|---:|---:|---:|---:|");
     let limiter = SlidingWindowLimiter::new(conn.clone(), ks.clone(), deny);
     let project = Tag::new("project-123456789");
