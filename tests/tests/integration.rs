@@ -3,6 +3,7 @@
 //! `make test` spent building.
 
 mod architecture_doc;
+mod asl_choice_values;
 mod asl_error_names;
 mod front_page;
 mod template_deploy;

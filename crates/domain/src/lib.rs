@@ -39,4 +39,4 @@ pub use mall_drain::{DrainRequests, MallDrainRequest, QueueDrainRequests};
 pub use oauth_error::OAuthError;
 pub use queue::{DelayQueue, Queue, WorkQueue};
 pub use secret::Secret;
-pub use work_item::{BufferedRow, SheetWork, ShopWork, WorkItem, row_trace_id};
+pub use work_item::{BufferedRow, ItemKind, SheetWork, ShopWork, WorkItem, row_trace_id};

@@ -9,6 +9,7 @@
 use crate::event::{SheetRow, ShopEvent};
 use crate::queue::OutgoingMessage;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// One message body.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,6 +19,40 @@ pub enum WorkItem {
     Shop(ShopWork),
     /// A row for a Google Sheet: buffer it for the sheet's next flush.
     SheetRow(SheetWork),
+}
+
+/// What a message body is, as the state machine routes it: the `kind` of
+/// the plan step's `ItemPlan`, which the definition's `Route` Choice state
+/// compares with `StringEquals`. Its serialised names are that contract,
+/// so they come from `rename_all` alone, never from strings typed
+/// elsewhere; `Shop` and `SheetRow` are also [`WorkItem`]'s `kind` tags
+/// (a unit test holds the two together).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// A [`WorkItem::Shop`]: the fetch path.
+    Shop,
+    /// A [`WorkItem::SheetRow`]: the buffer path.
+    SheetRow,
+    /// A body that is not a work item: the definition routes it, by its
+    /// Choice's `Default`, to a failure naming why.
+    Invalid,
+}
+
+impl ItemKind {
+    /// Every kind, in declaration order (the definition's routes are
+    /// checked against this list: `tests/tests/asl_choice_values.rs`).
+    pub const ALL: [Self; 3] = [Self::Shop, Self::SheetRow, Self::Invalid];
+}
+
+impl fmt::Display for ItemKind {
+    /// The serialised name (`sheet_row`), so it is spelt in one place.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(name)) => f.write_str(&name),
+            _ => Err(fmt::Error),
+        }
+    }
 }
 
 /// A sheet row as queued.
@@ -158,10 +193,10 @@ impl WorkItem {
     }
 
     /// The item's kind as the state machine routes it.
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ItemKind {
         match self {
-            Self::Shop(_) => "shop",
-            Self::SheetRow(_) => "sheet_row",
+            Self::Shop(_) => ItemKind::Shop,
+            Self::SheetRow(_) => ItemKind::SheetRow,
         }
     }
 
@@ -194,5 +229,28 @@ mod tests {
         let item = WorkItem::from_body(&message.body).unwrap();
         assert_eq!(item, WorkItem::Shop(work));
         assert!(message.body.starts_with(r#"{"kind":"shop","#), "{}", message.body);
+    }
+
+    /// A body's `kind` tag (serde's, from `WorkItem`'s variant names) is
+    /// the `kind` the plan step routes it by (`ItemKind`'s): two derives
+    /// that must spell each work item alike.
+    #[test]
+    fn a_work_items_tag_is_its_routed_kind() {
+        let resource = ResourceRef { kind: ResourceKind::Product, id: "7".into() };
+        let shop = ShopWork::new(ShopEvent::new("acme", Topic(90002), resource, "t").unwrap(), 0);
+        let row = SheetRow {
+            credential_id: "cred".into(),
+            spreadsheet_id: "doc".into(),
+            sheet_gid: 0,
+            submission_id: "sub".into(),
+            row_id: "r1".into(),
+            values: vec![],
+            header: None,
+        };
+        for item in [WorkItem::Shop(shop), WorkItem::SheetRow(SheetWork::new(row, 0))] {
+            let tag = serde_json::to_value(&item).unwrap()["kind"].clone();
+            assert_eq!(tag, serde_json::to_value(item.kind()).unwrap());
+            assert_eq!(tag, item.kind().to_string().as_str(), "Display is the serialised name");
+        }
     }
 }

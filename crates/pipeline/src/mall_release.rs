@@ -21,7 +21,7 @@
 //! skipped, which would break the order, nor dropped.
 
 use crate::mall_drain::MallDrainService;
-use crate::step_io::{ItemPlan, StoreInput};
+use crate::step_io::{FetchNext, ItemPlan, StoreInput};
 use crate::token_step::{REFUSED_AFTER_REFRESH, TokenState};
 use redis::aio::ConnectionLike;
 use sluice_domain::{ErrorKind, StepError};
@@ -128,18 +128,18 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
                 }
                 Err(e) => return self.park_again(mall, &format!("a held event's fetch was refused: {e}")).await,
             };
-            match (fetched.outcome.as_str(), fetched.snapshot) {
-                ("wait", _) => return Ok(One::Later(Duration::from_secs(fetched.wait_seconds))),
+            match (fetched.outcome, fetched.snapshot) {
+                (FetchNext::Wait, _) => return Ok(One::Later(Duration::from_secs(fetched.wait_seconds))),
                 // A 403: the fetch parked the mall again, the event kept first.
-                ("held", _) => return Ok(One::Parked),
-                ("unauthorized", _) if stale.is_none() => stale = fetched.token,
-                ("unauthorized", _) => return self.park_again(mall, REFUSED_AFTER_REFRESH).await,
+                (FetchNext::Held, _) => return Ok(One::Parked),
+                (FetchNext::Unauthorized, _) if stale.is_none() => stale = fetched.token,
+                (FetchNext::Unauthorized, _) => return self.park_again(mall, REFUSED_AFTER_REFRESH).await,
                 (_, Some(snapshot)) => {
                     shop.store(StoreInput { item: item.clone(), snapshot }).await?;
                     return Ok(One::Stored);
                 }
                 (outcome, None) => {
-                    let cause = format!("the fetch answered {outcome:?} without a snapshot");
+                    let cause = format!("the fetch answered \"{outcome}\" without a snapshot");
                     return Err(StepError::new(ErrorKind::Internal, cause));
                 }
             }

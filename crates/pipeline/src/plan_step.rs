@@ -6,7 +6,7 @@
 //! is retried, and ends in the dead-letter queue with its reason traced.
 
 use crate::service_core::ServiceCore;
-use crate::step_io::{GroupPlan, ItemFailure, ItemPlan, PlanInput, PlanOutput};
+use crate::step_io::{GroupPlan, ItemFailure, ItemKind, ItemPlan, PlanInput, PlanOutput};
 use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use serde_json::json;
@@ -19,11 +19,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
             let receive_count = message.attributes.approximate_receive_count.parse().unwrap_or(1);
             let (kind, work, invalid) = match WorkItem::from_body(&message.body) {
                 Ok(work) => (work.kind(), Some(work), None),
-                Err(e) => ("invalid", None, Some(format!("the body is not a work item: {e}"))),
+                Err(e) => (ItemKind::Invalid, None, Some(format!("the body is not a work item: {e}"))),
             };
             let last_receive = receive_count >= self.config.max_receive_count;
-            let item =
-                ItemPlan { item_id: message.message_id, receive_count, last_receive, kind: kind.into(), work, invalid };
+            let item = ItemPlan { item_id: message.message_id, receive_count, last_receive, kind, work, invalid };
             self.trace(
                 &item.trace_id(),
                 "dequeued",

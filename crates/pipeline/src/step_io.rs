@@ -18,7 +18,9 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use sluice_domain::ItemKind;
 use sluice_domain::{ErrorKind, SheetWork, ShopWork, StepError, WorkItem};
+use std::fmt;
 
 /// One SQS message as EventBridge Pipes hands it to the state machine.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,8 +84,8 @@ pub struct ItemPlan {
     /// reason goes with it to the queue) instead of deferring it.
     #[serde(default)]
     pub last_receive: bool,
-    /// `shop`, `sheet_row`, or `invalid` for a body that is not a work item.
-    pub kind: String,
+    /// What the state machine's `Route` state sends the item down.
+    pub kind: ItemKind,
     pub work: Option<WorkItem>,
     /// Why the body is not a work item.
     pub invalid: Option<String>,
@@ -191,13 +193,7 @@ impl FetchInput {
 /// What the fetch step did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FetchOutput {
-    /// `fetched` (see `snapshot`), `wait` (see `wait_seconds`),
-    /// `handed_over` (to the mall's dirty set: nothing left to do here),
-    /// `held` (the mall is parked, or Cafe24 answered 403 and parked it:
-    /// the event is held until `sluice tokens set`), `needs_token` (none
-    /// stored, or about to expire: the token step, then fetch again), or
-    /// `unauthorized` (see `token`: refresh it, then fetch again).
-    pub outcome: String,
+    pub outcome: FetchNext,
     pub wait_seconds: u64,
     /// Where the fetched snapshot waits for the store step.
     pub snapshot: Option<SnapshotRef>,
@@ -205,29 +201,67 @@ pub struct FetchOutput {
     pub token: Option<String>,
 }
 
+/// The fetch step's `outcome`: what the state machine's `Fetched` Choice
+/// state does next, comparing it with `StringEquals`. The serialised names
+/// are that contract, spelt only by `rename_all`; every variant is checked
+/// against the definition's branches (`tests/tests/asl_choice_values.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FetchNext {
+    /// See `snapshot`: store it (the Choice's `Default`).
+    Fetched,
+    /// See `wait_seconds`: the mall's bucket has no room yet.
+    Wait,
+    /// To the mall's dirty set: nothing left to do here.
+    HandedOver,
+    /// The mall is parked, or Cafe24 answered 403 and parked it: the event
+    /// is held until `sluice tokens set`.
+    Held,
+    /// No token stored, or about to expire: the token step, then fetch again.
+    NeedsToken,
+    /// See `token`: refresh it, then fetch again.
+    Unauthorized,
+}
+
+impl FetchNext {
+    /// Every outcome, in declaration order.
+    pub const ALL: [Self; 6] =
+        [Self::Fetched, Self::Wait, Self::HandedOver, Self::Held, Self::NeedsToken, Self::Unauthorized];
+}
+
+impl fmt::Display for FetchNext {
+    /// The serialised name (`needs_token`), so it is spelt in one place.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(Value::String(name)) => f.write_str(&name),
+            _ => Err(fmt::Error),
+        }
+    }
+}
+
 impl FetchOutput {
     pub fn fetched(snapshot: SnapshotRef) -> Self {
-        Self { outcome: "fetched".into(), wait_seconds: 0, snapshot: Some(snapshot), token: None }
+        Self { outcome: FetchNext::Fetched, wait_seconds: 0, snapshot: Some(snapshot), token: None }
     }
 
     pub fn wait(seconds: u64) -> Self {
-        Self { outcome: "wait".into(), wait_seconds: seconds.max(1), snapshot: None, token: None }
+        Self { outcome: FetchNext::Wait, wait_seconds: seconds.max(1), snapshot: None, token: None }
     }
 
     pub fn handed_over() -> Self {
-        Self { outcome: "handed_over".into(), wait_seconds: 0, snapshot: None, token: None }
+        Self { outcome: FetchNext::HandedOver, wait_seconds: 0, snapshot: None, token: None }
     }
 
     pub fn held() -> Self {
-        Self { outcome: "held".into(), wait_seconds: 0, snapshot: None, token: None }
+        Self { outcome: FetchNext::Held, wait_seconds: 0, snapshot: None, token: None }
     }
 
     pub fn needs_token() -> Self {
-        Self { outcome: "needs_token".into(), wait_seconds: 0, snapshot: None, token: None }
+        Self { outcome: FetchNext::NeedsToken, wait_seconds: 0, snapshot: None, token: None }
     }
 
     pub fn unauthorized(fingerprint: String) -> Self {
-        Self { outcome: "unauthorized".into(), wait_seconds: 0, snapshot: None, token: Some(fingerprint) }
+        Self { outcome: FetchNext::Unauthorized, wait_seconds: 0, snapshot: None, token: Some(fingerprint) }
     }
 }
 

@@ -10,7 +10,7 @@
 //!   and a new token releases them.
 
 use sluice_domain::{DrainRequests, MallDrainRequest, ResourceKind};
-use sluice_pipeline::step_io::{FetchInput, TokenInput};
+use sluice_pipeline::step_io::{FetchInput, FetchNext, TokenInput};
 use sluice_pipeline::{MallDrainService, NextRun, PipelineConfig, ServiceCore, ShopService};
 use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, Fault, FaultConfig, fault::FaultInjector};
@@ -150,7 +150,7 @@ async fn a_403_from_cafe24_parks_the_mall_with_the_event_held_until_a_new_grant(
         shop.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap();
         sandbox.forbid(MALL).unwrap();
         let fetched = shop.fetch(FetchInput::new(item_plan(MALL, &id, "refused", 1))).await.unwrap();
-        assert_eq!(fetched.outcome, "held", "held, not failed toward the dead-letter queue");
+        assert_eq!(fetched.outcome, FetchNext::Held, "held, not failed toward the dead-letter queue");
         assert!(parked_reason(&redis).await.contains("403"));
         // A later event waits behind it without a call.
         let calls = sandbox.calls().len();

@@ -18,7 +18,7 @@ use sheet_support::{DOC, SheetTest, USER};
 use sluice_domain::{SheetRow, SheetWork, WorkItem};
 use sluice_pipeline::SheetConfig;
 use sluice_pipeline::sheet_io::{BufferInput, FlushNext};
-use sluice_pipeline::step_io::ItemPlan;
+use sluice_pipeline::step_io::{ItemKind, ItemPlan};
 use sluice_sandbox::sheets::formula_of;
 use sluice_sandbox::{SheetsFault, SheetsOp, SheetsSandboxConfig};
 use sluice_sheets::values::ValueInputOption;
@@ -75,7 +75,7 @@ async fn buffer(t: &SheetTest, id: &str) {
         item_id: format!("msg-{id}"),
         receive_count: 1,
         last_receive: false,
-        kind: "sheet_row".into(),
+        kind: ItemKind::SheetRow,
         work: Some(WorkItem::SheetRow(SheetWork::new(row, now_ms()))),
         invalid: None,
     };

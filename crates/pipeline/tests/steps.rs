@@ -4,7 +4,9 @@ use crate::sheet_support;
 
 use serde_json::json;
 use sluice_domain::{ErrorKind, ResourceKind};
-use sluice_pipeline::step_io::{FetchInput, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput};
+use sluice_pipeline::step_io::{
+    FetchInput, FetchNext, ItemKind, ItemPlan, PipeAttributes, PipeMessage, PlanInput, StoreInput, TokenInput,
+};
 use sluice_pipeline::{PipelineConfig, ServiceCore, ShopService};
 use sluice_redis::Connection;
 use sluice_redis::{BucketSpec, Coalescing, Gates, MallHolds, MarkTimes, Tag};
@@ -74,7 +76,7 @@ async fn plan_groups_a_mixed_batch_in_arrival_order() {
     assert_eq!(ids, ["m1", "m3", "m4"]);
     assert_eq!(a.items[0].receive_count, 2);
     assert!(!a.items[0].last_receive, "receive 2 of 5 is not the last");
-    assert_eq!(a.items[2].kind, "invalid");
+    assert_eq!(a.items[2].kind, ItemKind::Invalid);
     assert!(a.items[2].invalid.as_deref().unwrap().contains("not a work item"));
     // Item i failing reports it and every later item of its group.
     let tails: Vec<Vec<&str>> =
@@ -98,9 +100,9 @@ async fn fetch_waits_short_waits_itself_and_hands_long_ones_back() {
     steps.set_token("slow", &sandbox_token(&sandbox, "slow")).await.unwrap();
     let created = sandbox.create("slow", ResourceKind::Product, serde_json::Map::new()).await.unwrap();
     let first = steps.fetch(FetchInput::new(item("slow", &created.id, "w1"))).await.unwrap();
-    assert_eq!(first.outcome, "fetched");
+    assert_eq!(first.outcome, FetchNext::Fetched);
     let second = steps.fetch(FetchInput::new(item("slow", &created.id, "w2"))).await.unwrap();
-    assert_eq!(second.outcome, "wait");
+    assert_eq!(second.outcome, FetchNext::Wait);
     assert_eq!(second.wait_seconds, 4, "a 4 s wait, rounded up to whole seconds");
     assert_eq!(sandbox.counters().calls, 1, "the second fetch must not call");
     sandbox.stop().await;
@@ -272,7 +274,7 @@ async fn a_malls_fetches_failing_in_a_row_alert_once_and_once_more_when_they_wor
     sandbox.set_faults(FaultConfig::default()).unwrap();
     for delivery in ["ok1", "ok2"] {
         let fetched = steps.fetch(FetchInput::new(item("flaky", &created.id, delivery))).await.unwrap();
-        assert_eq!(fetched.outcome, "fetched");
+        assert_eq!(fetched.outcome, FetchNext::Fetched);
     }
     let alerts = alerts.lock().unwrap().clone();
     assert_eq!(alerts.len(), 2, "one alert when it started, one when it ended: {alerts:?}");
@@ -293,20 +295,23 @@ async fn a_fetch_sends_a_missing_or_expiring_token_to_the_token_step_and_holds_a
 
     // No token stored yet.
     let fetched = steps.fetch(FetchInput::new(item("shop", &created.id, "n1"))).await.unwrap();
-    assert_eq!(fetched.outcome, "needs_token");
+    assert_eq!(fetched.outcome, FetchNext::NeedsToken);
     // One that expires within the refresh margin (60 s).
     let mut expiring = sandbox_token(&sandbox, "shop");
     expiring.access_expires_ms = expiring.access_expires_ms.min(sluice_testkit::now_ms() + 30_000);
     steps.set_token("shop", &expiring).await.unwrap();
     let fetched = steps.fetch(FetchInput::new(item("shop", &created.id, "n2"))).await.unwrap();
-    assert_eq!(fetched.outcome, "needs_token");
+    assert_eq!(fetched.outcome, FetchNext::NeedsToken);
     assert_eq!(sandbox.counters().calls, 0, "no call without a usable token");
     // After the token step the fetch calls with what is stored, even a
     // token inside the margin: asking again could never make it fresher.
     let checked = FetchInput { token_checked: true, ..FetchInput::new(item("shop", &created.id, "n3")) };
-    assert_eq!(steps.fetch(checked).await.unwrap().outcome, "fetched");
+    assert_eq!(steps.fetch(checked).await.unwrap().outcome, FetchNext::Fetched);
     steps.set_token("shop", &sandbox_token(&sandbox, "shop")).await.unwrap();
-    assert_eq!(steps.fetch(FetchInput::new(item("shop", &created.id, "n4"))).await.unwrap().outcome, "fetched");
+    assert_eq!(
+        steps.fetch(FetchInput::new(item("shop", &created.id, "n4"))).await.unwrap().outcome,
+        FetchNext::Fetched
+    );
 
     // A parked mall: the item joins its held events.
     steps.set_token("parked", &sandbox_token(&sandbox, "parked")).await.unwrap();
@@ -314,7 +319,7 @@ async fn a_fetch_sends_a_missing_or_expiring_token_to_the_token_step_and_holds_a
     holds.park(&Tag::for_mall("parked"), "a test parked it", None).await.unwrap();
     let calls = sandbox.counters().calls;
     let fetched = steps.fetch(FetchInput::new(item("parked", "1", "p1"))).await.unwrap();
-    assert_eq!(fetched.outcome, "held");
+    assert_eq!(fetched.outcome, FetchNext::Held);
     assert_eq!(sandbox.counters().calls, calls);
     assert_eq!(holds.state(&Tag::for_mall("parked")).await.unwrap().unwrap().held, 1);
     sandbox.stop().await;

@@ -4,7 +4,7 @@ use crate::now_ms;
 use sluice_domain::{ErrorKind, ResourceKind, ResourceRef, ShopEvent, ShopWork, StepError, Topic, WorkItem};
 use sluice_pipeline::flush_trigger::FlushTrigger;
 use sluice_pipeline::sheet_io::FlushRequest;
-use sluice_pipeline::step_io::ItemPlan;
+use sluice_pipeline::step_io::{ItemKind, ItemPlan};
 use sluice_pipeline::stored_token;
 use sluice_redis::StoredToken;
 use sluice_sandbox::Cafe24Sandbox;
@@ -21,7 +21,7 @@ pub fn item_plan(mall: &str, id: &str, delivery: &str, receive_count: u32) -> It
         item_id: format!("msg-{delivery}"),
         receive_count,
         last_receive: false,
-        kind: "shop".into(),
+        kind: ItemKind::Shop,
         work: Some(WorkItem::Shop(ShopWork::new(event, now_ms()))),
         invalid: None,
     }

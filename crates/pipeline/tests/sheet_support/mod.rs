@@ -12,7 +12,7 @@ use sluice_cafe24::Secret;
 use sluice_domain::{SheetRow, SheetWork, StepError, WorkItem};
 use sluice_pipeline::flush_trigger::FlushTrigger;
 use sluice_pipeline::sheet_io::{BufferInput, FlushNext, FlushOutput, FlushRequest};
-use sluice_pipeline::step_io::ItemPlan;
+use sluice_pipeline::step_io::{ItemKind, ItemPlan};
 use sluice_pipeline::{PipelineConfig, ServiceCore, SheetConfig, SheetService};
 use sluice_redis::Connection;
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
@@ -90,7 +90,7 @@ impl SheetTest {
             item_id: format!("msg-{id}"),
             receive_count: 1,
             last_receive: false,
-            kind: "sheet_row".into(),
+            kind: ItemKind::SheetRow,
             work: Some(WorkItem::SheetRow(work)),
             invalid: None,
         };
