@@ -22,7 +22,7 @@ endif
 # build alone took 5 min 42 s of a fresh 2-core machine, over the 5 minutes
 # `make run` has there, and a profile at opt-level 1 took longer still
 # (6 min 12 s); this one takes 2 min 36 s. The demos check the same
-# invariants either way; their times are longer unoptimised (README).
+# invariants either way; their times are longer unoptimised (docs/performance.md).
 run: deps
 	$(CARGO) build --quiet -p sluice
 	$(CARGO) run --quiet -p sluice -- demo shops

@@ -102,18 +102,18 @@ pub(crate) struct Args {
     scan_window: u32,
     /// Flow control per mall: once a mall has this many messages in the
     /// queue, its webhooks go to its dirty set instead, drained within its
-    /// bucket by one "drain mall" request at a time (README: "One flooding
+    /// bucket by one "drain mall" request at a time (docs/shop-path.md: "One flooding
     /// mall"). With --functions processes, the mall-drain binary drains.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     flow_max_queued: u32,
     /// Flow control per sheet: once a sheet has this many rows in the
     /// queue, its rows are held in its overflow instead, which joins its
-    /// buffer behind them (README: "One flooding sheet").
+    /// buffer behind them (docs/sheet-path.md: "One flooding sheet").
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     sheet_max_queued: u32,
     /// Back-pressure: webhooks and rows ingest accepts at once; one more is
     /// answered 503 `overloaded` with Retry-After before it touches Redis
-    /// (README: "Back-pressure").
+    /// (docs/reliability.md: "Back-pressure").
     #[arg(long, default_value_t = sluice_ingest::config::DEFAULT_MAX_ACCEPTING as u32,
           value_parser = clap::value_parser!(u32).range(1..=sluice_ingest::config::MAX_ACCEPTING_LIMIT as i64))]
     max_accepting: u32,

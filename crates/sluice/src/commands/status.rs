@@ -212,7 +212,7 @@ fn print_credential(c: &CredentialStatus) {
     for sheet in &c.sheets {
         let b = &sheet.backlog;
         // The overflow and the queued count are flow control per sheet's
-        // (README: "One flooding sheet").
+        // (docs/sheet-path.md: "One flooding sheet").
         println!(
             "    sheet {}#{}: {} queued, {} in the overflow, {} buffered, {} in flight, {} parked",
             sheet.spreadsheet_id, sheet.sheet_gid, b.queued, b.overflow, b.buffered, b.in_flight, b.parked

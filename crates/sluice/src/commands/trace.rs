@@ -174,11 +174,11 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
 fn now(last: &TraceEntry) -> String {
     if last.stage == "deferred" {
         // Flow control: the mall's drain chain fetches it within the
-        // mall's budget (README: "One flooding mall").
+        // mall's budget (docs/shop-path.md: "One flooding mall").
         return format!("in {}, drained within the mall's budget", dirty_set(&last.detail));
     }
     if last.stage == "OVERFLOW" {
-        // Flow control per sheet (README: "One flooding sheet").
+        // Flow control per sheet (docs/sheet-path.md: "One flooding sheet").
         return format!(
             "in {} since {}; it joins the buffer once the sheet's queued rows are buffered",
             overflow(&last.detail),
