@@ -63,7 +63,7 @@ impl PrintsMetrics for ServiceCore<Connection> {
 
 impl PrintsMetrics for ShopService<Connection> {
     fn print_emf(&self, stage: &str, function: &str) {
-        AsRef::<ServiceCore<Connection>>::as_ref(self).print_emf(stage, function);
+        self.core().print_emf(stage, function);
     }
 }
 
@@ -75,7 +75,7 @@ impl PrintsMetrics for MallDrainService<Connection> {
 
 impl PrintsMetrics for SheetService<Connection> {
     fn print_emf(&self, stage: &str, function: &str) {
-        AsRef::<ServiceCore<Connection>>::as_ref(self).print_emf(stage, function);
+        self.core().print_emf(stage, function);
     }
 }
 

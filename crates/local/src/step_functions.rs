@@ -10,7 +10,7 @@ use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
 use sluice_domain::StepError;
 use sluice_lambda_local::ReservedConcurrency;
-use sluice_pipeline::{ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{SheetService, ShopService};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
@@ -58,7 +58,7 @@ pub fn registry<C>(shop: ShopService<C>, sheet: SheetService<C>, reserved: Optio
 where
     C: ConnectionLike + Clone + Send + Sync + 'static,
 {
-    let core = ServiceCore::clone(&shop);
+    let core = shop.core().clone();
     let steps: [(&str, Arc<dyn TaskHandler>); 6] = [
         ("PlanBatch", Arc::new(task!(core, plan_batch))),
         ("EnsureToken", Arc::new(task!(shop, ensure_token))),

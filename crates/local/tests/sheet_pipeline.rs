@@ -8,7 +8,7 @@ use crate::support;
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_local::DevStack;
-use sluice_pipeline::{ServiceCore, StatusReader};
+use sluice_pipeline::StatusReader;
 use sluice_sandbox::{SheetsOp, SheetsSandbox, SheetsSandboxConfig};
 use sluice_testkit::TestRedis;
 use sluice_testkit::sandbox::sheets_config;
@@ -134,11 +134,11 @@ async fn rows_land_exactly_once_in_arrival_order_within_googles_quotas() {
     // What `sluice status` reads: nothing waits in the queue's groups any
     // more, both sheets were active, the credential is usable, its write
     // window holds its appends and its sheets hold no rows.
-    let ledger = stack.sheet.group_ledger();
+    let ledger = stack.sheet.core().group_ledger();
     let (lagging, waiting) = ledger.lagging(10).await.unwrap();
     assert_eq!(waiting, 0, "{lagging:?}");
     assert_eq!(ledger.seen(10).await.unwrap().len(), 2);
-    let status = StatusReader::new(ServiceCore::clone(&stack.sheet)).credential_status("cred").await.unwrap();
+    let status = StatusReader::new(stack.sheet.core().clone()).credential_status("cred").await.unwrap();
     assert!(status.rejected.is_none() && status.token.is_some(), "{status:?}");
     let [credential, project] = status.writes;
     assert!((1..=60).contains(&credential.used) && credential.max == 60, "{credential:?}");

@@ -39,15 +39,16 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let step = self.buffers.buffer(&sheet, &work.row.row_id, &row).await?;
         let (buffered, buffer_len) = (step.added, step.buffer_len);
         if buffered {
-            StepMetrics::add(&self.metrics.rows_buffered, 1);
-            self.trace(&work.trace_id(), "BUFFERED", json!({"buffer_len": buffer_len})).await;
+            StepMetrics::add(&self.core.metrics.rows_buffered, 1);
+            self.core.trace(&work.trace_id(), "BUFFERED", json!({"buffer_len": buffer_len})).await;
         }
         if !step.moved.is_empty() {
-            StepMetrics::add(&self.metrics.rows_buffered, step.moved.len() as u64);
+            StepMetrics::add(&self.core.metrics.rows_buffered, step.moved.len() as u64);
             // Best effort, as every trace: a crash here leaves these rows'
             // traces at OVERFLOW while they are buffered (and then appended).
             let detail = json!({"from": "overflow", "sheet": group.as_str(), "buffer_len": buffer_len});
             if let Err(e) = self
+                .core
                 .traces
                 .record_all(&BufferedRow::trace_ids_of(&work.row.credential_id, &step.moved), "BUFFERED", &detail)
                 .await
@@ -55,7 +56,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 tracing::warn!(sheet = group.as_str(), error = %e, "traces of the rows moved from the overflow not recorded");
             }
         }
-        let settings = &self.config.sheets;
+        let settings = &self.core.config.sheets;
         let (delay, why) = if buffer_len >= settings.flush_threshold {
             (Duration::ZERO, Why::Rows)
         } else {
@@ -63,7 +64,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         };
         self.request_flush(&request, delay, why).await?;
         if let Some(work) = &input.item.work {
-            self.item_done(work).await;
+            self.core.item_done(work).await;
         }
         Ok(BufferOutput { buffered, buffer_len, moved_from_overflow: step.moved.len() as u64 })
     }

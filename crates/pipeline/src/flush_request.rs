@@ -95,12 +95,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let due_ms = now_ms() + delay.as_millis() as u64;
         let token = FlushToken::new(due_ms, why).to_string();
         let request = request.with_token(token.clone());
-        let timeout = self.config.sheets.request_timeout.max(delay + Duration::from_secs(60));
-        match self.gates.mark_pending(&sheet, FLUSH_GATE, &token, timeout).await? {
+        let timeout = self.core.config.sheets.request_timeout.max(delay + Duration::from_secs(60));
+        match self.core.gates.mark_pending(&sheet, FLUSH_GATE, &token, timeout).await? {
             Entry::Passed => {
                 if let Err(e) = self.trigger.request(&request, delay).await {
                     // Undo, so the next row asks again.
-                    let _ = self.gates.clear(&sheet, FLUSH_GATE, &token).await;
+                    let _ = self.core.gates.clear(&sheet, FLUSH_GATE, &token).await;
                     return Err(e);
                 }
             }

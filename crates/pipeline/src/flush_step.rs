@@ -76,11 +76,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let sheet = Tag::for_sheet(&request.sheet);
         if let Some(reason) = self.credentials.rejected(&request.credential_id).await? {
             // Rows stay buffered, in order, until `sluice credentials set`.
-            self.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
+            self.core.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
             self.look_again_unless_rejected(&request, &sheet).await?;
             return Ok(RunTally::default().output(FlushNext::Parked, 0, Some(reason)));
         }
-        let lease = match self.locks.acquire(&sheet, FLUSH_LOCK, self.config.sheets.flush_lease).await? {
+        let lease = match self.core.locks.acquire(&sheet, FLUSH_LOCK, self.core.config.sheets.flush_lease).await? {
             Acquire::Acquired(lease) => lease,
             Acquire::Busy { retry_after } => {
                 // A living holder looks at the buffer again after it lets
@@ -88,7 +88,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 // and its lock holds until its lease ends. So this request
                 // gives up its mark and asks again for when the lease is
                 // over: with a living holder that run finds little to do.
-                self.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
+                self.core.gates.clear(&sheet, FLUSH_GATE, &request.token).await?;
                 self.request_flush(&request, retry_after, Why::Wait).await?;
                 return Ok(RunTally::default().output(FlushNext::Busy, 0, None));
             }
@@ -96,11 +96,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let mut tally = RunTally::default();
         let run_started = Instant::now();
         let outcome = self.flush_holding(&request, &sheet, &lease, &mut tally).await;
-        StepMetrics::add(&self.metrics.flush_ms, run_started.elapsed().as_millis() as u64);
+        StepMetrics::add(&self.core.metrics.flush_ms, run_started.elapsed().as_millis() as u64);
         // Clear this request's mark, then let go, then look again: a row
         // that came while the mark was up asked for nothing.
-        let cleared = self.gates.clear(&sheet, FLUSH_GATE, &request.token).await;
-        if let Err(e) = self.locks.release(&lease).await {
+        let cleared = self.core.gates.clear(&sheet, FLUSH_GATE, &request.token).await;
+        if let Err(e) = self.core.locks.release(&lease).await {
             tracing::warn!(sheet = request.sheet, error = %e, "flush lock not released");
         }
         cleared?;
@@ -134,7 +134,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         lease: &Lease,
         tally: &mut RunTally,
     ) -> Result<Next, StepError> {
-        let settings = &self.config.sheets;
+        let settings = &self.core.config.sheets;
         let started = Instant::now();
         loop {
             if started.elapsed() >= settings.flush_budget {
@@ -143,7 +143,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             // A full lease for what follows: an append ends (or times out)
             // well within it, so no second flush can take the sheet while
             // this one's call is in the air. A lease that ran out fails here.
-            self.locks.extend(lease, settings.flush_lease).await?;
+            self.core.locks.extend(lease, settings.flush_lease).await?;
             let backlog = self.buffers.backlog(sheet).await?;
             if backlog.parked > 0 {
                 return Ok(Next::Parked(format!("{} rows of this sheet are parked", backlog.parked)));
@@ -194,7 +194,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         spend: Spend,
         started: Instant,
     ) -> Result<Option<Next>, StepError> {
-        let settings = &self.config.sheets;
+        let settings = &self.core.config.sheets;
         let set = quota_set(&self.limiter, settings, &request.credential_id, spend)?;
         loop {
             match self.limiter.acquire(&set, 1).await? {
@@ -203,8 +203,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                     if wait > settings.inline_wait_max || started.elapsed() + wait > settings.flush_budget {
                         return Ok(Some(Next::Later(wait)));
                     }
-                    StepMetrics::add(&self.metrics.limiter_waits, 1);
-                    StepMetrics::add(&self.metrics.limiter_wait_ms, wait.as_millis() as u64);
+                    StepMetrics::add(&self.core.metrics.limiter_waits, 1);
+                    StepMetrics::add(&self.core.metrics.limiter_wait_ms, wait.as_millis() as u64);
                     tokio::time::sleep(wait).await;
                 }
             }
@@ -217,7 +217,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// call instead of one per second. A lone row waits one interval.
     /// Before the quota is asked, so the call follows its admission at once.
     async fn gather(&self, sheet: &Tag, mut buffered: u64, started: Instant) -> Result<(), StepError> {
-        let settings = &self.config.sheets;
+        let settings = &self.core.config.sheets;
         if settings.gather.is_zero() {
             return Ok(());
         }
@@ -253,7 +253,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         }
         if moved > 0 {
             tracing::info!(sheet = group_key, rows = moved, "parked rows redriven");
-            self.trace(&format!("sheet:{group_key}"), "REDRIVEN", json!({"rows": moved})).await;
+            self.core.trace(&format!("sheet:{group_key}"), "REDRIVEN", json!({"rows": moved})).await;
         }
         Ok(moved)
     }

@@ -101,14 +101,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 
     async fn read_or_refresh(&self, credential: &str, force: bool) -> Result<Attempt, TokenProblem> {
         let tag = Tag::for_credential(credential);
-        let stored = self.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        let stored = self.core.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
         let Some(stored) = stored else {
             let set = command(&["sluice", "credentials", "set", credential]);
             let why = format!("no Google token for credential {credential}: set it with `{set} …`");
             return Err(TokenProblem::Rejected { why, read: None });
         };
         let refresh = Secret::new(stored.refresh_token.clone());
-        let margin = self.config.token_refresh_margin.as_millis() as u64;
+        let margin = self.core.config.token_refresh_margin.as_millis() as u64;
         if !force && !stored.access_token.is_empty() && stored.access_expires_ms > now_ms() + margin {
             let access = Secret::new(stored.access_token);
             return Ok(Attempt::Got(GoogleToken { access, read: Some(refresh), fresh: false }));
@@ -130,6 +130,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
         };
         let saved = self
+            .core
             .tokens
             .put_if_refresh(&tag, GOOGLE, &token, now, refresh.expose())
             .await
@@ -165,7 +166,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             refresh_token: refresh_token.expose().to_owned(),
             refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
         };
-        self.tokens.put(&Tag::for_credential(credential), GOOGLE, &token, now).await?;
+        self.core.tokens.put(&Tag::for_credential(credential), GOOGLE, &token, now).await?;
         self.redrive_credential(credential).await
     }
 

@@ -22,10 +22,11 @@
 //! # Layout
 //!
 //! - [`config`]: the settings.
-//! - [`service_core`]: [`ServiceCore`], the settings, Redis primitives, traces and counts both services share.
+//! - [`service_core`]: [`ServiceCore`], the settings, Redis primitives, traces and counts both services share; each service holds it as its `core` field.
 //! - `plan_step`, `failure_step`: the core's steps, which serve both paths.
 //! - [`shop_service`]: [`ShopService`], the shop path's service.
-//! - `token_step`, `fetch_step`, `store_step`: the shop path, one step each.
+//! - `token_step`, `fetch_step`, `store_step`: the shop path, one step each (the fetch step's own part: its checks before the fetch).
+//! - `upstream_fetch`: the one Cafe24 fetch path (bucket, hand-over, coalesced events, the call, what each answer leads to) that the fetch step, the mall drain runs and the release share; `upstream_fetch/budget.rs` takes an item's budget, `upstream_fetch/call.rs` makes the call.
 //! - `mall_park`: a mall whose Cafe24 token is refused: its events held in order, one alert, `sluice tokens set`.
 //! - [`mall_drain`]: flow control's per-mall drain run; `mall_release`: its release of a parked mall's held events.
 //! - [`step_io`]: the steps' inputs and outputs (the contract with the definition).
@@ -72,6 +73,7 @@ pub mod step_metrics;
 mod store_step;
 pub mod suggested_command;
 mod token_step;
+mod upstream_fetch;
 
 pub use config::{MallDrainConfig, PipelineConfig, SheetConfig};
 pub use json_task::call_json;

@@ -11,10 +11,11 @@
 //!    which goes on for up to `run_budget`, fetching while it waits.
 //! 3. Each granted resource is fetched (at most `fetch_concurrency` at
 //!    once) and its snapshot stored exactly as the fetch and store steps
-//!    do, answering the events the dirty entry kept. Then the stored
-//!    resources leave the set, each only if no webhook came for it since
-//!    step 1: otherwise it stays and is fetched again, so the stored
-//!    snapshot reflects the upstream at or after its last webhook.
+//!    do (the same `upstream_fetch` path, the same store), answering the
+//!    events the dirty entry kept. Then the stored resources leave the
+//!    set, each only if no webhook came for it since step 1: otherwise
+//!    it stays and is fetched again, so the stored snapshot reflects the
+//!    upstream at or after its last webhook.
 //! 4. The chain: the set empty → the chain ends; otherwise the next
 //!    request is queued with the bucket's wait as its delay (or a backoff
 //!    when upstream failures stored nothing), unless another confirmed
@@ -32,15 +33,14 @@
 //! stored has left the set already.
 
 use crate::config::MallDrainConfig;
-use crate::fetch_step::Called;
 use crate::mall_release::Release;
 use crate::shop_service::ShopService;
 use crate::token_step::TokenState;
+use crate::upstream_fetch::{Caller, Fetched, ResourceFetch};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use redis::aio::ConnectionLike;
 use serde::Serialize;
-use serde_json::json;
 use sluice_domain::{DrainRequests, ErrorKind, MallDrainRequest, ResourceKind, ResourceRef, StepError};
 use sluice_redis::{Acquire, Admission, Bucket, ChainNext, DirtyResource, Tag};
 use std::collections::VecDeque;
@@ -103,7 +103,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
     }
 
     pub(crate) fn settings(&self) -> &MallDrainConfig {
-        &self.shop.config.mall_drain
+        &self.shop.core.config.mall_drain
     }
 
     pub async fn drain_mall(&self, request: MallDrainRequest) -> Result<MallDrainOutput, StepError> {
@@ -112,12 +112,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         // resources and spend the bucket fetching them twice. A run that
         // finds another running ends at once (its chain, if it carries
         // one, comes back in a second).
-        let lease = match self.shop.locks.acquire(&tag, DRAIN_LOCK, self.settings().run_budget * 2).await? {
+        let lease = match self.shop.core.locks.acquire(&tag, DRAIN_LOCK, self.settings().run_budget * 2).await? {
             Acquire::Acquired(lease) => lease,
             Acquire::Busy { .. } => return self.carry(&request, &tag, Some(Duration::from_secs(1)), 0, 0).await,
         };
         let ran = self.run_holding(&request, &tag).await;
-        if let Err(e) = self.shop.locks.release(&lease).await {
+        if let Err(e) = self.shop.core.locks.release(&lease).await {
             tracing::warn!(mall = request.mall_id, error = %e, "mall drain lock not released; it lapses");
         }
         match ran? {
@@ -181,9 +181,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             // A short wait is waited here, within the run's budget: a
             // queued request cannot come back sooner than a whole second,
             // and the bucket would go unused meanwhile.
-            let config = &shop.config;
-            let nap =
-                wait.filter(|w| *w <= config.inline_wait_max && started.elapsed() + *w <= config.step_wait_budget);
+            let nap = wait.filter(|w| shop.waits_inline(*w, started));
             if fetching.is_empty() && (pending.is_empty() || nap.is_none()) {
                 break;
             }
@@ -214,7 +212,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         let delay = match wait {
             // Out of budget for longer than the run may wait (or the run's
             // own budget is spent).
-            Some(wait) if !pending.is_empty() => Some(next_run_delay(wait, shop.config.inline_wait_max)),
+            Some(wait) if !pending.is_empty() => Some(next_run_delay(wait, shop.core.config.inline_wait_max)),
             _ if stored == 0 && tried > 0 => Some(self.settings().failure_backoff),
             // Everything read was tried: the next run reads on at once.
             _ => None,
@@ -236,32 +234,31 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         // (resource, change), so a run that dies after storing stores once.
         let owner = dirty.events.last().cloned().unwrap_or_else(|| format!("dirty:{}:{}", dirty.resource, dirty.seq));
         let answers = if dirty.events.is_empty() { vec![owner.clone()] } else { dirty.events.clone() };
-        let call = shop.call_upstream(bucket, mall, &resource, &answers).await?;
-        let detail = json!({"result": call.result, "by": "mall_drain", "resource": dirty.resource});
-        if let Err(e) = shop.traces.record_all(&answers, "fetch", &detail).await {
-            tracing::warn!(mall, error = %e, "trace not recorded");
-        }
-        match call.outcome {
-            Called::Fetched(snapshot) => {
-                let reference = shop.leave(&owner, *snapshot).await?;
+        let fetch = ResourceFetch {
+            bucket,
+            mall,
+            resource: &resource,
+            owner: &owner,
+            answers: &answers,
+            caller: Caller::DrainRun { dirty: &dirty.resource },
+        };
+        match shop.fetch_resource(fetch).await? {
+            Fetched::Left(reference) => {
                 shop.store_snapshot(mall, &reference, &owner).await?;
                 Ok(Some(dirty))
             }
-            Called::Unauthorized { fingerprint } => {
+            Fetched::Unauthorized { fingerprint } => {
                 Err(StepError::new(ErrorKind::CredentialRejected, format!("{STALE_PREFIX}{fingerprint}")))
             }
-            Called::Throttled { .. } => Ok(None),
-            Called::Failed(error) if error.kind.is_retryable() => {
+            // A 403 parked the mall: only a new grant mends it, so the
+            // runs stop (parked) rather than call again every failure
+            // backoff.
+            Fetched::Throttled { .. } | Fetched::Parked => Ok(None),
+            Fetched::Failed(error) if error.kind.is_retryable() => {
                 tracing::warn!(mall, resource = dirty.resource, cause = %error.cause, "fetch failed; a later run retries");
                 Ok(None)
             }
-            Called::Failed(error) if error.kind == ErrorKind::CredentialRejected => {
-                // 403: only a new grant mends it; the runs stop (parked)
-                // rather than call again every failure backoff.
-                shop.park_mall(mall, &crate::fetch_step::forbidden_reason(&error), None).await?;
-                Ok(None)
-            }
-            Called::Failed(error) => Err(error),
+            Fetched::Failed(error) => Err(error),
         }
     }
 

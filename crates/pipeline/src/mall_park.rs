@@ -52,7 +52,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let body = item_json(item)?;
         let hold = self.holds.check(&Tag::for_mall(mall), event_id, &body).await?;
         if hold.held {
-            self.trace(event_id, "held", json!({"mall": mall, "held": hold.count})).await;
+            self.core.trace(event_id, "held", json!({"mall": mall, "held": hold.count})).await;
         }
         Ok(hold.held)
     }
@@ -69,7 +69,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let event = item.zip(body.as_deref()).map(|((id, _), body)| (id, body));
         let hold = self.holds.park(&Tag::for_mall(mall), reason, event).await?;
         if let Some((event_id, _)) = item {
-            self.trace(event_id, "held", json!({"mall": mall, "parked": reason, "held": hold.count})).await;
+            self.core.trace(event_id, "held", json!({"mall": mall, "parked": reason, "held": hold.count})).await;
         }
         if hold.newly_parked {
             tracing::warn!(mall, reason, "mall parked");
@@ -101,14 +101,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
     pub async fn set_token(&self, mall: &str, token: &StoredToken) -> Result<bool, StepError> {
         let shop = self.shop();
         let tag = Tag::for_mall(mall);
-        shop.tokens.put(&tag, ADMIN_API, token, now_ms()).await?;
+        shop.core.tokens.put(&tag, ADMIN_API, token, now_ms()).await?;
         if !shop.holds.release(&tag).await? {
             return Ok(false);
         }
         // The chain is taken whoever held it: a parked mall's chain has no
         // run coming (its last run stopped on the hold).
         let request = sluice_domain::MallDrainRequest::new(mall, format!("release-{}", now_ms()));
-        let lease = shop.config.mall_drain.chain_lease;
+        let lease = shop.core.config.mall_drain.chain_lease;
         shop.backlogs.take_chain(&tag, &request.token, lease).await?;
         self.requests().request(&request, std::time::Duration::ZERO).await?;
         if !shop.backlogs.confirm_chain(&tag, &request.token).await? {

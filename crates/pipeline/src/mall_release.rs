@@ -115,7 +115,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
                 TokenState::Wait(seconds) => return Ok(One::Later(Duration::from_secs(seconds))),
                 TokenState::Refused(reason) => return self.park_again(mall, &reason).await,
             }
-            let fetched = match shop.fetch_in_budget(item).await {
+            let fetched = match shop.fetch_item(item).await {
                 Ok(fetched) => fetched,
                 Err(e) if e.kind.is_retryable() => {
                     failures += 1;

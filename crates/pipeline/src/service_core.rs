@@ -16,6 +16,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// The shared core. Cheap to clone: the Redis handles are clones of one
 /// connection and the settings and counts sit behind `Arc`s, so every
 /// service built on it reads and counts the same.
+///
+/// Each service holds it as a named field, `core`, and says so at every
+/// use (`self.core.config`, `self.core.trace(…)`): a reader sees at once
+/// which parts are the service's own and which every service shares. No
+/// `Deref` to it: a service is not a pointer to its core, and a `Deref`
+/// would make fields the service does not have look like its own. Code
+/// outside the crate reaches it through each service's `core()`.
 #[derive(Debug, Clone)]
 pub struct ServiceCore<C> {
     /// The connection and key prefix the services build their parts on.
@@ -94,36 +101,6 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
         }
     }
 }
-
-impl<C> AsRef<ServiceCore<C>> for ServiceCore<C> {
-    fn as_ref(&self) -> &ServiceCore<C> {
-        self
-    }
-}
-
-/// A service's core is its own: the steps read `self.config` and call
-/// `self.trace(…)` as they would their own fields. Deref (not a trait per
-/// primitive) because a service *is* the core plus its path's parts; the
-/// services (and the status reader) share no method names with the core,
-/// so nothing shadows. `AsRef` is for code generic over any of them (a
-/// Lambda's `serve_step` prints the core's counts).
-macro_rules! over_core {
-    ($service:ident) => {
-        impl<C> std::ops::Deref for $service<C> {
-            type Target = crate::service_core::ServiceCore<C>;
-            fn deref(&self) -> &Self::Target {
-                &self.core
-            }
-        }
-
-        impl<C> AsRef<crate::service_core::ServiceCore<C>> for $service<C> {
-            fn as_ref(&self) -> &crate::service_core::ServiceCore<C> {
-                &self.core
-            }
-        }
-    };
-}
-pub(crate) use over_core;
 
 /// Milliseconds since the epoch, by this machine's clock (token expiry is
 /// stated in wall-clock time by the upstream).

@@ -66,7 +66,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         started: Instant,
         tally: &mut RunTally,
     ) -> Result<Option<Next>, StepError> {
-        let settings = &self.config.sheets;
+        let settings = &self.core.config.sheets;
         // `partial`: some of the in-flight rows are in the sheet already, so
         // the batch must stay marked unknown whatever happens to the rest.
         let (rows, fresh, partial) = match self.buffers.claim(sheet, settings.max_rows, settings.max_bytes).await? {
@@ -94,7 +94,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 // land later still: look once more later (`sheet_resent`).
                 if self.sheet_state.take_unanswered(sheet).await? {
                     let resent: Vec<&str> = missing.iter().map(|row| row.row_id.as_str()).collect();
-                    self.sheet_state.note_resent(sheet, &resent, self.config.sheets.apply_horizon).await?;
+                    self.sheet_state.note_resent(sheet, &resent, self.core.config.sheets.apply_horizon).await?;
                 }
                 if missing.len() == rows.len() {
                     // Not applied: send them as unsent rows, under a write admission.
@@ -129,7 +129,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         partial: bool,
     ) -> Result<Option<Next>, StepError> {
         let client = self.sheets_client()?;
-        let input = self.config.sheets.value_input;
+        let input = self.core.config.sheets.value_input;
         let mut token = match self.token_for(request, sheet, rows, false, partial).await? {
             Ok(token) => token,
             Err(next) => return Ok(Some(next)),
@@ -153,9 +153,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             body.extend(header);
             body.extend(rows.iter().map(|row| sheet_row(row, input)));
             tally.calls += 1;
-            StepMetrics::add(&self.metrics.sheets_calls, 1);
+            StepMetrics::add(&self.core.metrics.sheets_calls, 1);
             // Until it is answered, this append may land (see `landing_for`).
-            self.sheet_state.mark_landing(sheet, self.config.sheets.apply_horizon).await?;
+            self.sheet_state.mark_landing(sheet, self.core.config.sheets.apply_horizon).await?;
             let outcome = client.append(&token.access, &request.spreadsheet_id, request.sheet_gid, &body, input).await;
             if answered(&outcome)
                 && let Err(e) = self.sheet_state.clear_landing(sheet).await
@@ -163,7 +163,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 tracing::warn!(sheet = request.sheet, error = %e, "an answered append still counts as landing");
             }
             if matches!(outcome, Outcome::Throttled { .. }) {
-                StepMetrics::add(&self.metrics.sheets_429, 1);
+                StepMetrics::add(&self.core.metrics.sheets_429, 1);
             }
             match outcome {
                 Outcome::Ok(answer) => {
@@ -236,13 +236,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             return Ok(None);
         }
         let first = CellRange { start: CellRef::cell(1, 1), end: CellRef::cell(1, 1) };
-        StepMetrics::add(&self.metrics.sheets_calls, 1);
+        StepMetrics::add(&self.core.metrics.sheets_calls, 1);
         match client.get(token, &request.spreadsheet_id, request.sheet_gid, Some(first)).await {
             Outcome::Ok(range) if range.values.iter().any(|row| !row.is_empty()) => {
                 let _ = self.sheet_state.set_header_known(sheet).await;
                 Ok(None)
             }
-            Outcome::Ok(_) => Ok(Some(header_cells(header, self.config.sheets.value_input))),
+            Outcome::Ok(_) => Ok(Some(header_cells(header, self.core.config.sheets.value_input))),
             other => Err(classify(other)),
         }
     }

@@ -62,7 +62,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let Ok(token) = self.google_token(&request.credential_id, false).await else { return Ok(None) };
         let column_a = CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } };
         tally.calls += 1;
-        StepMetrics::add(&self.metrics.sheets_calls, 1);
+        StepMetrics::add(&self.core.metrics.sheets_calls, 1);
         match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
             Outcome::Ok(range) => Ok(Some(range.values.into_iter().filter_map(|row| row.into_iter().next()).collect())),
             _ => Ok(None),

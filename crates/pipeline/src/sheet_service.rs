@@ -6,10 +6,10 @@
 
 use crate::alerts::Alerter;
 use crate::flush_trigger::FlushTrigger;
-use crate::service_core::{ServiceCore, over_core};
+use crate::service_core::ServiceCore;
 use redis::aio::ConnectionLike;
 use sluice_domain::{ErrorKind, StepError};
-use sluice_redis::{CredentialState, DenyCache, SheetBuffers, SheetState, SlidingWindowLimiter};
+use sluice_redis::{CredentialState, DenyCache, SheetBuffers, SheetState, SlidingWindowLimiter, Traces};
 use sluice_sheets::SheetsClient;
 use std::sync::Arc;
 
@@ -18,7 +18,9 @@ use std::sync::Arc;
 /// exist.
 #[derive(Debug, Clone)]
 pub struct SheetService<C> {
-    core: ServiceCore<C>,
+    /// What both paths share (settings, locks, traces, counts), named at
+    /// each use: `self.core.locks`, never `self.locks`.
+    pub(crate) core: ServiceCore<C>,
     pub(crate) buffers: SheetBuffers<C>,
     pub(crate) sheet_state: SheetState<C>,
     pub(crate) credentials: CredentialState<C>,
@@ -33,8 +35,6 @@ pub struct SheetService<C> {
     sheets: Option<SheetsClient>,
 }
 
-over_core!(SheetService);
-
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     pub fn new(core: ServiceCore<C>, trigger: Arc<dyn FlushTrigger>) -> Self {
         let (conn, keyspace) = (core.conn.clone(), core.keyspace.clone());
@@ -48,6 +48,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             sheets: None,
             core,
         }
+    }
+
+    /// The core this service runs on: the plan and failure steps, the
+    /// settings, the counts, the traces, the group ledger.
+    pub fn core(&self) -> &ServiceCore<C> {
+        &self.core
+    }
+
+    /// The rows' logs (trace ids `row:<credential>:<row id>`).
+    pub fn traces(&self) -> &Traces<C> {
+        self.core.traces()
     }
 
     /// Lets the flush call Google Sheets.

@@ -61,11 +61,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let written_now = tail.is_some();
         if written_now {
             tally.appended_rows += rows.len() as u64;
-            StepMetrics::add(&self.metrics.rows_appended, rows.len() as u64);
+            StepMetrics::add(&self.core.metrics.rows_appended, rows.len() as u64);
         }
         let detail =
             json!({"sheet": request.sheet, "rows": rows.len(), "last_row": tail, "found_by_verify": !written_now});
-        if let Err(e) = self.traces.record_all(&trace_ids(request, rows), "COMPLETED", &detail).await {
+        if let Err(e) = self.core.traces.record_all(&trace_ids(request, rows), "COMPLETED", &detail).await {
             tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
         }
         Ok(())
@@ -148,11 +148,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     /// alert when `delayed_flushes_alert_after` delays came in a row, one
     /// at the next settle. Never fails the flush.
     pub(crate) async fn note_flush(&self, request: &FlushRequest, sheet: &Tag, delayed: bool) {
-        let threshold = self.config.sheets.delayed_flushes_alert_after;
+        let threshold = self.core.config.sheets.delayed_flushes_alert_after;
         let rule = EpisodeRule { name: "flush", threshold, ttl: EPISODE_TTL };
         let noted = match delayed {
-            true => self.episodes.failed(sheet, &rule).await,
-            false => self.episodes.succeeded(sheet, &rule).await,
+            true => self.core.episodes.failed(sheet, &rule).await,
+            false => self.core.episodes.succeeded(sheet, &rule).await,
         };
         let (spreadsheet, gid) = (&request.spreadsheet_id, request.sheet_gid);
         let text = match noted {
@@ -174,7 +174,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 
     async fn parked_traces(&self, request: &FlushRequest, rows: &[BufferedRow], reason: &str, why: &str) {
         let detail = json!({"sheet": request.sheet, "reason": reason, "why": why});
-        if let Err(e) = self.traces.record_all(&trace_ids(request, rows), "PARKED", &detail).await {
+        if let Err(e) = self.core.traces.record_all(&trace_ids(request, rows), "PARKED", &detail).await {
             tracing::warn!(sheet = request.sheet, error = %e, "parked traces not recorded");
         }
     }
@@ -210,7 +210,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 }
             };
             tally.calls += 1;
-            StepMetrics::add(&self.metrics.sheets_calls, 1);
+            StepMetrics::add(&self.core.metrics.sheets_calls, 1);
             match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
                 Outcome::Ok(range) => {
                     let cells: Vec<_> = range.values.iter().filter_map(|row| row.first()).collect();
@@ -235,7 +235,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let found: Vec<BufferedRow> =
             rows.iter().filter(|row| !missing.iter().any(|m| m.row_id == row.row_id)).cloned().collect();
         let detail = json!({"sheet": request.sheet, "rows": found.len(), "found_by_verify": true});
-        if let Err(e) = self.traces.record_all(&trace_ids(request, &found), "COMPLETED", &detail).await {
+        if let Err(e) = self.core.traces.record_all(&trace_ids(request, &found), "COMPLETED", &detail).await {
             tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
         }
     }
@@ -247,11 +247,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         if duplicated.is_empty() {
             return;
         }
-        StepMetrics::add(&self.metrics.rows_duplicated, duplicated.len() as u64);
+        StepMetrics::add(&self.core.metrics.rows_duplicated, duplicated.len() as u64);
         for (row_id, times) in duplicated {
             let detail = json!({"sheet": request.sheet, "times_in_sheet": times});
             if let Err(e) =
-                self.traces.record(&row_trace_id(&request.credential_id, row_id), "DUPLICATED", &detail).await
+                self.core.traces.record(&row_trace_id(&request.credential_id, row_id), "DUPLICATED", &detail).await
             {
                 tracing::warn!(sheet = request.sheet, error = %e, "duplicate trace not recorded");
             }

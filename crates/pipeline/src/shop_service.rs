@@ -1,14 +1,16 @@
 //! [`ShopService`]: the shop path's steps (`token_step`, `fetch_step`,
-//! `store_step`) over the [`ServiceCore`], with the parts only that path
-//! uses: each mall's Admin API bucket, the snapshot streams, the parked
-//! malls' held events (`mall_park`), the alerts and the Cafe24 client.
+//! `store_step`) and its Cafe24 fetch (`upstream_fetch`) over the
+//! [`ServiceCore`], with the parts only that path uses: each mall's Admin
+//! API bucket, the snapshot streams, the parked malls' held events
+//! (`mall_park`), the alerts and the Cafe24 client.
 
 use crate::alerts::Alerter;
-use crate::service_core::{ServiceCore, now_ms, over_core};
+use crate::service_core::{ServiceCore, now_ms};
+use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::{DrainRequests, StepError};
-use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, MallHolds, SnapshotStore, Tag};
+use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, MallHolds, SnapshotStore, Tag, Traces};
 use std::sync::Arc;
 
 /// The name of a mall's Admin API bucket, lock and token under its tag.
@@ -17,7 +19,9 @@ pub const ADMIN_API: &str = sluice_redis::enrolment::CAFE24_TOKEN;
 /// The shop path's service.
 #[derive(Debug, Clone)]
 pub struct ShopService<C> {
-    core: ServiceCore<C>,
+    /// What both paths share (settings, tokens, traces, counts), named at
+    /// each use: `self.core.tokens`, never `self.tokens`.
+    pub(crate) core: ServiceCore<C>,
     pub(crate) buckets: Buckets<C>,
     pub(crate) snapshots: SnapshotStore<C>,
     pub(crate) backlogs: Backlogs<C>,
@@ -26,12 +30,10 @@ pub struct ShopService<C> {
     pub(crate) alerter: Alerter<C>,
     pub(crate) cafe24: Cafe24Client,
     /// With flow control: where the fetch step's hand-overs ask for a
-    /// drain run (see `fetch_step`). `None`: a fetch waits for its mall's
+    /// drain run (see `upstream_fetch`). `None`: a fetch waits for its mall's
     /// bucket, inline or in a Wait state.
     pub(crate) hand_over: Option<Arc<dyn DrainRequests>>,
 }
-
-over_core!(ShopService);
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub fn new(core: ServiceCore<C>, cafe24: Cafe24Client) -> Result<Self, StepError> {
@@ -62,6 +64,23 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         self
     }
 
+    /// The core this service runs on: the plan and failure steps, the
+    /// settings, the counts, the traces, the group ledger.
+    pub fn core(&self) -> &ServiceCore<C> {
+        &self.core
+    }
+
+    /// The events' traces (`sluice trace`, the drain's `stored` entries).
+    pub fn traces(&self) -> &Traces<C> {
+        self.core.traces()
+    }
+
+    /// What the steps counted, shared, for a reader that outlives this
+    /// borrow (`sluice dev`'s `GET /metrics`).
+    pub fn metrics_handle(&self) -> Arc<StepMetrics> {
+        self.core.metrics_handle()
+    }
+
     pub fn snapshots(&self) -> &SnapshotStore<C> {
         &self.snapshots
     }
@@ -71,11 +90,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     /// [`MallDrainService::set_token`](crate::MallDrainService::set_token),
     /// which also releases its held events.
     pub async fn set_token(&self, mall_id: &str, token: &sluice_redis::StoredToken) -> Result<(), StepError> {
-        self.tokens.put(&Tag::for_mall(mall_id), ADMIN_API, token, now_ms()).await.map_err(StepError::from)
+        self.core.tokens.put(&Tag::for_mall(mall_id), ADMIN_API, token, now_ms()).await.map_err(StepError::from)
     }
 
     pub(crate) fn bucket(&self, mall_id: &str) -> Result<Bucket, StepError> {
-        mall_bucket(&self.buckets, &self.config, mall_id)
+        mall_bucket(&self.buckets, &self.core.config, mall_id)
     }
 }
 

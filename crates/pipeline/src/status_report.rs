@@ -71,8 +71,8 @@ pub struct SheetStatus {
     pub backlog: SheetBacklog,
 }
 
-/// Reads a mall's or a credential's state (and, through the core, the
-/// group ledger and the traces).
+/// Reads a mall's or a credential's state (and, through [`Self::core`],
+/// the group ledger and the traces).
 #[derive(Debug, Clone)]
 pub struct StatusReader<C> {
     core: ServiceCore<C>,
@@ -81,8 +81,6 @@ pub struct StatusReader<C> {
     credentials: CredentialState<C>,
     buffers: SheetBuffers<C>,
 }
-
-crate::service_core::over_core!(StatusReader);
 
 impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
     pub fn new(core: ServiceCore<C>) -> Self {
@@ -96,13 +94,19 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
         }
     }
 
+    /// The core it reads through: the group ledger, the traces.
+    pub fn core(&self) -> &ServiceCore<C> {
+        &self.core
+    }
+
     pub async fn mall_status(&self, mall_id: &str) -> Result<MallStatus, StepError> {
-        let bucket = mall_bucket(&self.buckets, &self.config, mall_id)?;
+        let core = &self.core;
+        let bucket = mall_bucket(&self.buckets, &core.config, mall_id)?;
         let level = self.buckets.level(&bucket).await?;
-        let token = self.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
-        let backlogs = Backlogs::new(self.conn.clone(), self.keyspace.clone(), self.config.mall_drain.flow.clone())?;
+        let token = core.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
+        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.mall_drain.flow.clone())?;
         let backlog = backlogs.size(&Tag::for_mall(mall_id)).await?;
-        let hold = MallHolds::new(self.conn.clone(), self.keyspace.clone()).state(&Tag::for_mall(mall_id)).await?;
+        let hold = MallHolds::new(core.conn.clone(), core.keyspace.clone()).state(&Tag::for_mall(mall_id)).await?;
         Ok(MallStatus {
             mall_id: mall_id.to_owned(),
             bucket_units: level.units,
@@ -120,7 +124,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
                 StepError::new(sluice_domain::ErrorKind::Internal, format!("{} quota readings, not 2", u.len()))
             })
         };
-        let set = |spend| quota_set(&self.limiter, &self.config.sheets, credential_id, spend);
+        let set = |spend| quota_set(&self.limiter, &self.core.config.sheets, credential_id, spend);
         let writes = pair(self.limiter.usage(&set(Spend::Write)?).await?)?;
         let reads = pair(self.limiter.usage(&set(Spend::Read)?).await?)?;
         let mut sheets = Vec::new();
@@ -135,7 +139,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
             writes,
             reads,
             rejected: self.credentials.rejected(credential_id).await?,
-            token: self.tokens.get(&Tag::for_credential(credential_id), GOOGLE).await?.map(TokenTimes::from),
+            token: self.core.tokens.get(&Tag::for_credential(credential_id), GOOGLE).await?.map(TokenTimes::from),
             sheets,
         })
     }

@@ -22,7 +22,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         tokio::join!(
             async {
                 if let Some(work) = &input.item.work {
-                    self.item_done(work).await;
+                    self.core.item_done(work).await;
                 }
             },
             async {
@@ -70,7 +70,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             "body_bytes": reference.body_bytes,
         });
         for event in &answers {
-            self.trace(event, "stored", detail.clone()).await;
+            self.core.trace(event, "stored", detail.clone()).await;
         }
         Ok(StoreOutput { shard: appended.shard, entry_id: appended.entry_id, duplicate: appended.duplicate })
     }

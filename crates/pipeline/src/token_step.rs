@@ -94,13 +94,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     /// Whether `mall` has a token that is not about to expire: the fetch
     /// step calls with it, or asks for the token step first.
     pub(crate) async fn token_usable(&self, mall: &str) -> Result<bool, StepError> {
-        let token = self.tokens.get(&Tag::for_mall(mall), ADMIN_API).await?;
+        let token = self.core.tokens.get(&Tag::for_mall(mall), ADMIN_API).await?;
         Ok(token.is_some_and(|token| self.fresh(&token)))
     }
 
     /// Whether `token` outlives the refresh margin.
     fn fresh(&self, token: &StoredToken) -> bool {
-        token.access_expires_ms > now_ms() + self.config.token_refresh_margin.as_millis() as u64
+        token.access_expires_ms > now_ms() + self.core.config.token_refresh_margin.as_millis() as u64
     }
 
     /// Makes sure `mall` has a usable token: `stale`, the fingerprint of
@@ -120,17 +120,17 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             // parked like a revoked one: its events wait in order for the
             // token instead of failing into the dead-letter queue, where
             // `sluice tokens set` would not find them.
-            let Some(token) = self.tokens.get(&tag, ADMIN_API).await? else {
+            let Some(token) = self.core.tokens.get(&tag, ADMIN_API).await? else {
                 return Ok(TokenState::Refused(NO_TOKEN.to_owned()));
             };
             let rejected = stale == Some(fingerprint(&token.access_token).as_str());
             if !rejected && self.fresh(&token) {
                 return Ok(TokenState::Ready);
             }
-            match self.locks.acquire(&tag, "token-refresh", self.config.refresh_lock_lease).await? {
+            match self.core.locks.acquire(&tag, "token-refresh", self.core.config.refresh_lock_lease).await? {
                 Acquire::Acquired(lease) => {
                     let outcome = self.refresh_holding(&tag, mall, &token, &lease, trace_id).await;
-                    if let Err(e) = self.locks.release(&lease).await {
+                    if let Err(e) = self.core.locks.release(&lease).await {
                         tracing::warn!(mall, error = %e, "token refresh lock not released");
                     }
                     return outcome;
@@ -138,7 +138,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 Acquire::Busy { retry_after } => {
                     // Someone is refreshing: wait for them, then use theirs.
                     let nap = retry_after.min(LOCK_NAP);
-                    if started.elapsed() + nap > self.config.step_wait_budget {
+                    if started.elapsed() + nap > self.core.config.step_wait_budget {
                         return Ok(TokenState::Wait(wait_seconds(retry_after)));
                     }
                     tokio::time::sleep(nap).await;
@@ -149,7 +149,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
 
     /// The mall's stored token; `CredentialRejected` when it has none.
     async fn stored_token(&self, tag: &Tag, mall: &str) -> Result<StoredToken, StepError> {
-        self.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
+        self.core.tokens.get(tag, ADMIN_API).await?.ok_or_else(|| {
             StepError::new(
                 ErrorKind::CredentialRejected,
                 format!(
@@ -181,7 +181,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 return Ok(TokenState::Wait(wait_seconds(wait)));
             }
             Err(e) => {
-                self.trace(event_id, "token", json!({"refreshed": false, "error": e.to_string()})).await;
+                self.core.trace(event_id, "token", json!({"refreshed": false, "error": e.to_string()})).await;
                 if refused_for_the_mall(&e) {
                     return Ok(TokenState::Refused(format!("Cafe24 refused its refresh token ({e})")));
                 }
@@ -192,9 +192,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let refreshed = stored_token(&grant, now);
         // Still the holder? A lease that ran out must not overwrite a token
         // a later holder has stored.
-        self.locks.extend(lease, self.config.refresh_lock_lease).await?;
-        self.tokens.put(tag, ADMIN_API, &refreshed, now).await?;
-        self.trace(event_id, "token", json!({"refreshed": true, "expires_at_ms": refreshed.access_expires_ms})).await;
+        self.core.locks.extend(lease, self.core.config.refresh_lock_lease).await?;
+        self.core.tokens.put(tag, ADMIN_API, &refreshed, now).await?;
+        let detail = json!({"refreshed": true, "expires_at_ms": refreshed.access_expires_ms});
+        self.core.trace(event_id, "token", detail).await;
         Ok(TokenState::Ready)
     }
 }

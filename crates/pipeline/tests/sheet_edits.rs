@@ -170,7 +170,7 @@ async fn a_copy_landing_past_the_horizon_is_found_and_reported() {
         let counted = sluice_pipeline::step_metrics::COUNTERS
             .iter()
             .find(|c| c.name == "sheet_rows_duplicated")
-            .map(|c| c.get(t.steps.metrics()));
+            .map(|c| c.get(t.steps.core().metrics()));
         assert_eq!(counted, Some(2));
         let alerts = t.alerts.lock().unwrap().clone();
         assert!(alerts.iter().any(|a| a.contains("more than once") && a.contains("r-1")), "{alerts:?}");

@@ -67,7 +67,7 @@ async fn plan_groups_a_mixed_batch_in_arrival_order() {
             message("m4", "gs:a:90002", "not json".into()),
         ],
     };
-    let plan = steps.plan_batch(input).await.unwrap();
+    let plan = steps.core().plan_batch(input).await.unwrap();
     assert_eq!(plan.max_concurrency, 10);
     assert_eq!(plan.groups.len(), 2);
     let a = &plan.groups[0];
@@ -86,7 +86,7 @@ async fn plan_groups_a_mixed_batch_in_arrival_order() {
     // At maxReceiveCount 2, the second receive is the last before the
     // dead-letter queue: a throttle then records the failure (the definition's DeferOrRecord).
     let input = PlanInput { messages: vec![message("m5", "gs:a:90002", body(&a1))] };
-    assert!(last_steps.plan_batch(input).await.unwrap().groups[0].items[0].last_receive);
+    assert!(last_steps.core().plan_batch(input).await.unwrap().groups[0].items[0].last_receive);
     sandbox.stop().await;
 }
 

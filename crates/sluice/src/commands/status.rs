@@ -69,7 +69,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     print_queues(&args).await?;
 
-    let ledger = status.group_ledger();
+    let ledger = status.core().group_ledger();
     let top = usize::try_from(args.top).unwrap_or(usize::MAX);
     let (lagging, waiting) = ledger.lagging(top).await?;
     print_lagging(&lagging, waiting);

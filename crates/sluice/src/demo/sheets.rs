@@ -96,7 +96,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let ok = checks.iter().all(SheetCheck::ok) && print_calls(&sandbox, CREDENTIAL);
     // Every row was buffered, so `sluice status` sees nothing waiting.
-    let (groups, _) = stack.shop.group_ledger().lagging(usize::MAX).await?;
+    let (groups, _) = stack.shop.core().group_ledger().lagging(usize::MAX).await?;
     let waiting: u64 = groups.iter().map(|g| g.pending).sum();
     println!("   rows `sluice status` still sees waiting in the queue: {waiting}");
     let ok = ok && waiting == 0;

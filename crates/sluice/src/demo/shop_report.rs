@@ -89,7 +89,7 @@ impl Report {
         let ingest = IngestCounts::of(stack);
         let counters = sandbox.counters();
         let (_, dlq) = stack.queues().await?;
-        let (groups, _) = stack.shop.group_ledger().lagging(usize::MAX).await?;
+        let (groups, _) = stack.shop.core().group_ledger().lagging(usize::MAX).await?;
         let ledger_waiting = groups.iter().map(|g| g.pending).sum();
         let mut lost = Vec::new();
         for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
