@@ -248,6 +248,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             return;
         }
         StepMetrics::add(&self.core.metrics.rows_duplicated, duplicated.len() as u64);
+        let sheet = Tag::for_sheet(&request.sheet);
+        if let Err(e) = self.sheet_state.note_duplicated(&sheet, duplicated.len() as u64).await {
+            tracing::warn!(sheet = request.sheet, error = %e, "duplicates not counted for sluice status");
+        }
         for (row_id, times) in duplicated {
             let detail = json!({"sheet": request.sheet, "times_in_sheet": times});
             if let Err(e) =

@@ -14,7 +14,7 @@ use crate::shop_service::{ADMIN_API, mall_bucket, shop_buckets};
 use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
 use sluice_redis::{
-    BacklogSize, Backlogs, Buckets, CredentialState, HoldState, MallHolds, SheetBacklog, SheetBuffers,
+    BacklogSize, Backlogs, Buckets, CredentialState, HoldState, MallHolds, SheetBacklog, SheetBuffers, SheetState,
     SlidingWindowLimiter, StoredToken, Tag, WindowUsage,
 };
 use std::time::Duration;
@@ -69,6 +69,9 @@ pub struct SheetStatus {
     pub spreadsheet_id: String,
     pub sheet_gid: u64,
     pub backlog: SheetBacklog,
+    /// Rows of sluice's found in the sheet more than once lately (an
+    /// append Google applied past the apply horizon: `sheet_resent`).
+    pub duplicated: u64,
 }
 
 /// Reads a mall's or a credential's state (and, through [`Self::core`],
@@ -80,6 +83,7 @@ pub struct StatusReader<C> {
     limiter: SlidingWindowLimiter<C>,
     credentials: CredentialState<C>,
     buffers: SheetBuffers<C>,
+    sheet_state: SheetState<C>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
@@ -89,7 +93,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
             buckets: shop_buckets(&core),
             limiter: google_limiter(&core),
             credentials: CredentialState::new(conn.clone(), keyspace.clone()),
-            buffers: SheetBuffers::new(conn, keyspace),
+            buffers: SheetBuffers::new(conn.clone(), keyspace.clone()),
+            sheet_state: SheetState::new(conn, keyspace),
             core,
         }
     }
@@ -130,8 +135,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
         let mut sheets = Vec::new();
         for member in self.credentials.sheets(credential_id).await? {
             let Some(request) = FlushRequest::from_member(&member) else { continue };
-            let backlog = self.buffers.backlog(&Tag::for_sheet(&request.sheet)).await?;
-            sheets.push(SheetStatus { spreadsheet_id: request.spreadsheet_id, sheet_gid: request.sheet_gid, backlog });
+            let sheet = Tag::for_sheet(&request.sheet);
+            let backlog = self.buffers.backlog(&sheet).await?;
+            let duplicated = self.sheet_state.duplicated(&sheet).await?;
+            let (spreadsheet_id, sheet_gid) = (request.spreadsheet_id, request.sheet_gid);
+            sheets.push(SheetStatus { spreadsheet_id, sheet_gid, backlog, duplicated });
         }
         sheets.sort_by(|a, b| (&a.spreadsheet_id, a.sheet_gid).cmp(&(&b.spreadsheet_id, b.sheet_gid)));
         Ok(CredentialStatus {

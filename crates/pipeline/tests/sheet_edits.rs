@@ -174,6 +174,10 @@ async fn a_copy_landing_past_the_horizon_is_found_and_reported() {
         assert_eq!(counted, Some(2));
         let alerts = t.alerts.lock().unwrap().clone();
         assert!(alerts.iter().any(|a| a.contains("more than once") && a.contains("r-1")), "{alerts:?}");
+        // And `sluice status` shows it under the sheet.
+        let status = sluice_pipeline::StatusReader::new(t.steps.core().clone());
+        let credential = status.credential_status(sheet_support::USER).await.unwrap();
+        assert_eq!(credential.sheets.iter().map(|s| (s.sheet_gid, s.duplicated)).collect::<Vec<_>>(), [(0, 2)]);
     })
     .await
     .unwrap();

@@ -42,6 +42,7 @@
 //! {prefix}{sheet:<g>}:unanswered: STRING the latest append got no answer TTL: 1 day; deleted once answered or resent
 //! {prefix}{sheet:<g>}:resent:    SET     rows sent again, to check      TTL: 1 day; deleted once checked
 //! {prefix}{sheet:<g>}:resent_at: STRING  until their check is due       TTL: the apply horizon
+//! {prefix}{sheet:<g>}:duplicated: STRING rows found twice, for status   TTL: 30 days after the latest
 //! {prefix}{sheet:<g>}:parked:    LIST    rows waiting for a person      owner: redrive
 //! {prefix}{sheet:<g>}:row:<id>   STRING  marker: row buffered or held   TTL: 24 h
 //! {prefix}{sheet:<g>}:queued:    ZSET    a sheet's rows in the queue    TTL: 30 min after the latest change (flow control, see sheet_flow)

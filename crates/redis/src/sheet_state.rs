@@ -14,6 +14,7 @@
 //! {prefix}{sheet:…}:unanswered: STRING  the latest append got no answer      TTL: 1 day; deleted once answered or resent
 //! {prefix}{sheet:…}:resent:     SET     row ids sent again after a verify    TTL: 1 day; the flush deletes it once checked
 //! {prefix}{sheet:…}:resent_at:  STRING  "1" until the check is due          TTL: the apply horizon
+//! {prefix}{sheet:…}:duplicated: STRING  rows found in the sheet twice        TTL: 30 days after the latest (`sluice status`)
 //! ```
 //!
 //! **Landing.** An append whose answer never came (a timeout, a dropped
@@ -170,6 +171,28 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
     pub async fn clear_resent(&self, sheet: &Tag) -> Result<(), Error> {
         redis::cmd("DEL").arg(self.key(sheet, "resent")).exec_async(&mut self.conn.clone()).await?;
         Ok(())
+    }
+
+    /// Counts `rows` of sluice's found in the sheet more than once, for
+    /// `sluice status` (kept 30 days after the latest).
+    pub async fn note_duplicated(&self, sheet: &Tag, rows: u64) -> Result<(), Error> {
+        let key = self.key(sheet, "duplicated");
+        redis::pipe()
+            .atomic()
+            .incr(&key, rows)
+            .ignore()
+            .pexpire(&key, SHEET_STATE_TTL.as_millis() as i64)
+            .ignore()
+            .exec_async(&mut self.conn.clone())
+            .await?;
+        Ok(())
+    }
+
+    /// Rows of sluice's found in the sheet more than once lately.
+    pub async fn duplicated(&self, sheet: &Tag) -> Result<u64, Error> {
+        let count: Option<u64> =
+            redis::cmd("GET").arg(self.key(sheet, "duplicated")).query_async(&mut self.conn.clone()).await?;
+        Ok(count.unwrap_or(0))
     }
 
     /// Counts one more failed flush; returns the count.

@@ -217,6 +217,10 @@ fn print_credential(c: &CredentialStatus) {
             "    sheet {}#{}: {} queued, {} in the overflow, {} buffered, {} in flight, {} parked",
             sheet.spreadsheet_id, sheet.sheet_gid, b.queued, b.overflow, b.buffered, b.in_flight, b.parked
         );
+        if sheet.duplicated > 0 {
+            // Rows an append Google applied late wrote twice (see the alert).
+            println!("      {} of sluice's rows found twice in it lately: delete the extra copies", sheet.duplicated);
+        }
     }
 }
 
