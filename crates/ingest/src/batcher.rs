@@ -25,9 +25,11 @@ use sluice_domain::WorkQueue;
 use sluice_domain::queue::rules::codes;
 use sluice_domain::queue::{OutgoingMessage, SendFailure, SendOutcome};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 struct Job {
     message: OutgoingMessage,
@@ -38,7 +40,7 @@ struct Job {
 #[derive(Debug)]
 pub struct Batcher {
     jobs: mpsc::Sender<Job>,
-    stop: watch::Sender<bool>,
+    stop: CancellationToken,
     task: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -46,8 +48,8 @@ impl Batcher {
     /// Starts the batching task on the current tokio runtime.
     pub fn start<Q: WorkQueue + 'static>(queue: Arc<Q>, config: BatchConfig, counters: Arc<Counters>) -> Self {
         let (jobs, inbox) = mpsc::channel(config.backlog.max(1));
-        let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(run(queue, inbox, config, counters, stopped));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(run(queue, inbox, config, counters, stop.clone()));
         Self { jobs, stop, task: Mutex::new(Some(task)) }
     }
 
@@ -66,7 +68,7 @@ impl Batcher {
     pub async fn shutdown(&self) {
         let task = self.task.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(task) = task {
-            self.stop.send_replace(true);
+            self.stop.cancel();
             if let Err(e) = task.await {
                 tracing::error!(error = %e, "the ingest batcher ended abnormally");
             }
@@ -83,10 +85,10 @@ async fn run<Q: WorkQueue + 'static>(
     mut inbox: mpsc::Receiver<Job>,
     config: BatchConfig,
     counters: Arc<Counters>,
-    mut stop: watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
-    let mut in_flight = JoinSet::new();
+    let in_flight = TaskTracker::new();
     let mut stopping = false;
     loop {
         let first = tokio::select! {
@@ -95,12 +97,12 @@ async fn run<Q: WorkQueue + 'static>(
                 // Closed and drained: every message taken has been handed on.
                 None => break,
             },
-            _ = stop.changed(), if !stopping => {
+            () = stop.cancelled(), if !stopping => {
                 stopping = stop_taking(&mut inbox);
                 continue;
             }
         };
-        let batch = fill(&mut inbox, first, &config, &mut stop, &mut stopping).await;
+        let batch = fill(&mut inbox, first, &config, &stop, &mut stopping).await;
         // Wait for a free slot here rather than in the spawned task: while
         // we wait, the next batch fills up in the channel.
         let Ok(slot) = slots.clone().acquire_owned().await else { break };
@@ -110,14 +112,9 @@ async fn run<Q: WorkQueue + 'static>(
             send(&*queue, batch).await;
             drop(slot);
         });
-        // Reap finished batches so the set does not grow.
-        while in_flight.try_join_next().is_some() {}
     }
-    while let Some(done) = in_flight.join_next().await {
-        if let Err(e) = done {
-            tracing::error!(error = %e, "an ingest batch send ended abnormally");
-        }
-    }
+    in_flight.close();
+    in_flight.wait().await;
 }
 
 /// New sends now fail; those already in the channel are still received.
@@ -133,7 +130,7 @@ async fn fill(
     inbox: &mut mpsc::Receiver<Job>,
     first: Job,
     config: &BatchConfig,
-    stop: &mut watch::Receiver<bool>,
+    stop: &CancellationToken,
     stopping: &mut bool,
 ) -> Vec<Job> {
     let mut batch = Vec::with_capacity(config.max_entries);
@@ -158,7 +155,7 @@ async fn fill(
                 None => break,
             },
             () = tokio::time::sleep_until(deadline) => break,
-            _ = stop.changed() => {
+            () = stop.cancelled() => {
                 *stopping = stop_taking(inbox);
                 break;
             }

@@ -8,10 +8,14 @@
 //! chosen; one chosen is shut down gracefully (hyper closes it at once when
 //! nothing of a request was read, or after the request it is reading), so
 //! no answer is cut off.
+//!
+//! Each connection's stop is a child of the server's token: the server
+//! stopping stops every connection, and choosing one cancels only its own.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 /// The idle connections of one server, by when they became idle.
 #[derive(Debug, Default)]
@@ -25,13 +29,14 @@ pub(crate) struct IdleConnections {
 struct Inner {
     /// The next position in the idle order.
     next: u64,
-    idle: BTreeMap<u64, Arc<Notify>>,
+    idle: BTreeMap<u64, CancellationToken>,
 }
 
 impl IdleConnections {
-    /// A new connection, idle until its first request.
-    pub(crate) fn register(self: &Arc<Self>) -> Arc<ConnectionState> {
-        let state = Arc::new(ConnectionState { registry: self.clone(), evict: Arc::default(), at: Mutex::new(None) });
+    /// A new connection, idle until its first request; `stop` is its own
+    /// token (a child of the server's).
+    pub(crate) fn register(self: &Arc<Self>, stop: CancellationToken) -> Arc<ConnectionState> {
+        let state = Arc::new(ConnectionState { registry: self.clone(), stop, at: Mutex::new(None) });
         state.idle();
         state
     }
@@ -41,10 +46,10 @@ impl IdleConnections {
     pub(crate) fn evict_oldest(&self) -> bool {
         let oldest = self.lock().idle.pop_first();
         match oldest {
-            Some((_, evict)) => {
-                // A stored permit: the connection sees it even if it is
-                // not waiting at this very moment.
-                evict.notify_one();
+            Some((_, stop)) => {
+                // Cancelled stays cancelled: the connection sees it even if
+                // it is not waiting at this very moment.
+                stop.cancel();
                 true
             }
             None => false,
@@ -67,7 +72,7 @@ impl IdleConnections {
 #[derive(Debug)]
 pub(crate) struct ConnectionState {
     registry: Arc<IdleConnections>,
-    evict: Arc<Notify>,
+    stop: CancellationToken,
     /// Its position while idle.
     at: Mutex<Option<u64>>,
 }
@@ -90,15 +95,16 @@ impl ConnectionState {
         }
         let position = registry.next;
         registry.next += 1;
-        registry.idle.insert(position, self.evict.clone());
+        registry.idle.insert(position, self.stop.clone());
         *at = Some(position);
         drop(registry);
         self.registry.idle_again.notify_waiters();
     }
 
-    /// Resolves once the connection was chosen to make room.
-    pub(crate) async fn evicted(&self) {
-        self.evict.notified().await;
+    /// Resolves once the server stops, or the connection was chosen to
+    /// make room.
+    pub(crate) async fn stopped(&self) {
+        self.stop.cancelled().await;
     }
 }
 
@@ -115,16 +121,21 @@ mod tests {
     #[tokio::test]
     async fn the_connection_idle_longest_is_chosen_and_busy_ones_never() {
         let registry = Arc::new(IdleConnections::default());
-        let (first, second, third) = (registry.register(), registry.register(), registry.register());
+        let server = CancellationToken::new();
+        let register = || registry.register(server.child_token());
+        let (first, second, third) = (register(), register(), register());
         first.busy();
         second.busy();
         second.idle();
         // Idle order now: third, then second; first is busy.
         assert!(registry.evict_oldest());
-        third.evicted().await;
+        third.stopped().await;
+        assert!(!first.stop.is_cancelled() && !second.stop.is_cancelled(), "only the chosen one stops");
         assert!(registry.evict_oldest());
-        second.evicted().await;
+        second.stopped().await;
         assert!(!registry.evict_oldest(), "the busy connection was chosen");
+        server.cancel();
+        first.stopped().await;
         drop(first);
         assert!(registry.lock().idle.is_empty());
     }

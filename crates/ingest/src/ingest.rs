@@ -48,6 +48,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::task::TaskTracker;
 
 /// Where Cafe24 posts webhooks.
 pub const WEBHOOK_PATH: &str = "/webhooks/cafe24";
@@ -70,6 +71,9 @@ struct Shared<C> {
     /// One permit per webhook or row being accepted (`max_accepting`).
     accepting: Arc<Semaphore>,
     max_accepting: usize,
+    /// Each acceptance runs on a task of its own, finishing even when its
+    /// sender left: waited for before the batcher stops.
+    acceptances: TaskTracker,
 }
 
 impl<C> Clone for Ingest<C> {
@@ -157,6 +161,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
             counters,
             accepting: Arc::new(Semaphore::new(config.max_accepting)),
             max_accepting: config.max_accepting,
+            acceptances: TaskTracker::new(),
         };
         Ok(Self { shared: Arc::new(shared) })
     }
@@ -188,11 +193,14 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
         self.shared.counters.snapshot()
     }
 
-    /// Sends every message already handed to the batcher and waits for the
+    /// Waits for the acceptances under way (those whose sender left too),
+    /// then sends every message handed to the batcher and waits for the
     /// batches in flight. Call it after the HTTP server has stopped taking
     /// requests (as [`serve`](crate::serve) does); webhooks arriving later
     /// get 503.
     pub async fn shutdown(&self) {
+        self.shared.acceptances.close();
+        self.shared.acceptances.wait().await;
         self.shared.acceptor.batcher.shutdown().await;
     }
 }
@@ -266,7 +274,7 @@ where
 {
     let accepting = accept(shared.clone());
     let counters = shared.counters.clone();
-    let answer = tokio::spawn(async move {
+    let acceptance = async move {
         let _permit = permit;
         let answer = accepting.await;
         match &answer {
@@ -279,8 +287,8 @@ where
             Err(rejection) => counters.rejected(rejection.code),
         }
         answer
-    })
-    .await;
+    };
+    let answer = shared.acceptances.spawn(acceptance).await;
     match answer {
         Ok(Ok(receipt)) => accepted(receipt),
         Ok(Err(rejection)) => rejection.into_response(),

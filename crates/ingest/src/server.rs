@@ -43,14 +43,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tower::ServiceExt;
 
 /// hyper's read buffer, and so the largest head it parses; beyond it hyper
 /// answers a bare 431. Room for a 1 MiB header line and then some.
 pub const HEAD_READ_BUFFER_BYTES: usize = 1024 * 1024 + 64 * 1024;
-/// The most connections [`serve`] can count (a semaphore's permits are
-/// taken back all at once, as a `u32`, on shutdown).
+/// The largest `max_connections` the config accepts: far more than one
+/// process's file descriptors allow.
 pub const MAX_CONNECTIONS_LIMIT: usize = 1 << 20;
 
 /// The connection-level settings [`serve`] reads from the ingest's config.
@@ -83,30 +85,41 @@ where
     let router = ingest.router();
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let idle = Arc::new(IdleConnections::default());
-    let (stopping, stop) = watch::channel(false);
-    let mut shutdown = std::pin::pin!(shutdown);
+    // The caller's future, as the token everything below listens to; each
+    // connection holds a child of it (see `idle.rs`).
+    let stop = CancellationToken::new();
+    // Cancelled however serve ends (dropped too): no task outlives it.
+    let _stopped_on_return = stop.clone().drop_guard();
+    tokio::spawn(cancel_when(shutdown, stop.clone()));
+    let connections = TaskTracker::new();
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(e) => {
-                    accept_failed(e).await;
+                    accept_failed(e, &stop).await;
                     continue;
                 }
             },
-            () = &mut shutdown => break,
+            () = stop.cancelled() => break,
         };
-        let Some(slot) = make_room(&slots, &idle, &mut shutdown).await else { break };
-        tokio::spawn(connection(stream, router.clone(), limits, stop.clone(), slot, idle.register()));
+        let Some(slot) = make_room(&slots, &idle, &stop).await else { break };
+        let state = idle.register(stop.child_token());
+        connections.spawn(connection(stream, router.clone(), limits, slot, state));
     }
     drop(listener);
-    stopping.send_replace(true);
-    // Every connection holds a slot until it is closed: all slots back
-    // means every connection has finished.
-    let all = u32::try_from(limits.max_connections).unwrap_or_else(|_| unreachable!("checked by the config"));
-    let _closed = slots.acquire_many(all).await.unwrap_or_else(|_| unreachable!("never closed"));
+    connections.close();
+    connections.wait().await;
     ingest.shutdown().await;
     Ok(())
+}
+
+/// Cancels `stop` when `shutdown` resolves; ends with `stop` either way.
+async fn cancel_when(shutdown: impl Future<Output = ()>, stop: CancellationToken) {
+    tokio::select! {
+        () = shutdown => stop.cancel(),
+        () = stop.cancelled() => {}
+    }
 }
 
 /// A slot for a connection just accepted: a free one, or the one the
@@ -116,7 +129,7 @@ where
 async fn make_room(
     slots: &Arc<Semaphore>,
     idle: &IdleConnections,
-    shutdown: &mut Pin<&mut impl Future<Output = ()>>,
+    stop: &CancellationToken,
 ) -> Option<OwnedSemaphorePermit> {
     let mut asked = false;
     loop {
@@ -132,19 +145,23 @@ async fn make_room(
         tokio::select! {
             slot = slots.clone().acquire_owned() => return Some(slot.unwrap_or_else(|_| unreachable!("never closed"))),
             () = became_idle, if !asked => {}
-            () = shutdown.as_mut() => return None,
+            () = stop.cancelled() => return None,
         }
     }
 }
 
 /// Like hyper's own server did: a connection that failed before it was
 /// accepted is the peer's business; anything else (out of file descriptors)
-/// is logged and retried after a pause, rather than spinning.
-async fn accept_failed(e: io::Error) {
+/// is logged and retried after a pause, rather than spinning. A stop ends
+/// the pause.
+async fn accept_failed(e: io::Error, stop: &CancellationToken) {
     use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
     if !matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset) {
         tracing::error!(error = %e, "accepting a connection failed");
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        tokio::select! {
+            () = stop.cancelled() => {}
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
     }
 }
 
@@ -154,7 +171,6 @@ async fn connection(
     stream: TcpStream,
     router: Router,
     limits: ServeLimits,
-    mut stop: watch::Receiver<bool>,
     _slot: OwnedSemaphorePermit,
     state: Arc<ConnectionState>,
 ) {
@@ -179,7 +195,7 @@ async fn connection(
     let done = tokio::select! {
         done = poll_fn(|cx| conn.poll_without_shutdown(cx)) => done,
         // Shutdown, or closed to make room: never in mid-answer.
-        () = stopping_or_evicted(&mut stop, &state) => {
+        () = state.stopped() => {
             Pin::new(&mut conn).graceful_shutdown();
             poll_fn(|cx| conn.poll_without_shutdown(cx)).await
         }
@@ -201,16 +217,6 @@ async fn connection(
         let _ = stream.write_all(&raw_response(&rejection)).await;
     }
     let _ = stream.shutdown().await;
-}
-
-/// Resolves once [`serve`] stops taking connections, or chose this
-/// connection to close to make room for a new one.
-async fn stopping_or_evicted(stop: &mut watch::Receiver<bool>, state: &ConnectionState) {
-    tokio::select! {
-        // An error means serve itself is gone: stop all the same.
-        _ = stop.wait_for(|stopping| *stopping) => {}
-        () = state.evicted() => {}
-    }
 }
 
 /// A whole HTTP/1.1 response carrying `rejection`, closing the connection.

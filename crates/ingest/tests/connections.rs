@@ -2,13 +2,16 @@
 //! never finishes, more connections than the cap. Each is refused with the
 //! same JSON error body as any other rejection (or, for the cap, the
 //! connection idle the longest makes room; with none idle, the new one
-//! waits), and costs the server a bounded amount.
+//! waits), and costs the server a bounded amount. And a sender that hangs
+//! up just as ingest stops: its webhook is still enqueued.
 
 use crate::support;
 
 use serde_json::Value;
+use sluice_testkit::{LatencyProxy, TestRedis};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{BOUND, Harness, KEY};
+use support::{BOUND, Harness, KEY, connection, product};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
@@ -183,4 +186,36 @@ async fn idle_connections_make_room_for_new_ones_oldest_first() {
 
     drop((fresh, kept_alive));
     h.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_webhook_whose_sender_hung_up_as_ingest_stops_is_still_enqueued() {
+    let redis = TestRedis::plain("hung_up_at_stop");
+    let upstream: SocketAddr = redis.url().trim_start_matches("redis://").trim_end_matches('/').parse().unwrap();
+    let proxy = LatencyProxy::start(upstream).await.unwrap();
+    let settings = sluice_redis::ConnectSettings { url: proxy.redis_url(), ..redis.settings() };
+    let mut h = Harness::start_on(redis, connection(settings).await, |_| {}).await;
+    // Each of the acceptance's round trips (its delivery lease, then its
+    // coalescing mark, then the send) now takes this long.
+    proxy.set_delay(Duration::from_millis(400));
+
+    let body = product("acme", 7).to_string();
+    let mut stream = connect(&h).await;
+    let request = format!(
+        "POST /webhooks/cafe24 HTTP/1.1\r\nhost: ingest\r\nx-api-key: {KEY}\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    // The lease is taken (read past the proxy): the acceptance runs, and
+    // has its mark still to take before it hands the webhook over.
+    let deadline = Instant::now() + BOUND;
+    while h.keys_but_group_activity().await.is_empty() {
+        assert!(Instant::now() < deadline, "the acceptance did not start within {BOUND:?}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    drop(stream);
+    h.shutdown().await;
+    let sent = h.drain().await;
+    assert_eq!(sent.len(), 1, "{sent:?}");
 }

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// How the mapping polls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +65,11 @@ pub async fn run_sqs_event_source<Q: DelayQueue + 'static>(
             return;
         }
     };
-    let mut pollers = tokio::task::JoinSet::new();
+    // The pollers' own token: dropping this future stops them too (each
+    // finishing its batch), as `stop` does.
+    let stop = stop.child_token();
+    let _stop_when_dropped = stop.clone().drop_guard();
+    let pollers = TaskTracker::new();
     for _ in 0..config.concurrency.max(1) {
         let (queue, function, config, stats, stop) =
             (queue.clone(), function.clone(), config.clone(), stats.clone(), stop.clone());
@@ -79,13 +84,17 @@ pub async fn run_sqs_event_source<Q: DelayQueue + 'static>(
                     Ok(messages) => deliver(&*queue, &function, &config, &stats, messages).await,
                     Err(e) => {
                         tracing::warn!(error = %e, "the SQS event source could not receive");
-                        tokio::time::sleep(config.retry_after).await;
+                        tokio::select! {
+                            () = stop.cancelled() => break,
+                            () = tokio::time::sleep(config.retry_after) => {}
+                        }
                     }
                 }
             }
         });
     }
-    while pollers.join_next().await.is_some() {}
+    pollers.close();
+    pollers.wait().await;
 }
 
 async fn deliver<Q: DelayQueue>(
@@ -179,4 +188,105 @@ pub fn sqs_record(
         record["awsRegion"] = json!(region);
     }
     record
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function_logs::LogSink;
+    use crate::function_spec::FunctionSpec;
+    use sluice_domain::Queue;
+    use sluice_domain::queue::{DelayedMessage, DelayedOutcome, QueueAttributes, ReceiptHandle};
+    use std::io;
+    use std::path::PathBuf;
+    use std::sync::atomic::AtomicUsize;
+    use tokio::sync::Semaphore;
+    use tokio_util::task::TaskTracker;
+
+    /// A standard queue that cannot be reached.
+    struct Unreachable {
+        receives: AtomicUsize,
+        /// A permit per receive.
+        received: Semaphore,
+    }
+
+    fn down() -> io::Error {
+        io::Error::new(io::ErrorKind::ConnectionRefused, "queue unreachable")
+    }
+
+    impl Queue for Unreachable {
+        type Error = io::Error;
+
+        async fn delete(&self, _: &ReceiptHandle) -> Result<(), io::Error> {
+            Err(down())
+        }
+
+        async fn change_visibility(&self, _: &ReceiptHandle, _: Duration) -> Result<(), io::Error> {
+            Err(down())
+        }
+
+        async fn attributes(&self) -> Result<QueueAttributes, io::Error> {
+            Err(down())
+        }
+    }
+
+    impl DelayQueue for Unreachable {
+        async fn send_delayed_call(&self, _: &[&DelayedMessage]) -> Result<Vec<DelayedOutcome>, io::Error> {
+            Err(down())
+        }
+
+        async fn receive(&self, _: ReceiveRequest) -> Result<Vec<ReceivedDelayedMessage>, io::Error> {
+            self.receives.fetch_add(1, Ordering::SeqCst);
+            self.received.add_permits(1);
+            Err(down())
+        }
+    }
+
+    /// A function that is never invoked here (every receive fails).
+    fn function(stop: &CancellationToken) -> Arc<FunctionPool> {
+        let spec = FunctionSpec {
+            logical_id: "FlushFunction".into(),
+            binary: "sluice-fn-flush-sheet".into(),
+            name: "sluice-local-flush-sheet".into(),
+            arn: "arn:aws:lambda:us-east-1:000000000000:function:sluice-local-flush-sheet".into(),
+            memory_mb: 128,
+            timeout: Duration::from_secs(3),
+            reserved_concurrency: None,
+            log_format: None,
+            variables: Vec::new(),
+            http_routes: Vec::new(),
+            sqs_sources: Vec::new(),
+        };
+        let logs = Arc::new(LogSink { dir: None, metrics: Arc::default() });
+        let (binary, region) = (PathBuf::from("/nonexistent"), "us-east-1".to_owned());
+        Arc::new(FunctionPool::new(spec, binary, region, 1, None, logs, stop.child_token(), TaskTracker::new()))
+    }
+
+    #[tokio::test]
+    async fn pollers_backing_off_from_a_failed_receive_stop_at_once() {
+        let queue = Arc::new(Unreachable { receives: AtomicUsize::new(0), received: Semaphore::new(0) });
+        let stop = CancellationToken::new();
+        let config = SqsEventSourceConfig {
+            source: SqsSource {
+                queue_arn: "arn:aws:sqs:us-east-1:000000000000:q".into(),
+                batch_size: 10,
+                report_batch_item_failures: true,
+            },
+            region: "us-east-1".into(),
+            concurrency: 3,
+            visibility_timeout: Duration::from_secs(30),
+            wait: Duration::from_secs(1),
+            // Waited out, this back-off would outlast the test's bound.
+            retry_after: Duration::from_secs(3_600),
+        };
+        let source = run_sqs_event_source(queue.clone(), function(&stop), config, Arc::default(), stop.clone());
+        let mut source = tokio::spawn(source);
+        queue.received.acquire_many(3).await.unwrap().forget();
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(1), &mut source)
+            .await
+            .expect("the pollers stop without waiting out their back-off")
+            .unwrap();
+        assert_eq!(queue.receives.load(Ordering::SeqCst), 3, "each poller received once, then backed off");
+    }
 }

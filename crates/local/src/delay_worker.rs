@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// How a worker pulls.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +67,7 @@ pub async fn run_delay_worker<Q: DelayQueue + 'static>(
     stop: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let running = TaskTracker::new();
     let name = handler.name();
     loop {
         if stop.is_cancelled() {
@@ -81,6 +83,10 @@ pub async fn run_delay_worker<Q: DelayQueue + 'static>(
                 return;
             }
         };
+        // Raced with `stop`, unlike the pipe's receive: one cut off may have
+        // taken requests, which then come back after their visibility
+        // timeout (or when the next stack starts), and a flush or drain
+        // request run late is harmless.
         let messages = tokio::select! {
             received = queue.receive(request) => received,
             () = stop.cancelled() => continue,
@@ -89,21 +95,24 @@ pub async fn run_delay_worker<Q: DelayQueue + 'static>(
             Ok(messages) => messages,
             Err(e) => {
                 tracing::warn!(worker = name, error = %e, "receive failed");
-                tokio::time::sleep(config.retry_after).await;
+                tokio::select! {
+                    () = stop.cancelled() => {}
+                    () = tokio::time::sleep(config.retry_after) => {}
+                }
                 continue;
             }
         };
         for message in messages {
             let Ok(permit) = slots.clone().acquire_owned().await else { break };
             let (queue, handler, retry_after) = (queue.clone(), handler.clone(), config.retry_after);
-            tokio::spawn(async move {
+            running.spawn(async move {
                 handle(&*queue, &*handler, message, retry_after).await;
                 drop(permit);
             });
         }
     }
-    // Wait for the running requests: every permit back.
-    let _ = slots.acquire_many(config.concurrency.max(1) as u32).await;
+    running.close();
+    running.wait().await;
 }
 
 async fn handle<Q: DelayQueue>(

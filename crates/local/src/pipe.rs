@@ -203,6 +203,9 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
                     () = stop.cancelled() => return,
                 },
             };
+            // Not raced with `stop`: a receive dropped mid-call may have
+            // taken messages, hidden then for the visibility timeout. Its
+            // long-poll wait bounds how late a stop is seen.
             let batch = match self.queue.receive(request).await {
                 Ok(batch) => batch,
                 Err(e) => {
@@ -220,11 +223,11 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
                 continue;
             }
             match permit {
-                None => self.process(batch).await,
+                None => self.process(batch, &stop).await,
                 Some(permit) => {
-                    let worker = self.clone();
+                    let (worker, stop) = (self.clone(), stop.clone());
                     batches.spawn(async move {
-                        worker.process(batch).await;
+                        worker.process(batch, &stop).await;
                         drop(permit);
                     });
                 }
@@ -232,14 +235,19 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
         }
     }
 
-    async fn process(&self, batch: Vec<ReceivedMessage>) {
+    async fn process(&self, batch: Vec<ReceivedMessage>, stop: &CancellationToken) {
         self.stats.batches.fetch_add(1, Ordering::Relaxed);
         self.stats.started();
-        self.run_batch(batch).await;
+        self.run_batch(batch, stop).await;
         self.stats.finished();
     }
 
-    async fn run_batch(&self, batch: Vec<ReceivedMessage>) {
+    /// Runs the execution and settles its messages. A stop lets both
+    /// finish, but a settle that fails once stopped is not tried again (one
+    /// backing off when the stop came tries once more, at once): the
+    /// message comes back as after a crash (a stack returns what its
+    /// predecessor held in flight when it starts).
+    async fn run_batch(&self, batch: Vec<ReceivedMessage>, stop: &CancellationToken) {
         let input = Value::Array(batch.iter().map(pipe_message).collect()).to_string();
         let whole_batch = || batch.iter().map(|m| m.message_id.to_string()).collect();
         let failed: HashSet<String> = match self.state_machine.start_sync(&input, None).await {
@@ -282,11 +290,14 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
                 };
                 let Err(e) = outcome else { return };
                 self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
-                if tokio::time::Instant::now() + backoff > give_up {
+                if tokio::time::Instant::now() + backoff > give_up || stop.is_cancelled() {
                     tracing::warn!(message = %message.message_id, error = %e, "pipe could not settle a message");
                     return;
                 }
-                tokio::time::sleep(backoff).await;
+                tokio::select! {
+                    () = stop.cancelled() => {}
+                    () = tokio::time::sleep(backoff) => {}
+                }
                 backoff = (backoff * 2).min(Duration::from_secs(1));
             }
         });

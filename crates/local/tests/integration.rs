@@ -15,5 +15,6 @@ mod process_pipeline;
 mod sfn_api;
 mod sheet_pipeline;
 mod shop_pipeline;
+mod stopping;
 mod throttle_paths;
 mod throttled_flood;

@@ -20,11 +20,9 @@ use sluice_domain::queue::{
     OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest, ReceivedMessage, SendOutcome,
 };
 use sluice_domain::{Queue, WorkQueue};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tokio::sync::Notify;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 const FIRST_POLL: Duration = Duration::from_millis(25);
 const LONGEST_POLL: Duration = Duration::from_secs(1);
@@ -51,30 +49,13 @@ impl<B: QueueBackend> EmbeddedQueue<B> {
     }
 }
 
-/// Ends the waiting of long polls early (a server shutting down answers
-/// its long polls with no messages instead of holding them for 20 s). Only
-/// the waiting is cut short: a pull that ran is always answered.
-#[derive(Debug, Clone, Default)]
-pub struct StopWaiting {
-    stopped: Arc<AtomicBool>,
-    notify: Arc<Notify>,
-}
-
-impl StopWaiting {
-    pub fn stop(&self) {
-        self.stopped.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
-    }
-
-    pub fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::SeqCst)
-    }
-}
-
 /// Pulls up to `max` messages, waiting up to `wait` for the first (less if
-/// `stop` is stopped meanwhile), as the receive attempt `attempt` if given
-/// (an attempt is remembered only once it took messages, so each empty
-/// pull of the wait leaves the next free to take).
+/// `stop` is cancelled meanwhile: a server shutting down answers its long
+/// polls with what they have instead of holding them for 20 s), as the
+/// receive attempt `attempt` if given (an attempt is remembered only once
+/// it took messages, so each empty pull of the wait leaves the next free
+/// to take). Only the waiting is cut short: a pull that ran is always
+/// answered, so nothing it took is lost.
 pub async fn long_poll<B: QueueBackend>(
     backend: &B,
     name: &str,
@@ -82,25 +63,22 @@ pub async fn long_poll<B: QueueBackend>(
     visibility: Duration,
     wait: Duration,
     attempt: Option<&ReceiveAttemptId>,
-    stop: Option<&StopWaiting>,
+    stop: Option<&CancellationToken>,
 ) -> Result<Vec<ReceivedMessage>, QueueError> {
     let deadline = Instant::now() + wait;
     let mut poll = FIRST_POLL;
-    let never = StopWaiting::default();
+    let never = CancellationToken::new();
     let stop = stop.unwrap_or(&never);
     loop {
-        // Register for the signals before pulling, so a send (or a stop)
-        // between the pull and the sleep still wakes us.
+        // Register for the signal before pulling, so a send between the
+        // pull and the sleep still wakes us (a cancelled token stays so).
         let signal = backend.signal().clone();
         let notified = signal.notified();
         tokio::pin!(notified);
         notified.as_mut().enable();
-        let stopped = stop.notify.notified();
-        tokio::pin!(stopped);
-        stopped.as_mut().enable();
         let pulled = backend.pull_attempt(name, max, visibility, attempt).await?;
         let now = Instant::now();
-        if !pulled.messages.is_empty() || now >= deadline || stop.is_stopped() {
+        if !pulled.messages.is_empty() || now >= deadline || stop.is_cancelled() {
             return Ok(pulled.messages);
         }
         let mut nap = poll.min(deadline - now);
@@ -110,7 +88,7 @@ pub async fn long_poll<B: QueueBackend>(
         }
         tokio::select! {
             () = &mut notified => {}
-            () = &mut stopped => {}
+            () = stop.cancelled() => {}
             () = tokio::time::sleep(nap) => poll = (poll * 2).min(LONGEST_POLL),
         }
     }
@@ -150,5 +128,26 @@ impl<B: QueueBackend> Queue for EmbeddedQueue<B> {
 
     async fn attributes(&self) -> Result<QueueAttributes, QueueError> {
         self.backend.attributes(&self.name).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MemoryBackend, QueueConfig};
+
+    #[tokio::test]
+    async fn a_long_poll_answers_at_once_when_stopped_while_it_waits() {
+        let backend = MemoryBackend::new();
+        backend.create_queue("q.fifo", &QueueConfig::default()).await.unwrap();
+        let stop = CancellationToken::new();
+        let (visibility, wait) = (Duration::from_secs(30), Duration::from_secs(20));
+        let mut poll = std::pin::pin!(long_poll(&backend, "q.fifo", 10, visibility, wait, None, Some(&stop)));
+        // The memory backend pulls without waiting: one poll finds the queue
+        // empty and settles into the wait.
+        assert!(futures::poll!(poll.as_mut()).is_pending());
+        stop.cancel();
+        let answered = tokio::time::timeout(Duration::from_secs(1), poll).await.expect("answers once stopped");
+        assert!(answered.unwrap().is_empty());
     }
 }

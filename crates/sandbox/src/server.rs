@@ -29,8 +29,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 /// How long a stop waits for requests in flight before cutting them off.
 const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -39,25 +39,20 @@ const STOP_GRACE: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub(crate) struct Server {
     addr: SocketAddr,
-    shutdown: Option<oneshot::Sender<()>>,
+    stop: CancellationToken,
     task: JoinHandle<std::io::Result<()>>,
 }
 
 impl Server {
     pub(crate) fn spawn(listener: TcpListener, router: Router) -> std::io::Result<Self> {
         let addr = listener.local_addr()?;
-        let (shutdown, stop) = oneshot::channel::<()>();
+        let stop = CancellationToken::new();
         let router = router.layer(axum::middleware::from_fn(hang_up_when_asked));
         let service = router.into_make_service_with_connect_info::<Hangup>();
-        let task = tokio::spawn(async move {
-            axum::serve(HangupListener(listener), service)
-                .with_graceful_shutdown(async {
-                    // A dropped sender stops the server too.
-                    let _ = stop.await;
-                })
-                .await
-        });
-        Ok(Self { addr, shutdown: Some(shutdown), task })
+        let serve =
+            axum::serve(HangupListener(listener), service).with_graceful_shutdown(stop.clone().cancelled_owned());
+        let task = tokio::spawn(serve.into_future());
+        Ok(Self { addr, stop, task })
     }
 
     pub(crate) fn addr(&self) -> SocketAddr {
@@ -67,9 +62,7 @@ impl Server {
     /// Stops accepting, lets answers in flight finish for up to
     /// [`STOP_GRACE`], then aborts what is left.
     pub(crate) async fn stop(mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
+        self.stop.cancel();
         if tokio::time::timeout(STOP_GRACE, &mut self.task).await.is_err() {
             self.task.abort();
         }

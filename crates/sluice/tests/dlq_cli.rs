@@ -9,6 +9,7 @@ use sluice_queue::{QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_testkit::TestRedis;
 use std::process::{Command, Output};
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 
 fn sluice(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sluice"))
@@ -39,10 +40,8 @@ async fn a_dead_letter_is_listed_shown_and_redriven() {
     let api = SqsApi::new(backend, endpoint.clone());
     let (queue_url, dlq_url) = (api.queue_url("ev.fifo"), api.queue_url("ev-dlq.fifo"));
     let (md_url, md_dlq_url) = (api.queue_url("md"), api.queue_url("md-dlq"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(sqs_api::serve(listener, api, async move {
-        let _ = stopped.await;
-    }));
+    let stop = CancellationToken::new();
+    let server = tokio::spawn(sqs_api::serve(listener, api, stop.clone().cancelled_owned()));
 
     // One message, received once and never deleted: the next receive moves
     // it to the dead-letter queue.
@@ -97,6 +96,6 @@ async fn a_dead_letter_is_listed_shown_and_redriven() {
     let bad = sluice(&["dlq", "show", "--queue", "flush", "--events-dlq-url", &dlq_url]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--flush-dlq-url"));
-    let _ = stop.send(());
+    stop.cancel();
     tokio::time::timeout(Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
 }

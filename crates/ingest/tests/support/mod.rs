@@ -17,8 +17,9 @@ use sluice_testkit::TestRedis;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub(crate) const KEY: &str = "test-key-0123456789";
 pub(crate) const OTHER_KEY: &str = "rotated-key-9876543210";
@@ -123,7 +124,8 @@ pub(crate) struct Harness<C = Connection> {
     pub queue: TestQueue,
     pub ingest: Ingest<C>,
     pub traces: Traces<C>,
-    stop: Option<oneshot::Sender<()>>,
+    /// Cancelled by [`Harness::shutdown`], or when the harness is dropped.
+    stop: Option<DropGuard>,
     server: Option<JoinHandle<std::io::Result<()>>>,
 }
 
@@ -171,11 +173,10 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
         let ingest = Ingest::new(config, queue.clone(), conn).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(sluice_ingest::serve(listener, ingest.clone(), async {
-            stopped.await.ok();
-        }));
-        Self { url, http: sluice_http::client(), redis, queue, ingest, traces, stop: Some(stop), server: Some(server) }
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(sluice_ingest::serve(listener, ingest.clone(), stop.clone().cancelled_owned()));
+        let stop = Some(stop.drop_guard());
+        Self { url, http: sluice_http::client(), redis, queue, ingest, traces, stop, server: Some(server) }
     }
 
     pub(crate) fn keyspace(&self) -> Keyspace {
@@ -272,7 +273,7 @@ impl<C: redis::aio::ConnectionLike + Clone + Send + Sync + 'static> Harness<C> {
     /// Stops the server gracefully and waits for it (and the batcher).
     pub(crate) async fn shutdown(&mut self) {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
+            stop.disarm().cancel();
         }
         if let Some(server) = self.server.take() {
             tokio::time::timeout(BOUND, server).await.expect("shuts down in time").unwrap().unwrap();

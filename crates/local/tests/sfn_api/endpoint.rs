@@ -13,8 +13,9 @@ use sluice_aws::{SfnEndpoint, sfn_client};
 use sluice_local::sfn_api::{self, StepFunctionsApi};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 pub(crate) const GREETER: &str = r#"{
   "StartAt": "Route",
@@ -62,7 +63,8 @@ pub(crate) struct Endpoint {
     pub(crate) slow_arn: String,
     /// One permit lets one held execution finish.
     pub(crate) release: Arc<Semaphore>,
-    stop: Option<oneshot::Sender<()>>,
+    /// Cancelled by [`Endpoint::stop`], or when the endpoint is dropped.
+    stop: Option<DropGuard>,
     server: Option<JoinHandle<std::io::Result<()>>>,
 }
 
@@ -109,17 +111,16 @@ impl Endpoint {
         let (greeter_arn, slow_arn) = (api.state_machine_arn("greeter"), api.state_machine_arn("slow"));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listen");
         let url = format!("http://{}", listener.local_addr().expect("address"));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let server = tokio::spawn(sfn_api::serve(listener, api, async move {
-            let _ = stopped.await;
-        }));
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(sfn_api::serve(listener, api, stop.clone().cancelled_owned()));
+        let stop = Some(stop.drop_guard());
         let client = sfn_client(&SfnEndpoint::Local(url.clone())).await;
-        Self { url, client, greeter_arn, slow_arn, release, stop: Some(stop), server: Some(server) }
+        Self { url, client, greeter_arn, slow_arn, release, stop, server: Some(server) }
     }
 
     /// Stops the server, which first waits for the executions still running.
     pub(crate) async fn stop(mut self) {
-        let _ = self.stop.take().expect("running").send(());
+        self.stop.take().expect("running").disarm().cancel();
         let server = self.server.take().expect("running");
         tokio::time::timeout(Duration::from_secs(10), server).await.expect("stops").expect("joins").expect("serves");
     }

@@ -61,6 +61,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// Groups a release returns per script call, so no call holds Redis long.
 const RELEASE_SLICE: u32 = 500;
@@ -150,6 +151,8 @@ pub struct ConsumerLease<C> {
     owner: LeaseOwner,
     previous: Option<String>,
     guard: LeaseGuard,
+    /// Cancels the renewals when the lease is dropped or released.
+    stop_renewing: DropGuard,
     renewals: JoinHandle<()>,
 }
 
@@ -174,18 +177,18 @@ where
         self.guard.clone()
     }
 
-    /// Stops renewing and deletes the key if it is still ours.
+    /// Stops renewing and deletes the key if it is still ours. A renewal
+    /// under way is let finish first, so none can take the key again
+    /// after the release.
     pub async fn release(self) {
-        self.renewals.abort();
-        if let Err(e) = self.backend.lease_op(&self.key, "release", &self.owner.encode(), Duration::ZERO, "").await {
+        let Self { backend, key, owner, stop_renewing, renewals, .. } = self;
+        drop(stop_renewing);
+        if let Err(e) = renewals.await {
+            tracing::warn!(error = %e, "the consumer lease's renewals ended abnormally");
+        }
+        if let Err(e) = backend.lease_op(&key, "release", &owner.encode(), Duration::ZERO, "").await {
             tracing::warn!(error = %e, "could not release the consumer lease (it lapses by itself)");
         }
-    }
-}
-
-impl<C> Drop for ConsumerLease<C> {
-    fn drop(&mut self) {
-        self.renewals.abort();
     }
 }
 
@@ -247,6 +250,8 @@ where
                 return Err(LeaseError::StillHeld { key, holder: shown, waited: settings.wait_at_most });
             }
             seen = Some((holder, pttl, looked));
+            // No stop to honour: this runs before the consumer starts, and
+            // `wait_at_most` bounds it.
             tokio::time::sleep(settings.poll.min(deadline.saturating_duration_since(looked))).await;
         }
     }
@@ -268,10 +273,19 @@ where
         });
         let guard = LeaseGuard(state.clone());
         let (backend, renew_key, me) = (self.clone(), key.clone(), owner.encode());
+        let stop = CancellationToken::new();
+        let stop_renewing = stop.clone().drop_guard();
         let renewals = tokio::spawn(async move {
             let mut pause = settings.renew_every;
             loop {
-                tokio::time::sleep(pause).await;
+                // Biased: once stopped, no renewal is sent, even if the
+                // pause ran out too. One under way is not cut off (see
+                // `release`).
+                tokio::select! {
+                    biased;
+                    () = stop.cancelled() => return,
+                    () = tokio::time::sleep(pause) => {}
+                }
                 let sent = Instant::now();
                 match backend.renew(&renew_key, &me, settings.ttl).await {
                     Ok(true) => {
@@ -295,7 +309,7 @@ where
                 state.changed.notify_waiters();
             }
         });
-        ConsumerLease { backend: self.clone(), key, owner, previous, guard, renewals }
+        ConsumerLease { backend: self.clone(), key, owner, previous, guard, stop_renewing, renewals }
     }
 
     /// Renews `me`'s lease: `Ok(true)` when held afterwards, `Ok(false)`

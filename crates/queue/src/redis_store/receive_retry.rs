@@ -28,7 +28,8 @@ pub(super) const RECEIVE_PATIENCE: Duration = Duration::from_secs(10);
 const PAUSE: Duration = Duration::from_millis(20);
 
 /// `invocation` (a receive carrying its attempt id) run until it answers,
-/// again after each lost answer for up to [`RECEIVE_PATIENCE`].
+/// again after each lost answer for up to [`RECEIVE_PATIENCE`]. No stop
+/// signal cuts this short: giving up early is what hides messages.
 pub(super) async fn invoke_until_answered<C: ConnectionLike + Clone>(
     invocation: &ScriptInvocation<'_>,
     conn: &C,

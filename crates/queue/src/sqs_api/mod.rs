@@ -52,7 +52,6 @@ mod wire;
 
 use crate::aws_json::{self, TargetError};
 use crate::backend::QueueBackend;
-use crate::embedded::StopWaiting;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -66,6 +65,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 
 /// The account id in queue URLs and ARNs.
 pub const ACCOUNT_ID: &str = "000000000000";
@@ -78,7 +78,9 @@ pub struct SqsApi<B> {
     backend: B,
     base_url: String,
     move_tasks: move_tasks::MoveTasks,
-    stop_waiting: StopWaiting,
+    /// Cancelled when [`serve`] is told to stop: long polls then answer
+    /// at once.
+    stop_waiting: CancellationToken,
 }
 
 impl<B: QueueBackend> SqsApi<B> {
@@ -86,7 +88,7 @@ impl<B: QueueBackend> SqsApi<B> {
     /// `http://127.0.0.1:9324`), which queue URLs start with.
     pub fn new(backend: B, base_url: impl Into<String>) -> Self {
         let base_url = base_url.into().trim_end_matches('/').to_owned();
-        Self { backend, base_url, move_tasks: move_tasks::MoveTasks::default(), stop_waiting: StopWaiting::default() }
+        Self { backend, base_url, move_tasks: move_tasks::MoveTasks::default(), stop_waiting: CancellationToken::new() }
     }
 
     /// The URL of queue `name`.
@@ -149,7 +151,7 @@ pub async fn serve<B: QueueBackend>(
     let stop = api.stop_waiting.clone();
     let shutdown = async move {
         shutdown.await;
-        stop.stop();
+        stop.cancel();
     };
     axum::serve(listener, router(api)).with_graceful_shutdown(shutdown).await
 }
