@@ -52,7 +52,7 @@ dev: deps
 ## the template checked against the code: tests/tests/template_*.rs). The AWS tools' checks
 ## are in check-aws and package, so this needs no AWS tooling. Then the Redis
 ## primitives' suite once more on a cluster of three masters, TLS only with an ACL user as ElastiCache Serverless is (SLUICE_TEST_REDIS,
-## see crates/testkit): through cargo test, one cluster per test binary rather
+## see testing/testkit): through cargo test, one cluster per test binary rather
 ## than one per test (a cluster takes 2 s to form); not the failover test,
 ## which starts its own cluster with replicas whatever that says.
 test: deps

@@ -4,7 +4,7 @@
 # - every statemachine/*.asl.json (what is deployed and what `sluice dev`
 #   runs), and
 # - every definition of the interpreter's conformance suite
-#   (crates/asl/tests/conformance/**/*.json), all of which the interpreter
+#   (local/asl-interpreter/tests/conformance/**/*.json), all of which the interpreter
 #   accepts, so that the interpreter and asl-validator agree on validity.
 # Installs asl-validator with `npm ci` (package.json, package-lock.json)
 # when node_modules/ lacks it.
@@ -52,7 +52,7 @@ node - "$cases_dir" <<'JS'
 const fs = require('fs');
 const path = require('path');
 const out = process.argv[2];
-const root = 'crates/asl/tests/conformance';
+const root = 'local/asl-interpreter/tests/conformance';
 const walk = (dir) => fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
   const full = path.join(dir, entry.name);
   return entry.isDirectory() ? walk(full) : full.endsWith('.json') ? [full] : [];
@@ -67,7 +67,7 @@ for (const file of walk(root)) {
 JS
 cases=()
 for file in "$cases_dir"/*.json; do cases+=(--json-path "$file"); done
-echo "crates/asl/tests/conformance: $(( ${#cases[@]} / 2 )) definition(s)"
+echo "local/asl-interpreter/tests/conformance: $(( ${#cases[@]} / 2 )) definition(s)"
 validate "${cases[@]}"
 
 if [ "$failed" -ne 0 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Puts the rows the chaos tests of the last `make chaos` wrote
-# (target/tmp/chaos/*.row, see crates/testkit/src/chaos_report.rs) under the
+# (target/tmp/chaos/*.row, see testing/testkit/src/chaos_report.rs) under the
 # table's header in bench/chaos.md. A scenario that did not run this time has
 # no row: the table shows only what the last run measured.
 set -euo pipefail

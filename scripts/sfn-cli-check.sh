@@ -5,7 +5,7 @@
 # debug `sluice dev` on free ports with a private redis-server in a temporary directory, and
 # stops it with Ctrl-C's signal at the end, however the check ends. The CLI comes from
 # scripts/aws-tools.sh. (make test proves the same calls with aws-sdk-sfn:
-# crates/local/tests/sfn_api.)
+# local/dev-stack/tests/sfn_api.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TOOLS=$(scripts/aws-tools.sh)

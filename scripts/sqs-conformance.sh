@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The SQS conformance cases against another SQS implementation: moto's server (moto[server] 5 from
 # PyPI), started here on a free loopback port and stopped on exit. These cases are #[ignore]d in
-# `make test` (crates/queue/tests/conformance/main.rs says why); this runs those of `external` and
+# `make test` (local/sqs-emulator/tests/conformance/main.rs says why); this runs those of `external` and
 # `delay::external`, with SLUICE_SQS_ENDPOINT pointing at moto. The cases moto is known to get wrong
 # stay ignored, each with its reason (`external_known_wrong_on_moto`). moto comes from PATH, or is
 # installed once into .cache/moto (a private virtualenv, as scripts/aws-tools.sh does for cfn-lint).

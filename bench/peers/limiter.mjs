@@ -1,4 +1,4 @@
-// rolling-rate-limiter's side of the peers bench (crates/queue/benches/peers):
+// rolling-rate-limiter's side of the peers bench (local/sqs-emulator/benches/peers):
 //   node limiter.mjs <redis-url> <namespace> <callers> <keys> <attempts-per-key>
 // Attempt i goes to key i % keys, so every key gets its attempts spread
 // over the run; `callers` async callers share one ioredis connection (the

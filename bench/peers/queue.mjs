@@ -1,4 +1,4 @@
-// BullMQ's side of the peers bench (crates/queue/benches/peers):
+// BullMQ's side of the peers bench (local/sqs-emulator/benches/peers):
 //   node queue.mjs <redis-url> <prefix> <jobs> <concurrency> <paced-jobs> <paced-per-s>
 // 1. Adds <jobs> jobs (addBulk, 100 a call, 8 producers: as our side sends
 //    100 at a time from 8 producers), reading used_memory before and after,

@@ -2,7 +2,7 @@
 //! endpoint of `support`: what each entry carries on the wire (its delay
 //! only when it names one, never a group or deduplication id), and which
 //! failed entries are retried. Its behaviour against a queue is in the
-//! conformance suite (`crates/queue/tests/conformance`), through the
+//! conformance suite (`local/sqs-emulator/tests/conformance`), through the
 //! embedded queue's SQS endpoint.
 
 use crate::support;

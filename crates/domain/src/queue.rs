@@ -10,7 +10,7 @@
 //! id is remembered for five minutes after its send; one group is served in
 //! order and blocked while any of its messages is in flight; a message not
 //! deleted before its visibility timeout returns to the head of its group.
-//! `crates/queue/tests/conformance` checks every implementation against it.
+//! `local/sqs-emulator/tests/conformance` checks every implementation against it.
 
 pub mod batching;
 pub mod delay;

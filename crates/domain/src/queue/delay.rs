@@ -13,7 +13,7 @@
 //! deduplication id, so neither type would be honest about the other.
 //!
 //! What an implementation promises (SQS standard's contract, as much of
-//! it as a trigger needs; `crates/queue/tests/conformance` checks it):
+//! it as a trigger needs; `local/sqs-emulator/tests/conformance` checks it):
 //!
 //! - a message is not received before its delay is over: its own, or the
 //!   queue's `DelaySeconds` when it names none;

@@ -125,8 +125,8 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
     let _ = writeln!(out, "# What a month of webhooks costs in AWS (shop path)\n");
     let _ = writeln!(
         out,
-        "Written by `make bench` (crates/local/benches/shop/cost.rs) from the counts of the same run as bench/shop.md \
-         section 4 and the prices of crates/testkit/src/aws_prices.rs (us-east-1, on demand, first tier, no free \
+        "Written by `make bench` (local/dev-stack/benches/shop/cost.rs) from the counts of the same run as bench/shop.md \
+         section 4 and the prices of testing/testkit/src/aws_prices.rs (us-east-1, on demand, first tier, no free \
          tier, read 2026-11-25). Assumed, not measured: Lambda time per invocation (ingest {INGEST_MS} ms, fetch \
          {FETCH_MS} ms, other steps {REDIS_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
          per invocation, one NAT gateway, ECPUs = Redis commands (1 KB or less each; the commands counted include the \

@@ -228,8 +228,8 @@ fn write_costs(flows: &[&Flow]) {
     let _ = writeln!(out, "# What a month of sheet rows costs in AWS (sheet path)\n");
     let _ = writeln!(
         out,
-        "Written by `make bench` (crates/local/benches/sheets/per_row.rs) from the counts of bench/sheets.md section \
-         4 and the prices of crates/testkit/src/aws_prices.rs (the same as bench/cost.md's). Assumed, not measured: \
+        "Written by `make bench` (local/dev-stack/benches/sheets/per_row.rs) from the counts of bench/sheets.md section \
+         4 and the prices of testing/testkit/src/aws_prices.rs (the same as bench/cost.md's). Assumed, not measured: \
          Lambda time per invocation (ingest {INGEST_MS} ms, buffer and plan steps {REDIS_STEP_MS} ms, a flush \
          {FLUSH_MS} ms, one Lambda's append {SEED_APPEND_MS} ms, {FUNCTION_GB} GB arm64), \
          {LOG_BYTES_PER_INVOCATION} log bytes per invocation, one NAT gateway, {GOOGLE_CALL_BYTES} bytes per Google \
