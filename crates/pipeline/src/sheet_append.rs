@@ -277,18 +277,29 @@ pub(crate) fn sheet_row(row: &BufferedRow, input: ValueInputOption) -> Vec<Value
 /// apostrophe (`'x`) is found as well as one that does not.
 pub(crate) fn found_ids<'a>(cells: impl IntoIterator<Item = &'a Value>) -> HashSet<String> {
     let mut found = HashSet::new();
-    for cell in cells {
-        let text = match cell {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            _ => continue,
-        };
+    for text in cells.into_iter().filter_map(cell_text) {
         if let Some(unquoted) = text.strip_prefix('\'') {
             found.insert(unquoted.to_owned());
         }
         found.insert(text);
     }
     found
+}
+
+/// A column A cell as text: strings and numbers (ids are never anything
+/// else), `None` for the rest.
+pub(crate) fn cell_text(cell: &Value) -> Option<String> {
+    match cell {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The whole of column A (`A1:A`): where sluice looks for its row ids,
+/// wherever people have moved them.
+pub(crate) fn column_a() -> CellRange {
+    CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } }
 }
 
 fn parse_rows(rows: &[String]) -> Result<Vec<BufferedRow>, StepError> {

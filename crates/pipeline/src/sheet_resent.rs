@@ -18,7 +18,6 @@ use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
 use sluice_redis::Tag;
 use sluice_sheets::Outcome;
-use sluice_sheets::a1::{CellRange, CellRef};
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
@@ -60,7 +59,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     ) -> Result<Option<Vec<serde_json::Value>>, StepError> {
         let client = self.sheets_client()?;
         let Ok(token) = self.google_token(&request.credential_id, false).await else { return Ok(None) };
-        let column_a = CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } };
+        let column_a = crate::sheet_append::column_a();
         tally.calls += 1;
         StepMetrics::add(&self.core.metrics.sheets_calls, 1);
         match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {

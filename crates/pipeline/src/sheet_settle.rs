@@ -27,7 +27,7 @@
 use crate::alerts::EPISODE_TTL;
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::google_token::{CredentialRead, TokenProblem};
-use crate::sheet_append::{Failure, classify, found_ids, missing_rows, trace_ids};
+use crate::sheet_append::{Failure, cell_text, classify, column_a, found_ids, missing_rows, trace_ids};
 use crate::sheet_io::{BufferedRow, FlushRequest};
 use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
@@ -37,7 +37,6 @@ use serde_json::json;
 use sluice_domain::{StepError, row_trace_id};
 use sluice_redis::{EpisodeChange, EpisodeRule, Tag};
 use sluice_sheets::Outcome;
-use sluice_sheets::a1::{CellRange, CellRef};
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
@@ -196,7 +195,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             return Ok(Err(next));
         }
         let client = self.sheets_client()?;
-        let column_a = CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } };
+        let column_a = column_a();
         let mut force = false;
         loop {
             let token = match self.google_token(&request.credential_id, force).await {
@@ -277,12 +276,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 /// times (a cell counts for an id with or without a kept apostrophe).
 pub(crate) fn duplicated_ids(ids: &[String], cells: &[&serde_json::Value]) -> Vec<(String, usize)> {
     let mut counts: std::collections::HashMap<&str, usize> = ids.iter().map(|id| (id.as_str(), 0)).collect();
-    for cell in cells {
-        let text = match cell {
-            serde_json::Value::String(s) => s.clone(),
-            serde_json::Value::Number(n) => n.to_string(),
-            _ => continue,
-        };
+    for text in cells.iter().filter_map(|cell| cell_text(cell)) {
         let unquoted = text.strip_prefix('\'');
         for id in [Some(text.as_str()), unquoted].into_iter().flatten() {
             if let Some(count) = counts.get_mut(id) {
