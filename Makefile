@@ -52,7 +52,8 @@ dev: deps
 ## the template checked against the code: tests/tests/template_*.rs). The AWS tools' checks
 ## are in check-aws and package, so this needs no AWS tooling. Then the Redis
 ## primitives' suite once more on a cluster of three masters, TLS only with an ACL user as ElastiCache Serverless is (SLUICE_TEST_REDIS,
-## see testing/testkit): through cargo test, one cluster per test binary rather
+## see testing/testkit): the test binaries run by libtest (scripts/test-binary.sh,
+## which reuses the build above), one cluster per test binary rather
 ## than one per test (a cluster takes 2 s to form); not the failover test,
 ## which starts its own cluster with replicas whatever that says.
 test: deps
@@ -63,7 +64,7 @@ test: deps
 		echo "cargo-nextest not found; running cargo test (install it with: cargo install cargo-nextest --locked)"; \
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
-	SLUICE_TEST_REDIS=cluster $(CARGO) test --quiet -p sluice-redis --tests -- --skip failover::
+	SLUICE_TEST_REDIS=cluster scripts/test-binary.sh sluice-redis --tests --quiet --skip failover::
 
 ## check-aws: infra/template.yaml offline: the policy rules in infra/rules/ with
 ## cfn-guard (the template passes each, each fails on its cases in
@@ -119,14 +120,14 @@ package:
 CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos
 chaos: deps
 	rm -rf $(CHAOS_ROWS)
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture crash_restart::
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture redis_restart:: --test-threads 1
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture cluster_failover::
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture abuse::
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture sheet_crash::
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture upstream_faults::
-	$(CARGO) test -p sluice --test integration -- --ignored --nocapture load_held::
-	$(CARGO) test -p sluice-pipeline --test integration -- --ignored --nocapture sheet_edits_seeded::
+	scripts/test-binary.sh sluice integration --ignored --nocapture crash_restart::
+	scripts/test-binary.sh sluice integration --ignored --nocapture redis_restart:: --test-threads 1
+	scripts/test-binary.sh sluice integration --ignored --nocapture cluster_failover::
+	scripts/test-binary.sh sluice integration --ignored --nocapture abuse::
+	scripts/test-binary.sh sluice integration --ignored --nocapture sheet_crash::
+	scripts/test-binary.sh sluice integration --ignored --nocapture upstream_faults::
+	scripts/test-binary.sh sluice integration --ignored --nocapture load_held::
+	scripts/test-binary.sh sluice-pipeline integration --ignored --nocapture sheet_edits_seeded::
 	@scripts/chaos-table.sh
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
