@@ -6,6 +6,7 @@ mod architecture_doc;
 mod asl_choice_values;
 mod asl_error_names;
 mod front_page;
+mod local_dependencies;
 mod template_deploy;
 mod template_iam;
 mod template_metrics;

@@ -8,7 +8,8 @@ use redis::AsyncCommands;
 use reqwest::StatusCode;
 use serde_json::json;
 use sluice_ingest::ErrorCode;
-use sluice_redis::{ConnectSettings, RedisProcess, ServerOptions, Tag};
+use sluice_private_servers::{RedisProcess, ServerOptions};
+use sluice_redis::{ConnectSettings, Tag};
 use sluice_testkit::TestRedis;
 use support::{Harness, KEY, Mode, connection, event_id, product};
 

@@ -88,8 +88,6 @@
 //! - [`sheet_state`]: what a sheet's flush remembers: its tail row, its header, its failures.
 //! - [`group_ledger`]: which FIFO groups have events waiting, and since when.
 //! - [`admission`]: the answer of a limiter or bucket.
-//! - [`server`]: a private `redis-server` process for local runs and tests.
-//! - [`private_redis`] / [`private_certificates`]: private deployments shaped like ElastiCache (TLS, ACL user, cluster).
 //! - `scripts`: the Lua scripts, loaded once per process.
 
 pub mod admission;
@@ -110,10 +108,7 @@ pub mod keyspace;
 pub mod limiter;
 pub mod lock;
 pub mod mall_hold;
-pub mod private_certificates;
-pub mod private_redis;
 mod scripts;
-pub mod server;
 pub mod sheet_buffer;
 pub mod sheet_flow;
 pub mod sheet_state;
@@ -142,9 +137,6 @@ pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};
 pub use lock::{Acquire, Lease, Locks};
 pub use mall_hold::{HeldEvent, Hold, HoldState, MallHolds};
-pub use private_certificates::PrivateCertificates;
-pub use private_redis::{CLUSTER_MASTERS, DeploymentKind, PRIVATE_USER, PrivateRedis};
-pub use server::{AclUser, AppendFsync, RedisProcess, ServerError, ServerOptions, ServerTls};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_flow::{Buffered, RowAdmit, SheetFlow};
 pub use sheet_state::SheetState;

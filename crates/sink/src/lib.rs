@@ -37,7 +37,6 @@
 //! - [`drain`]: the worker: read, write, acknowledge, trim; retry with backoff.
 //! - `pass_report`: what a pass did, counted.
 //! - `drain_health`: whether the drain is failing, and since when.
-//! - [`server`]: a private PostgreSQL (initdb + postgres on a free port) for the demo and the tests.
 //! - [`event_log`]: an event's outcomes, read back for `sluice trace`.
 //! - [`error`]: what can go wrong, named.
 
@@ -51,7 +50,6 @@ pub mod event_rows;
 pub mod outcome_row;
 mod pass_report;
 pub mod schema;
-pub mod server;
 pub mod snapshot_row;
 pub mod writer;
 
@@ -62,6 +60,5 @@ pub use event_log::{EventOutcome, outcomes};
 pub use event_rows::Journeys;
 pub use outcome_row::{OutcomeRow, parse_outcome};
 pub use schema::migrate;
-pub use server::{PostgresServer, ServerError};
 pub use snapshot_row::{SnapshotRow, parse_entry};
 pub use writer::{BatchOutcome, SnapshotWriter};

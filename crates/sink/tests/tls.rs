@@ -8,7 +8,7 @@
 //! before, connects to the same server unchecked: it encrypts, but to
 //! whoever answers.
 
-use sluice_redis::PrivateCertificates;
+use sluice_private_servers::PrivateCertificates;
 use sluice_testkit::postgres::PostgresServer;
 use sqlx::PgPool;
 use std::path::Path;

@@ -18,7 +18,7 @@
 //! ever printed.
 
 use sluice_config::{EnvSource, SecretSetting, database_url};
-use sluice_sink::PostgresServer;
+use sluice_private_servers::PostgresServer;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 use std::str::FromStr;

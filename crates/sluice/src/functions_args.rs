@@ -6,7 +6,7 @@ use crate::redis_target::RedisTarget;
 use sluice_cafe24::Secret;
 use sluice_lambda_local::FunctionBinaries;
 use sluice_local::{FunctionsMode, ProcessFunctions};
-use sluice_redis::DeploymentKind;
+use sluice_private_servers::DeploymentKind;
 use std::path::PathBuf;
 
 /// Where the functions' output goes in process mode, one file per function.

@@ -11,9 +11,8 @@
 use crate::dev_state::{DEV_STATE_FILE, DevState};
 use crate::usage;
 use anyhow::{Context, anyhow};
-use sluice_redis::{
-    ConnectSettings, Connection, DeploymentKind, Keyspace, PRIVATE_USER, PrivateRedis, ServerError, ServerOptions,
-};
+use sluice_private_servers::{DeploymentKind, PRIVATE_USER, PrivateRedis, ServerError, ServerOptions};
+use sluice_redis::{ConnectSettings, Connection, Keyspace};
 
 /// Reconnect attempts before a command fails (as the functions have: 2).
 /// With six, the `redis` crate's own, a command waited up to 6 s for a

@@ -33,7 +33,7 @@ use crate::support::stack;
 
 use load::{Poster, SHEETS, SPREADSHEET, Shot, Window, proc_kb, row_id};
 use outage::Outcome;
-use sluice_redis::{RedisProcess, ServerOptions};
+use sluice_private_servers::{RedisProcess, ServerOptions};
 use sluice_testkit::LatencyProxy;
 use sluice_testkit::chaos_report::ChaosRow;
 use stack::{Proc, credentials_set, get, sluice};

@@ -20,7 +20,7 @@
 //! # Layout
 //!
 //! - [`TestRedis`]: the shared server, a connection, the test's keyspace.
-//! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_redis::PrivateRedis` starts it.
+//! - [`test_server`]: which kind of server `SLUICE_TEST_REDIS` names; `sluice_private_servers::PrivateRedis` starts it.
 //! - [`server_info`]: a server's CPU time and commands processed, from `INFO`.
 //! - [`round_trips`]: a connection that counts its requests to Redis and the round trips waited for.
 //! - [`aws_prices`]: the AWS prices of the benchmarks' cost tables, with their sources.

@@ -1,8 +1,9 @@
 //! A private PostgreSQL for tests: [`TestPostgres::new`] starts one per test
-//! binary (`sluice_sink::PostgresServer`) and gives each test a database of
-//! its own; a test that stops and restarts the server starts its own.
+//! binary (`sluice_private_servers::PostgresServer`) and gives each test a
+//! database of its own; a test that stops and restarts the server starts
+//! its own.
 
-pub use sluice_sink::PostgresServer;
+pub use sluice_private_servers::PostgresServer;
 use sqlx::PgPool;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 

@@ -1,10 +1,10 @@
 //! The deployments a test binary starts, each kind at most once (see
-//! [`crate::TestRedis`]): `sluice_redis::PrivateRedis`'s plain server, its
-//! TLS endpoint like ElastiCache's, and its TLS-only cluster of three
-//! masters like ElastiCache Serverless. Here only what is the tests' own:
+//! [`crate::TestRedis`]): `sluice_private_servers::PrivateRedis`'s plain
+//! server, its TLS endpoint like ElastiCache's, and its TLS-only cluster of
+//! three masters like ElastiCache Serverless. Here only what is the tests' own:
 //! which kind `SLUICE_TEST_REDIS` names, and a panic in place of an error.
 
-pub use sluice_redis::{
+pub use sluice_private_servers::{
     CLUSTER_MASTERS, DeploymentKind as ServerKind, PRIVATE_USER as TEST_USER, PrivateCertificates as TestCertificates,
     PrivateRedis as TestServer,
 };

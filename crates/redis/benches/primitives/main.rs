@@ -10,9 +10,9 @@ mod deny_cache;
 mod footprint;
 
 use redis::aio::MultiplexedConnection;
+use sluice_private_servers::{RedisProcess, ServerOptions};
 use sluice_redis::{
-    Acquire, Bucket, BucketSpec, Buckets, DenyCache, Gates, Keyspace, Limit, LimitSet, Locks, RedisProcess,
-    ServerOptions, SlidingWindowLimiter, Tag,
+    Acquire, Bucket, BucketSpec, Buckets, DenyCache, Gates, Keyspace, Limit, LimitSet, Locks, SlidingWindowLimiter, Tag,
 };
 use sluice_testkit::server_info::server_cpu;
 use std::sync::Arc;

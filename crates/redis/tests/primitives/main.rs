@@ -16,7 +16,6 @@ mod keys;
 mod limiter;
 mod lock;
 mod mall_hold;
-mod private_server;
 mod sheet_buffer;
 mod sheet_flow;
 mod trace_and_store;

@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use serde_json::{Map, Value, json};
 use sluice_cafe24::{Change, WebhookBody, topic_for};
 use sluice_domain::ResourceKind;
-use sluice_redis::{AppendFsync, RedisProcess, ServerOptions};
+use sluice_private_servers::{AppendFsync, RedisProcess, ServerOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

@@ -16,7 +16,8 @@ mod sheet_scenario;
 
 use scenario::{Mode, Outcome, Scale};
 use sluice_local::PipeConcurrency;
-use sluice_redis::{ConnectSettings, Keyspace, RedisProcess, ServerOptions};
+use sluice_private_servers::{RedisProcess, ServerOptions};
+use sluice_redis::{ConnectSettings, Keyspace};
 use std::time::Duration;
 
 fn main() {

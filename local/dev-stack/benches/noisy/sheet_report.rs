@@ -4,7 +4,8 @@
 //! control per sheet. See `sheet_scenario`.
 
 use crate::sheet_scenario::{self, SheetMode, SheetOutcome, SheetScale, percentile};
-use sluice_redis::{ConnectSettings, Keyspace, RedisProcess, ServerOptions};
+use sluice_private_servers::{RedisProcess, ServerOptions};
+use sluice_redis::{ConnectSettings, Keyspace};
 use std::time::Duration;
 
 pub(crate) fn run(runtime: &tokio::runtime::Runtime) {

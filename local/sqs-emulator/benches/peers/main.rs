@@ -12,7 +12,7 @@ mod limiter;
 mod node;
 mod queue;
 
-use sluice_redis::{RedisProcess, ServerOptions};
+use sluice_private_servers::{RedisProcess, ServerOptions};
 
 /// A blocking connection for INFO and MEMORY, apart from the measured ones.
 pub(crate) struct Redis {

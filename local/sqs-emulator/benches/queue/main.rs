@@ -14,7 +14,7 @@
 mod fairness;
 mod throughput;
 
-use sluice_redis::{RedisProcess, ServerOptions};
+use sluice_private_servers::{RedisProcess, ServerOptions};
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");

@@ -16,9 +16,9 @@
 //! what they meet in AWS. Every process runs under `RedisProcess`'s
 //! watchdog: none outlives its owner, however it ends.
 
-use crate::connect::{ClusterMode, ConnectSettings};
-use crate::private_certificates::PrivateCertificates;
-use crate::server::{AclUser, RedisProcess, ServerError, ServerOptions, ServerTls};
+use crate::certificates::PrivateCertificates;
+use crate::redis_server::{AclUser, RedisProcess, ServerError, ServerOptions, ServerTls};
+use sluice_redis::{ClusterMode, ConnectSettings};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -159,7 +159,7 @@ impl PostgresServer {
         // A stopped server fails an acquire after this, not after sqlx's 30 s default.
         let pool = PgPoolOptions::new()
             .max_connections(10)
-            // As the drain's own pool (`database::connect_with`).
+            // As the drain's own pool (`sluice_sink::database::connect_with`).
             .test_before_acquire(false)
             .acquire_timeout(Duration::from_secs(2))
             .connect(&url)

@@ -2,7 +2,7 @@
 //! directory at a time, so a run started right after a killed one never
 //! loads the append-only file while the old server still writes to it.
 
-use sluice_redis::{RedisProcess, ServerOptions};
+use sluice_private_servers::{RedisProcess, ServerOptions};
 use std::sync::mpsc;
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! (`SLUICE_REDIS_CA_FILE`), as it would a private CA in front of a real
 //! deployment. Made with `rcgen` on ring, so aws-lc stays out of the build.
 
-use crate::server::ServerError;
+use crate::redis_server::ServerError;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
