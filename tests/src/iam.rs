@@ -19,7 +19,7 @@ pub const FUNCTION_CALLS: &[(&str, &[AwsUse])] = &[
     ("sluice-fn-record-failure", sluice_fn_record_failure::AWS_CALLS),
     ("sluice-fn-buffer-row", sluice_fn_buffer_row::AWS_CALLS),
     ("sluice-fn-flush-sheet", sluice_fn_flush_sheet::AWS_CALLS),
-    ("sluice-fn-mall-drain", sluice_fn_mall_drain::AWS_CALLS),
+    ("sluice-fn-catch-up", sluice_fn_catch_up::AWS_CALLS),
     ("sluice-fn-drain", sluice_fn_drain::AWS_CALLS),
 ];
 

@@ -16,7 +16,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
         &[
             "SLUICE_QUEUE_URL",
             "SLUICE_API_KEYS_SECRET_ARN",
-            "SLUICE_MALL_DRAIN_QUEUE_URL",
+            "SLUICE_CATCH_UP_QUEUE_URL",
             "SLUICE_FLOW_MAX_QUEUED",
             "SLUICE_SHEET_MAX_QUEUED",
         ],
@@ -35,7 +35,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
     (
         "FetchFunction",
         &[
-            "SLUICE_MALL_DRAIN_QUEUE_URL",
+            "SLUICE_CATCH_UP_QUEUE_URL",
             "SLUICE_CAFE24_CLIENT_ID",
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",
             "SLUICE_BUCKET_CAPACITY",
@@ -70,7 +70,7 @@ pub const FUNCTION_VARIABLES: &[(&str, &[&str])] = &[
     (
         "MallDrainFunction",
         &[
-            "SLUICE_MALL_DRAIN_QUEUE_URL",
+            "SLUICE_CATCH_UP_QUEUE_URL",
             "SLUICE_FLOW_MAX_QUEUED",
             "SLUICE_CAFE24_CLIENT_ID",
             "SLUICE_CAFE24_CLIENT_SECRET_ARN",

@@ -106,9 +106,9 @@ fn upstream_alarm_problems(template: &str) -> Vec<String> {
 fn the_429_alarm_watches_every_function_that_calls_an_upstream() {
     let problems = upstream_alarm_problems(&template());
     assert!(problems.is_empty(), "{problems:#?}");
-    // The alarm as it was: fetch and flush-sheet, not mall-drain.
+    // The alarm as it was: fetch and flush-sheet, not catch-up.
     let problems =
-        upstream_alarm_problems(&broken_copy("{Name: Function, Value: mall-drain}", "{Name: Function, Value: fetch}"));
+        upstream_alarm_problems(&broken_copy("{Name: Function, Value: catch-up}", "{Name: Function, Value: fetch}"));
     assert!(problems.iter().any(|p| p.starts_with("MallDrainFunction calls an upstream")), "{problems:#?}");
 }
 

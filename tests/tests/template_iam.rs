@@ -30,7 +30,7 @@ fn every_function_declares_its_calls() {
     };
     assert!(sends("sluice-fn-ingest") && sends("sluice-fn-buffer-row") && sends("sluice-fn-flush-sheet"));
     // fetch hands a fetch its mall's bucket cannot serve over to the mall's drain.
-    assert!(sends("sluice-fn-mall-drain") && sends("sluice-fn-fetch"));
+    assert!(sends("sluice-fn-catch-up") && sends("sluice-fn-fetch"));
     assert!(!sends("sluice-fn-store"));
 }
 

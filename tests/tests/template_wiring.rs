@@ -123,10 +123,10 @@ fn visibility_timeouts_outlast_what_holds_a_batch() {
             "{queue} visibility {visibility} s < 6 x {function}'s {timeout} s + window {window} s"
         );
     }
-    // A mall drain run waits for budget up to its run budget, then finishes its fetches: within the timeout.
-    let mall_drain = number(&block(&template, "MallDrainFunction:"), "Timeout").unwrap_or(global);
-    let run_budget = sluice_pipeline::MallDrainConfig::default().run_budget.as_secs();
-    assert!(mall_drain >= 2 * run_budget, "MallDrainFunction's {mall_drain} s leaves no margin over {run_budget} s");
+    // A catch-up run waits for budget up to its run budget, then finishes its fetches: within the timeout.
+    let catch_up = number(&block(&template, "MallDrainFunction:"), "Timeout").unwrap_or(global);
+    let run_budget = sluice_pipeline::CatchUpConfig::default().run_budget.as_secs();
+    assert!(catch_up >= 2 * run_budget, "MallDrainFunction's {catch_up} s leaves no margin over {run_budget} s");
 }
 
 /// No secret's value reaches an environment: no `{{resolve:secretsmanager:…}}` (resolved once, at deploy
@@ -215,7 +215,7 @@ fn the_pipes_differ_only_in_their_number() {
     assert_eq!(allowed.matches(',').count() + 1, pipes.len(), "PipeCount allows 1..{}", pipes.len());
 }
 
-/// The drain runs every minute, one run at a time, and stops before the next: the schedule invokes
+/// The catch-up runs every minute, one run at a time, and stops before the next: the schedule invokes
 /// the drain function (through a role that may invoke only it) at `rate(1 minute)` with no flexible
 /// window and no retries; the function's timeout fits in the minute with room above the margin in
 /// which it starts no round; its reserved concurrency is 1, which its one consumer name assumes; and

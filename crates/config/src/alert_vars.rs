@@ -1,6 +1,6 @@
 //! Where alerts go: a Slack-compatible incoming webhook, read by every
 //! function that can raise one (the flush: a rejected credential, a sheet
-//! gone or its flushes delayed; the token step, fetch and the mall drain:
+//! gone or its flushes delayed; the token step, fetch and the catch-up:
 //! a parked mall, its fetches failing).
 
 use crate::secret_setting::{SecretSetting, either};

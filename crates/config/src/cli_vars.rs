@@ -15,9 +15,9 @@ part! {
         pub events_dlq_url: Option<String> = None, "no", "the events dead-letter queue";
         pub flush_queue_url: Option<String> = None, "no", "the flush queue (SQS standard)";
         pub flush_dlq_url: Option<String> = None, "no", "the flush dead-letter queue";
-        pub mall_drain_queue_url: Option<String> = None, "no",
-            "the mall drain queue (`sluice tokens set` releases a parked mall's events there)";
-        pub mall_drain_dlq_url: Option<String> = None, "no", "the mall drain dead-letter queue";
+        pub catch_up_queue_url: Option<String> = None, "no",
+            "the catch-up queue (`sluice tokens set` releases a parked mall's events there)";
+        pub catch_up_dlq_url: Option<String> = None, "no", "the catch-up dead-letter queue";
         pub sqs_endpoint: Option<String> = None, "no", "a local SQS endpoint instead of AWS";
         pub state_machine_arn: Option<String> = None, "no", "the pipeline state machine (`sluice redrive`)";
         pub sfn_endpoint: Option<String> = None, "no", "a local Step Functions endpoint instead of AWS";

@@ -4,10 +4,10 @@
 //! Cafe24 add its app ([`ShopSettings`]), the sheet functions the Google client, the flush
 //! queue and alerts ([`SheetSettings`]); ingest reads [`IngestSettings`];
 //! the drain function the step settings and its database ([`DrainSettings`]);
-//! the mall drain function the shop settings and its queue ([`MallDrainSettings`]).
+//! the catch-up function the shop settings and its queue ([`CatchUpSettings`]).
 
 use crate::alert_vars::alert_url;
-use crate::flow_vars::{FlowSettings, MallDrainQueue};
+use crate::flow_vars::{CatchUpQueue, FlowSettings};
 use crate::secret_setting::{SecretSetting, either};
 use crate::sheet_vars::{GoogleClient, SheetVars, google};
 use crate::{Common, ConfigError, EnvSource, cafe24_config, in_range, pipeline_config};
@@ -49,15 +49,15 @@ impl ShopSettings {
     }
 }
 
-/// fetch: the shop settings, and the mall drain queue when flow control is
-/// on (`SLUICE_MALL_DRAIN_QUEUE_URL`, as for ingest): a fetch its mall's
+/// fetch: the shop settings, and the catch-up queue when flow control is
+/// on (`SLUICE_CATCH_UP_QUEUE_URL`, as for ingest): a fetch its mall's
 /// bucket cannot serve now is handed over to the mall's dirty set, and a
-/// drain request goes there.
+/// catch-up request goes there.
 #[derive(Debug, Clone)]
 pub struct FetchSettings {
     pub shop: ShopSettings,
     /// `None`: flow control is off, and a fetch waits for its mall's bucket.
-    pub hand_over: Option<MallDrainQueue>,
+    pub hand_over: Option<CatchUpQueue>,
 }
 
 impl FetchSettings {
@@ -86,20 +86,20 @@ impl DrainSettings {
     }
 }
 
-/// The mall drain function: the shop settings (it fetches and stores as
+/// The catch-up function: the shop settings (it fetches and stores as
 /// fetch and store do), with the flow-control threshold ingest defers by,
-/// and the mall drain queue its runs queue the next request on.
+/// and the catch-up queue its runs queue the next request on.
 #[derive(Debug, Clone)]
-pub struct MallDrainSettings {
+pub struct CatchUpSettings {
     pub shop: ShopSettings,
-    pub queue: MallDrainQueue,
+    pub queue: CatchUpQueue,
 }
 
-impl MallDrainSettings {
+impl CatchUpSettings {
     pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
         let mut shop = ShopSettings::from_source(source)?;
         let flow = FlowSettings::from_source(source)?;
-        flow.apply(&mut shop.step.pipeline.mall_drain.flow);
+        flow.apply(&mut shop.step.pipeline.catch_up.flow);
         let queue = flow.required_queue()?.clone();
         Ok(Self { shop, queue })
     }
@@ -151,7 +151,7 @@ pub struct IngestSettings {
     /// Back-pressure: how long a request's Redis work before its send may
     /// take (`IngestConfig::accept_deadline`).
     pub accept_deadline: Duration,
-    /// Flow control per mall (on when the mall drain queue is set) and
+    /// Flow control per mall (on when the catch-up queue is set) and
     /// per sheet (always on).
     pub flow: FlowSettings,
 }
@@ -209,8 +209,8 @@ mod tests {
     const QUEUE: (&str, &str) = ("SLUICE_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/sluice-events.fifo");
     const KEYS: (&str, &str) = ("SLUICE_API_KEYS", "key-one, key-two");
     const CAFE24: [(&str, &str); 2] = [("SLUICE_CAFE24_CLIENT_ID", "app"), ("SLUICE_CAFE24_CLIENT_SECRET", "s3cret")];
-    const MALL_DRAIN: (&str, &str) =
-        ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/sluice-mall-drain");
+    const CATCH_UP: (&str, &str) =
+        ("SLUICE_CATCH_UP_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/sluice-mall-drain");
 
     fn source(pairs: &[(&str, &str)]) -> EnvSource {
         EnvSource::from_pairs(pairs.iter().copied())
@@ -222,14 +222,14 @@ mod tests {
         let shop = [REDIS, CAFE24[0], CAFE24[1]];
         let sheet = [REDIS, ("SLUICE_FLUSH_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/flushes")];
         let drain = [REDIS, ("SLUICE_DATABASE_URL", "postgres://sluice:hunter2@db:5432/app")];
-        let mall_drain = [REDIS, CAFE24[0], CAFE24[1], MALL_DRAIN];
+        let catch_up = [REDIS, CAFE24[0], CAFE24[1], CATCH_UP];
         type Read = fn(&EnvSource) -> Result<(), ConfigError>;
         let read: [(&[(&str, &str)], Read); 5] = [
             (&ingest, |s| IngestSettings::from_source(s).map(drop)),
             (&shop, |s| ShopSettings::from_source(s).map(drop)),
             (&sheet, |s| SheetSettings::from_source(s).map(drop)),
             (&drain, |s| DrainSettings::from_source(s).map(drop)),
-            (&mall_drain, |s| MallDrainSettings::from_source(s).map(drop)),
+            (&catch_up, |s| CatchUpSettings::from_source(s).map(drop)),
         ];
         for (required, read) in read {
             read(&source(required)).unwrap();
@@ -310,13 +310,13 @@ mod tests {
     }
 
     #[test]
-    fn ingest_and_the_mall_drain_function_defer_at_the_same_threshold() {
-        let vars = [REDIS, QUEUE, KEYS, CAFE24[0], CAFE24[1], MALL_DRAIN, ("SLUICE_FLOW_MAX_QUEUED", "12")];
+    fn ingest_and_the_catch_up_function_defer_at_the_same_threshold() {
+        let vars = [REDIS, QUEUE, KEYS, CAFE24[0], CAFE24[1], CATCH_UP, ("SLUICE_FLOW_MAX_QUEUED", "12")];
         let ingest = IngestSettings::from_source(&source(&vars)).unwrap();
         let config = ingest.ingest_config(ApiKeys::from_list(&sluice_cafe24::Secret::new("key-one")).unwrap());
-        let drain = MallDrainSettings::from_source(&source(&vars)).unwrap();
+        let drain = CatchUpSettings::from_source(&source(&vars)).unwrap();
         assert_eq!(config.flow_control.max_queued, 12);
-        assert_eq!(drain.shop.step.pipeline.mall_drain.flow, config.flow_control);
+        assert_eq!(drain.shop.step.pipeline.catch_up.flow, config.flow_control);
         assert_eq!(ingest.flow.queue.as_ref(), Some(&drain.queue));
         let off = IngestSettings::from_source(&source(&[REDIS, QUEUE, KEYS])).unwrap();
         assert_eq!(off.flow.queue, None);

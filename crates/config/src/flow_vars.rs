@@ -1,6 +1,6 @@
-//! Flow control per mall (`sluice_redis::backlog`): the mall drain queue
-//! and the threshold, read by ingest, fetch (its hand-overs) and the mall
-//! drain function from this one definition, so they cannot disagree. And
+//! Flow control per mall (`sluice_redis::backlog`): the catch-up queue
+//! and the threshold, read by ingest, fetch (its hand-overs) and the
+//! catch-up function from this one definition, so they cannot disagree. And
 //! flow control per sheet's threshold (`sluice_redis::sheet_flow`), read by
 //! ingest only: the buffer step needs none of its settings.
 
@@ -10,19 +10,19 @@ use sluice_aws::SqsEndpoint;
 
 part! {
     struct FlowVars {
-        mall_drain_queue_url: Option<String> = None, "the mall drain function; ingest and fetch: turn flow control on",
-            "the SQS standard queue of \"drain mall M\" requests (not FIFO: a request's wait is its DelaySeconds)";
+        catch_up_queue_url: Option<String> = None, "the catch-up function; ingest and fetch: turn flow control on",
+            "the SQS standard queue of \"catch up mall M\" requests (not FIFO: a request's wait is its DelaySeconds)";
         flow_max_queued: u32 = sluice_redis::FlowControl::default().max_queued, "no",
-            "a mall's messages in the FIFO queue from which its webhooks go to its dirty set; the same for ingest and the mall drain function";
+            "a mall's messages in the FIFO queue from which its webhooks go to its dirty set; the same for ingest and the catch-up function";
         sheet_max_queued: u32 = sluice_redis::SheetFlow::default().max_queued, "no",
             "ingest: a sheet's rows in the FIFO queue from which its rows are held in its overflow (flow control per sheet, always on)";
         sqs_endpoint: Option<String> = None, "no", "a local SQS endpoint instead of AWS (`sluice dev`)";
     }
 }
 
-/// Where "drain mall M" requests go: an SQS standard queue.
+/// Where "catch up mall M" requests go: an SQS standard queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MallDrainQueue {
+pub struct CatchUpQueue {
     pub url: String,
     pub endpoint: SqsEndpoint,
 }
@@ -31,9 +31,9 @@ pub struct MallDrainQueue {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowSettings {
     /// `None`: flow control is off (ingest enqueues every webhook).
-    pub queue: Option<MallDrainQueue>,
+    pub queue: Option<CatchUpQueue>,
     /// The threshold, for `IngestConfig.flow_control` and the pipeline's
-    /// `MallDrainConfig.flow` alike.
+    /// `CatchUpConfig.flow` alike.
     pub max_queued: u32,
     /// Flow control per sheet's threshold, for `IngestConfig.sheet_flow`.
     pub sheet_max_queued: u32,
@@ -44,23 +44,23 @@ impl FlowSettings {
         let v: FlowVars = source.extract()?;
         in_range("flow_max_queued", v.flow_max_queued, 1, None)?;
         in_range("sheet_max_queued", v.sheet_max_queued, 1, None)?;
-        let queue = match v.mall_drain_queue_url {
+        let queue = match v.catch_up_queue_url {
             None => None,
             Some(url) if url.ends_with(".fifo") => {
                 // SQS FIFO refuses a per-message DelaySeconds, which the chain's wait relies on.
-                let problem = "a FIFO queue; drain requests need a standard queue (DelaySeconds)";
-                return Err(ConfigError::invalid("mall_drain_queue_url", problem));
+                let problem = "a FIFO queue; catch-up requests need a standard queue (DelaySeconds)";
+                return Err(ConfigError::invalid("catch_up_queue_url", problem));
             }
             Some(url) => {
-                Some(MallDrainQueue { url, endpoint: v.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local) })
+                Some(CatchUpQueue { url, endpoint: v.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local) })
             }
         };
         Ok(Self { queue, max_queued: v.flow_max_queued, sheet_max_queued: v.sheet_max_queued })
     }
 
-    /// The queue, which the mall drain function cannot run without.
-    pub fn required_queue(&self) -> Result<&MallDrainQueue, ConfigError> {
-        self.queue.as_ref().ok_or_else(|| ConfigError::missing(crate::variable("mall_drain_queue_url")))
+    /// The queue, which the catch-up function cannot run without.
+    pub fn required_queue(&self) -> Result<&CatchUpQueue, ConfigError> {
+        self.queue.as_ref().ok_or_else(|| ConfigError::missing(crate::variable("catch_up_queue_url")))
     }
 
     /// `flow` with this threshold.
@@ -87,13 +87,13 @@ mod tests {
         let flow = read(&[]).unwrap();
         assert_eq!((flow.queue, flow.max_queued), (None, sluice_redis::FlowControl::default().max_queued));
         assert_eq!(flow.sheet_max_queued, sluice_redis::SheetFlow::default().max_queued);
-        assert_eq!(read(&[]).unwrap().required_queue().unwrap_err().name(), "SLUICE_MALL_DRAIN_QUEUE_URL");
+        assert_eq!(read(&[]).unwrap().required_queue().unwrap_err().name(), "SLUICE_CATCH_UP_QUEUE_URL");
     }
 
     #[test]
     fn the_queue_and_threshold_are_read_and_bad_ones_named() {
         let flow = read(&[
-            ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain"),
+            ("SLUICE_CATCH_UP_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain"),
             ("SLUICE_FLOW_MAX_QUEUED", "7"),
             ("SLUICE_SHEET_MAX_QUEUED", "9"),
             ("SLUICE_SQS_ENDPOINT", "http://127.0.0.1:9324"),
@@ -106,7 +106,7 @@ mod tests {
             ("SLUICE_FLOW_MAX_QUEUED", "0"),
             ("SLUICE_FLOW_MAX_QUEUED", "many"),
             ("SLUICE_SHEET_MAX_QUEUED", "0"),
-            ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain.fifo"),
+            ("SLUICE_CATCH_UP_QUEUE_URL", "https://sqs.ap-northeast-2.amazonaws.com/1/mall-drain.fifo"),
         ] {
             let err = read(&[(name, value)]).unwrap_err();
             assert!(matches!(&err, ConfigError::Invalid { name: n, .. } if n == name), "{name}={value}: {err}");

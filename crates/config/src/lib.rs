@@ -1,8 +1,8 @@
 //! One typed configuration per deployable, from the `SLUICE_*` environment
 //! variables: the ingest function ([`IngestSettings`]), the step functions
 //! ([`StepSettings`], [`ShopSettings`], [`SheetSettings`]), the drain
-//! function ([`DrainSettings`]), the mall drain function
-//! ([`MallDrainSettings`]), and the parts
+//! function ([`DrainSettings`]), the catch-up function
+//! ([`CatchUpSettings`]), and the parts
 //! `sluice dev` and the operator commands read ([`OperatorQueues`]). Each is read with figment from an
 //! [`EnvSource`], then validated into the libraries' typed configs; an
 //! error names the variable ([`ConfigError`]) and never shows a secret.
@@ -22,7 +22,7 @@
 //! - `sheet_vars`: the Google client and the flush queue (sheet functions).
 //! - `alert_vars`: the alert webhook (the functions that can raise an alert).
 //! - `ingest_vars`: the ingest function.
-//! - `flow_vars`: flow control per mall ([`FlowSettings`]): the mall drain queue and threshold (ingest, the mall drain function).
+//! - `flow_vars`: flow control per mall ([`FlowSettings`]): the catch-up queue and threshold (ingest, the catch-up function).
 //! - `database_vars`: the PostgreSQL the drain writes to ([`database_url`]).
 //! - `cli_vars`: [`OperatorQueues`], the queues and state machine the operator commands fall back to.
 //! - `secret_setting`: [`SecretSetting`], a secret's value or its Secrets Manager ARN.
@@ -50,10 +50,10 @@ pub use cli_vars::OperatorQueues;
 pub use common::{Common, Serving};
 pub use database_vars::database_url;
 pub use deployables::{
-    DrainSettings, FetchSettings, FlushQueue, IngestSettings, MallDrainSettings, SheetSettings, ShopSettings,
+    CatchUpSettings, DrainSettings, FetchSettings, FlushQueue, IngestSettings, SheetSettings, ShopSettings,
     StepSettings,
 };
-pub use flow_vars::{FlowSettings, MallDrainQueue};
+pub use flow_vars::{CatchUpQueue, FlowSettings};
 pub use pipeline_vars::pipeline_config;
 pub use secret_setting::SecretSetting;
 pub use sheet_vars::{GoogleClient, google_client};

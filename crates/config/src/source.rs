@@ -18,6 +18,13 @@ use std::collections::BTreeMap;
 /// The prefix of every variable sluice reads.
 pub const PREFIX: &str = "SLUICE_";
 
+/// Variables renamed since a release, as (earlier name, name now) without
+/// the prefix: the earlier name is read when the new one is not set, so a
+/// shell, script or stack that still sets it keeps working (docs/deploy.md,
+/// "Renamed words").
+pub(crate) const RENAMED: &[(&str, &str)] =
+    &[("mall_drain_queue_url", "catch_up_queue_url"), ("mall_drain_dlq_url", "catch_up_dlq_url")];
+
 /// The `SLUICE_*` variables, by their lower-case name without the prefix
 /// (`SLUICE_BUCKET_CAPACITY` is `bucket_capacity`, a field name). A value
 /// that is empty or blank counts as unset; values are trimmed.
@@ -51,7 +58,13 @@ impl EnvSource {
     }
 
     fn collect(pairs: impl Iterator<Item = (String, String)>) -> Self {
-        let vars = pairs.map(|(k, v)| (k, v.trim().to_owned())).filter(|(_, v)| !v.is_empty()).collect();
+        let mut vars: BTreeMap<String, String> =
+            pairs.map(|(k, v)| (k, v.trim().to_owned())).filter(|(_, v)| !v.is_empty()).collect();
+        for (earlier, now) in RENAMED {
+            if let Some(value) = vars.remove(*earlier) {
+                vars.entry((*now).to_owned()).or_insert(value);
+            }
+        }
         Self { vars }
     }
 
@@ -148,5 +161,19 @@ mod tests {
     fn debug_shows_names_not_values() {
         let shown = format!("{:?}", EnvSource::from_pairs([("SLUICE_API_KEYS", "hunter2")]));
         assert_eq!(shown, r#"{"SLUICE_API_KEYS"}"#);
+    }
+
+    #[test]
+    fn an_earlier_name_is_read_when_the_new_one_is_not_set() {
+        let earlier = EnvSource::from_pairs([("SLUICE_MALL_DRAIN_QUEUE_URL", "https://q/old")]);
+        assert_eq!(
+            (earlier.get("catch_up_queue_url"), earlier.get("mall_drain_queue_url")),
+            (Some("https://q/old"), None)
+        );
+        let both = EnvSource::from_pairs([
+            ("SLUICE_MALL_DRAIN_QUEUE_URL", "https://q/old"),
+            ("SLUICE_CATCH_UP_QUEUE_URL", "https://q/new"),
+        ]);
+        assert_eq!(both.get("catch_up_queue_url"), Some("https://q/new"));
     }
 }

@@ -64,13 +64,13 @@ pub(crate) fn parts() -> [(&'static str, &'static [Variable], Value); 9] {
         ("The shop functions", crate::cafe24_vars::VARIABLES, crate::cafe24_vars::defaults()),
         ("The sheet functions", crate::sheet_vars::VARIABLES, crate::sheet_vars::defaults()),
         (
-            "Alerts (flush-sheet, ensure-token, fetch, mall-drain)",
+            "Alerts (flush-sheet, ensure-token, fetch, catch-up)",
             crate::alert_vars::VARIABLES,
             crate::alert_vars::defaults(),
         ),
         ("The ingest function", crate::ingest_vars::VARIABLES, crate::ingest_vars::defaults()),
         (
-            "Flow control per mall (ingest, fetch, the mall drain function) and per sheet (ingest)",
+            "Flow control per mall (ingest, fetch, the catch-up function) and per sheet (ingest)",
             crate::flow_vars::VARIABLES,
             crate::flow_vars::defaults(),
         ),

@@ -71,7 +71,7 @@ use redis::aio::ConnectionLike;
 use serde::Serialize;
 use serde_json::json;
 use sluice_domain::queue::SendOutcome;
-use sluice_domain::{DrainRequests, GroupKey, ShopWork};
+use sluice_domain::{CatchUpRequests, GroupKey, ShopWork};
 use sluice_redis::{
     Admit, Attempt, Backlogs, Begun, Chain, Coalescing, Deliveries, Gates, GroupLedger, MarkTimes, SheetBuffers, Tag,
     Traces,
@@ -137,11 +137,11 @@ pub(crate) struct Acceptor<C> {
     pub(crate) tenants: TenantCheck<C>,
 }
 
-/// What deferring needs: the backlog keys and where drain requests go.
+/// What deferring needs: the backlog keys and where catch-up requests go.
 #[derive(Debug)]
 pub(crate) struct FlowControlPort<C> {
     pub(crate) backlogs: Backlogs<C>,
-    pub(crate) requests: Arc<dyn DrainRequests>,
+    pub(crate) requests: Arc<dyn CatchUpRequests>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
@@ -253,8 +253,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     ) -> Result<Receipt, Rejection> {
         let id = work.event_id.as_str();
         let mall = &work.event.mall_id;
-        if let Err(e) = flow.backlogs.request_drain(flow.requests.as_ref(), mall, id, chain).await {
-            let message = format!("the mall's drain request was not queued ({}); send it again", e.cause);
+        if let Err(e) = flow.backlogs.request_catch_up(flow.requests.as_ref(), mall, id, chain).await {
+            let message = format!("the mall's catch-up request was not queued ({}); send it again", e.cause);
             return Err(undo.run(Rejection::new(ErrorCode::QueueUnavailable, message)).await);
         }
         let detail = json!({"mall_id": mall, "resource": work.resource_gate(), "dirty_since_ms": since_ms});

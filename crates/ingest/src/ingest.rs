@@ -39,7 +39,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use redis::aio::ConnectionLike;
 use sluice_cafe24::webhook::API_KEY_HEADER;
-use sluice_domain::{DrainRequests, SheetWork, WorkQueue};
+use sluice_domain::{CatchUpRequests, SheetWork, WorkQueue};
 use sluice_redis::Connection;
 use sluice_redis::{
     Backlogs, Deliveries, DeliveryTimes, Enrolments, Gates, GroupLedger, MarkTimes, SheetBuffers, Traces,
@@ -107,7 +107,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
         config: IngestConfig,
         queue: Q,
         redis: C,
-        drain: Arc<dyn DrainRequests>,
+        drain: Arc<dyn CatchUpRequests>,
     ) -> Result<Self, ConfigError> {
         Self::build(config, queue, redis, Some(drain))
     }
@@ -116,7 +116,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> Ingest<C> {
         config: IngestConfig,
         queue: Q,
         redis: C,
-        drain: Option<Arc<dyn DrainRequests>>,
+        drain: Option<Arc<dyn CatchUpRequests>>,
     ) -> Result<Self, ConfigError> {
         config.check()?;
         let flow = match drain {

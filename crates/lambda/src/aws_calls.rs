@@ -1,7 +1,7 @@
 //! What the functions call in AWS, by the service their cold start builds
 //! (`start`): every one reads its secrets from Secrets Manager, and the
-//! sheet service also asks for flushes on the flush queue, the mall drain
-//! service queues its next run on the mall drain queue. Each function
+//! sheet service also asks for flushes on the flush queue, the catch-up
+//! service queues its next run on the catch-up queue. Each function
 //! crate names the list its `main` starts as its `AWS_CALLS`, which
 //! `tests/tests/template_iam.rs` checks against that function's IAM policy
 //! in `infra/template.yaml`. The calls themselves are the adapters' lists
@@ -22,15 +22,15 @@ pub const SHEET_CALLS: &[AwsUse] = &[
     AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_FLUSH_QUEUE_URL") },
 ];
 
-/// `fetch_from_env`: secrets, and a drain request for each hand-over to
-/// the mall drain queue.
-pub const FETCH_CALLS: &[AwsUse] = MALL_DRAIN_CALLS;
+/// `fetch_from_env`: secrets, and a catch-up request for each hand-over to
+/// the catch-up queue.
+pub const FETCH_CALLS: &[AwsUse] = CATCH_UP_CALLS;
 
-/// `mall_drain_from_env`: secrets, and each run's next request sent to the
-/// mall drain queue.
-pub const MALL_DRAIN_CALLS: &[AwsUse] = &[
+/// `catch_up_from_env`: secrets, and each run's next request sent to the
+/// catch-up queue.
+pub const CATCH_UP_CALLS: &[AwsUse] = &[
     READS_SECRETS,
-    AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_MALL_DRAIN_QUEUE_URL") },
+    AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_CATCH_UP_QUEUE_URL") },
 ];
 
 /// Each cold start of `start` by its name, with what the service it builds
@@ -42,5 +42,5 @@ pub const BY_START: &[(&str, &[AwsUse])] = &[
     ("store_from_env", CORE_CALLS),
     ("sheet_from_env", SHEET_CALLS),
     ("fetch_from_env", FETCH_CALLS),
-    ("mall_drain_from_env", MALL_DRAIN_CALLS),
+    ("catch_up_from_env", CATCH_UP_CALLS),
 ];

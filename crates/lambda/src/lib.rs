@@ -25,5 +25,5 @@ pub use init_error::{INIT_ERROR_TYPE, report_init_error};
 pub use serve::{CredentialRefusal, PrintsMetrics, REREAD_AFTER, serve_step};
 pub use sluice_aws::{AwsUse, Resource};
 pub use start::{
-    StartError, core_from_env, fetch_from_env, mall_drain_from_env, sheet_from_env, shop_from_env, store_from_env,
+    StartError, catch_up_from_env, core_from_env, fetch_from_env, sheet_from_env, shop_from_env, store_from_env,
 };

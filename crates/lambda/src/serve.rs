@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sluice_config::{EnvSource, Serving};
 use sluice_domain::ErrorKind;
-use sluice_pipeline::{MallDrainService, ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{CatchUpService, ServiceCore, SheetService, ShopService};
 use sluice_redis::Connection;
 use std::fmt::{Debug, Display};
 use std::process::ExitCode;
@@ -67,7 +67,7 @@ impl PrintsMetrics for ShopService<Connection> {
     }
 }
 
-impl PrintsMetrics for MallDrainService<Connection> {
+impl PrintsMetrics for CatchUpService<Connection> {
     fn print_emf(&self, stage: &str, function: &str) {
         self.shop().print_emf(stage, function);
     }

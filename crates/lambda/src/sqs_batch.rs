@@ -1,5 +1,5 @@
 //! The SQS event source's side of the functions it feeds (flush-sheet,
-//! mall-drain): each record handled on its own, the ones that failed
+//! catch-up): each record handled on its own, the ones that failed
 //! reported in `batchItemFailures` (`ReportBatchItemFailures`), so a
 //! standard queue returns only those after its visibility timeout.
 

@@ -6,12 +6,12 @@
 use sluice_aws::{SqsDelayQueue, sqs_client};
 use sluice_cafe24::{Cafe24Client, ClientError, Secret};
 use sluice_config::{
-    Common, ConfigError, EnvSource, FetchSettings, MallDrainSettings, SecretSetting, SheetSettings, ShopSettings,
+    CatchUpSettings, Common, ConfigError, EnvSource, FetchSettings, SecretSetting, SheetSettings, ShopSettings,
     StepSettings,
 };
-use sluice_domain::{DrainRequests, QueueDrainRequests, StepError};
+use sluice_domain::{CatchUpRequests, QueueCatchUpRequests, StepError};
 use sluice_pipeline::flush_trigger::{FlushTrigger, QueueFlushTrigger};
-use sluice_pipeline::{MallDrainService, ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{CatchUpService, ServiceCore, SheetService, ShopService};
 use sluice_redis::{ConnectError, Connection, Refusal};
 use sluice_sheets::SheetsClient;
 use std::sync::Arc;
@@ -133,13 +133,13 @@ pub async fn core_from_env() -> Result<ServiceCore<Connection>, StartError> {
 
 /// fetch: the shop service from the process environment, handing fetches
 /// its mall's bucket cannot serve now over to the mall's drain when flow
-/// control is on (the mall drain queue is set).
+/// control is on (the catch-up queue is set).
 pub async fn fetch_from_env() -> Result<ShopService<Connection>, StartError> {
     let settings = FetchSettings::from_source(&EnvSource::from_process())?;
     let shop = shop(&settings.shop, core(&settings.shop.step).await?).await?;
     let Some(queue) = &settings.hand_over else { return Ok(shop) };
     let queue = SqsDelayQueue::new(sqs_client(&queue.endpoint).await, queue.url.clone());
-    Ok(shop.with_hand_over(Arc::new(QueueDrainRequests::new(queue))))
+    Ok(shop.with_hand_over(Arc::new(QueueCatchUpRequests::new(queue))))
 }
 
 /// ensure-token: the shop service from the process environment.
@@ -169,13 +169,13 @@ pub async fn sheet_from_env() -> Result<SheetService<Connection>, StartError> {
     sheet(&settings, core, Arc::new(QueueFlushTrigger::new(queue))).await
 }
 
-/// mall-drain: the shop service from the process environment (the
+/// catch-up: the shop service from the process environment (the
 /// flow-control threshold ingest defers by included), queueing each
-/// run's next request on the mall drain queue.
-pub async fn mall_drain_from_env() -> Result<MallDrainService<Connection>, StartError> {
-    let settings = MallDrainSettings::from_source(&EnvSource::from_process())?;
+/// run's next request on the catch-up queue.
+pub async fn catch_up_from_env() -> Result<CatchUpService<Connection>, StartError> {
+    let settings = CatchUpSettings::from_source(&EnvSource::from_process())?;
     let queue = SqsDelayQueue::new(sqs_client(&settings.queue.endpoint).await, settings.queue.url.clone());
-    let requests: Arc<dyn DrainRequests> = Arc::new(QueueDrainRequests::new(queue));
+    let requests: Arc<dyn CatchUpRequests> = Arc::new(QueueCatchUpRequests::new(queue));
     let shop = shop(&settings.shop, core(&settings.shop.step).await?).await?;
-    Ok(MallDrainService::new(shop, requests))
+    Ok(CatchUpService::new(shop, requests))
 }

@@ -33,8 +33,8 @@ pub struct PipelineConfig {
     /// The sheet path's settings.
     pub sheets: SheetConfig,
     /// Flow control per mall: when a mall's webhooks are deferred into its
-    /// dirty set, and how its drain runs take them (see `mall_drain`).
-    pub mall_drain: MallDrainConfig,
+    /// dirty set, and how its catch-up runs take them (see `catch_up`).
+    pub catch_up: CatchUpConfig,
     /// Failed Cafe24 calls of one mall in a row (5xx, timeouts, refused
     /// connections) that raise an alert; the next success raises another.
     /// 6 is one event's whole retry budget in the state machine (the call
@@ -46,7 +46,7 @@ pub struct PipelineConfig {
 
 /// How a mall's flow-control backlog is drained.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MallDrainConfig {
+pub struct CatchUpConfig {
     /// The thresholds ingest defers by, and the keys' lifetimes.
     pub flow: sluice_redis::FlowControl,
     /// Most dirty resources one run reads (each then waits for its unit of
@@ -66,7 +66,7 @@ pub struct MallDrainConfig {
     pub failure_backoff: Duration,
 }
 
-impl Default for MallDrainConfig {
+impl Default for CatchUpConfig {
     fn default() -> Self {
         Self {
             flow: sluice_redis::FlowControl::default(),
@@ -186,7 +186,7 @@ impl Default for PipelineConfig {
             map_max_concurrency: 10,
             trace_retention: sluice_redis::trace::DEFAULT_RETENTION,
             sheets: SheetConfig::default(),
-            mall_drain: MallDrainConfig::default(),
+            catch_up: CatchUpConfig::default(),
             fetch_failures_alert_after: 6,
         }
     }

@@ -10,7 +10,7 @@
 //!
 //! The rest (the mall's bucket, waited for or handed over to flow control,
 //! the coalesced events, the call and what each answer leads to) is
-//! `upstream_fetch`, which the mall drain runs and the release of a parked
+//! `upstream_fetch`, which the catch-up runs and the release of a parked
 //! mall's held events go through too: the three fetch alike. The step's
 //! output carries the snapshot's key, never its body (see `step_io`).
 

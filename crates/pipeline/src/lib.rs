@@ -26,9 +26,9 @@
 //! - `plan_step`, `failure_step`: the core's steps, which serve both paths.
 //! - [`shop_service`]: [`ShopService`], the shop path's service.
 //! - `token_step`, `fetch_step`, `store_step`: the shop path, one step each (the fetch step's own part: its checks before the fetch).
-//! - `upstream_fetch`: the one Cafe24 fetch path (bucket, hand-over, coalesced events, the call, what each answer leads to) that the fetch step, the mall drain runs and the release share; `upstream_fetch/budget.rs` takes an item's budget, `upstream_fetch/call.rs` makes the call.
+//! - `upstream_fetch`: the one Cafe24 fetch path (bucket, hand-over, coalesced events, the call, what each answer leads to) that the fetch step, the catch-up runs and the release share; `upstream_fetch/budget.rs` takes an item's budget, `upstream_fetch/call.rs` makes the call.
 //! - `mall_park`: a mall whose Cafe24 token is refused: its events held in order, one alert, `sluice tokens set`.
-//! - [`mall_drain`]: flow control's per-mall drain run; `mall_release`: its release of a parked mall's held events.
+//! - [`catch_up`]: flow control's per-catch-up run; `mall_release`: its release of a parked mall's held events.
 //! - [`step_io`]: the steps' inputs and outputs (the contract with the definition).
 //! - [`json_task`]: [`call_json`], a step called with JSON, as Lambda and the local interpreter call it.
 //! - [`sheet_service`]: [`SheetService`], the sheet path's service (it cannot be built without a flush trigger).
@@ -48,6 +48,7 @@
 
 pub mod alerts;
 mod buffer_step;
+pub mod catch_up;
 pub mod config;
 mod failure_step;
 mod fetch_step;
@@ -56,7 +57,6 @@ mod flush_step;
 pub mod flush_trigger;
 pub mod google_token;
 pub mod json_task;
-pub mod mall_drain;
 mod mall_park;
 mod mall_release;
 mod plan_step;
@@ -75,9 +75,9 @@ pub mod suggested_command;
 mod token_step;
 mod upstream_fetch;
 
-pub use config::{MallDrainConfig, PipelineConfig, SheetConfig};
+pub use catch_up::{CatchUpOutput, CatchUpService, NextRun};
+pub use config::{CatchUpConfig, PipelineConfig, SheetConfig};
 pub use json_task::call_json;
-pub use mall_drain::{MallDrainOutput, MallDrainService, NextRun};
 pub use service_core::ServiceCore;
 pub use sheet_service::SheetService;
 pub use shop_service::ShopService;

@@ -12,12 +12,12 @@
 //!   nothing goes to the dead-letter queue;
 //! - every later event of the mall is held behind it, without a call;
 //! - one alert goes out when the mall is parked ([`ShopService::park_mall`]);
-//! - `sluice tokens set` stores the new token and asks for a drain run of
-//!   the mall ([`MallDrainService::set_token`]), which releases the held
+//! - `sluice tokens set` stores the new token and asks for a catch-up run of
+//!   the mall ([`CatchUpService::set_token`]), which releases the held
 //!   events oldest first through the same token, fetch and store code
 //!   (`mall_release`), then the mall's events go straight through again
 //!   and one more alert says it is back;
-//! - the mall's flow-control drain runs stop, without failing, while it is
+//! - the mall's flow-control catch-up runs stop, without failing, while it is
 //!   parked (their dirty set waits too).
 //!
 //! Not yet: webhooks that joined a held event's pending fetch at ingest
@@ -35,7 +35,7 @@
 //! holds its events in Redis until someone does; only Cafe24, with the
 //! API key, sends webhooks, so such an id is a shop that installed the app.
 
-use crate::mall_drain::MallDrainService;
+use crate::catch_up::CatchUpService;
 use crate::service_core::now_ms;
 use crate::shop_service::{ADMIN_API, ShopService};
 use crate::step_io::ItemPlan;
@@ -94,9 +94,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     }
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
     /// What `sluice tokens set` does: stores `mall`'s new token and, when
-    /// the mall was parked, releases it: a drain run is queued at once to
+    /// the mall was parked, releases it: a catch-up run is queued at once to
     /// send its held events in order. Returns whether it was parked.
     pub async fn set_token(&self, mall: &str, token: &StoredToken) -> Result<bool, StepError> {
         let shop = self.shop();
@@ -107,8 +107,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         }
         // The chain is taken whoever held it: a parked mall's chain has no
         // run coming (its last run stopped on the hold).
-        let request = sluice_domain::MallDrainRequest::new(mall, format!("release-{}", now_ms()));
-        let lease = shop.core.config.mall_drain.chain_lease;
+        let request = sluice_domain::CatchUpRequest::new(mall, format!("release-{}", now_ms()));
+        let lease = shop.core.config.catch_up.chain_lease;
         shop.backlogs.take_chain(&tag, &request.token, lease).await?;
         self.requests().request(&request, std::time::Duration::ZERO).await?;
         if !shop.backlogs.confirm_chain(&tag, &request.token).await? {

@@ -1,5 +1,5 @@
 //! The release of a parked mall's held events (see `mall_park` and
-//! `sluice_redis::mall_hold`), by the mall's drain run once `sluice tokens
+//! `sluice_redis::mall_hold`), by the mall's catch-up run once `sluice tokens
 //! set` stored a new token: oldest first, one at a time, each through the
 //! very token, fetch and store code an event from the queue goes through,
 //! and each leaving the held set only after its snapshot is stored (the
@@ -15,12 +15,12 @@
 //! release of 15 events took 30 s instead of 5). A budget wait longer than
 //! the inline maximum, or failures that outlast those retries, end the run
 //! with the next request delayed (held events keep the chain
-//! going, `lua/drain_next.lua`); a token refused again parks the mall
+//! going, `lua/catch_up_next.lua`); a token refused again parks the mall
 //! again, with the event still first. An event whose fetch fails for good
 //! (a refusal no retry mends) parks the mall too, naming why: it is never
 //! skipped, which would break the order, nor dropped.
 
-use crate::mall_drain::MallDrainService;
+use crate::catch_up::CatchUpService;
 use crate::step_io::{FetchNext, ItemPlan, StoreInput};
 use crate::token_step::{REFUSED_AFTER_REFRESH, TokenState};
 use redis::aio::ConnectionLike;
@@ -52,7 +52,7 @@ enum One {
     Later(Duration),
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
+impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
     pub(crate) async fn release_held(&self, mall: &str, tag: &Tag) -> Result<Release, StepError> {
         let shop = self.shop();
         match shop.holds.state(tag).await? {

@@ -9,7 +9,7 @@ use crate::service_core::{ServiceCore, now_ms};
 use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
-use sluice_domain::{DrainRequests, StepError};
+use sluice_domain::{CatchUpRequests, StepError};
 use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, MallHolds, SnapshotStore, Tag, Traces};
 use std::sync::Arc;
 
@@ -30,9 +30,9 @@ pub struct ShopService<C> {
     pub(crate) alerter: Alerter<C>,
     pub(crate) cafe24: Cafe24Client,
     /// With flow control: where the fetch step's hand-overs ask for a
-    /// drain run (see `upstream_fetch`). `None`: a fetch waits for its mall's
+    /// catch-up run (see `upstream_fetch`). `None`: a fetch waits for its mall's
     /// bucket, inline or in a Wait state.
-    pub(crate) hand_over: Option<Arc<dyn DrainRequests>>,
+    pub(crate) hand_over: Option<Arc<dyn CatchUpRequests>>,
 }
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
@@ -42,7 +42,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         let buckets = shop_buckets(&core);
         // A bucket setting that cannot work is refused now, not per item.
         buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
-        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.mall_drain.flow.clone())
+        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.catch_up.flow.clone())
             .map_err(StepError::from)?;
         let holds = MallHolds::new(core.conn.clone(), core.keyspace.clone());
         let alerter = Alerter::new(core.conn.clone(), core.keyspace.clone(), None, core.config.sheets.alert_window);
@@ -59,7 +59,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     /// Flow control's other half: a fetch its mall's bucket cannot serve
     /// now goes to the mall's dirty set, drained through `requests`,
     /// instead of holding its pipe while it waits.
-    pub fn with_hand_over(mut self, requests: Arc<dyn DrainRequests>) -> Self {
+    pub fn with_hand_over(mut self, requests: Arc<dyn CatchUpRequests>) -> Self {
         self.hand_over = Some(requests);
         self
     }
@@ -87,7 +87,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
 
     /// Stores a mall's token pair (a sandbox's grant, a test's seed). A
     /// parked mall stays parked: `sluice tokens set` goes through
-    /// [`MallDrainService::set_token`](crate::MallDrainService::set_token),
+    /// [`CatchUpService::set_token`](crate::CatchUpService::set_token),
     /// which also releases its held events.
     pub async fn set_token(&self, mall_id: &str, token: &sluice_redis::StoredToken) -> Result<(), StepError> {
         self.core.tokens.put(&Tag::for_mall(mall_id), ADMIN_API, token, now_ms()).await.map_err(StepError::from)

@@ -30,7 +30,7 @@ pub struct MallStatus {
     pub bucket_empty_in: Duration,
     pub token: Option<TokenTimes>,
     /// Flow control: its messages counted in the queue and its dirty
-    /// resources (waiting for its drain runs).
+    /// resources (waiting for its catch-up runs).
     pub backlog: BacklogSize,
     /// Parked (Cafe24 refused its token) or releasing, with its events held.
     pub hold: Option<HoldState>,
@@ -109,7 +109,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
         let bucket = mall_bucket(&self.buckets, &core.config, mall_id)?;
         let level = self.buckets.level(&bucket).await?;
         let token = core.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
-        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.mall_drain.flow.clone())?;
+        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.catch_up.flow.clone())?;
         let backlog = backlogs.size(&Tag::for_mall(mall_id)).await?;
         let hold = MallHolds::new(core.conn.clone(), core.keyspace.clone()).state(&Tag::for_mall(mall_id)).await?;
         Ok(MallStatus {

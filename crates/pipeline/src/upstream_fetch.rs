@@ -1,6 +1,6 @@
 //! The one path from a resource to its snapshot, for every Cafe24 fetch
-//! sluice makes: the fetch step's (`fetch_step`), a drain run's
-//! (`mall_drain`) and a parked mall's release (`mall_release`). One path,
+//! sluice makes: the fetch step's (`fetch_step`), a catch-up run's
+//! (`catch_up`) and a parked mall's release (`mall_release`). One path,
 //! so that the bucket, the alerts, the traces and what each answer leads
 //! to cannot drift apart between the three. Its API:
 //!
@@ -8,7 +8,7 @@
 //!   queue whose mall is not held and whose token was seen to (the fetch
 //!   step's own checks, or a release's).
 //! - [`ShopService::fetch_resource`]: step 3 alone, for a caller that took
-//!   the budget unit itself (a drain run takes units for many resources
+//!   the budget unit itself (a catch-up run takes units for many resources
 //!   and fetches them side by side); what came of it is a [`Fetched`].
 //! - [`ShopService::waits_inline`]: whether a wait for budget is waited
 //!   where the fetch runs, rather than in a Wait state or a later run.
@@ -35,7 +35,7 @@
 //! grant mends it, and failing would send the event, after its retries, to
 //! the dead-letter queue, out of its order; 5xx and timeouts are
 //! `Sluice.UpstreamUnavailable`, retried with backoff by the state machine
-//! (a drain run leaves the resource for its next run). A mall whose calls
+//! (a catch-up run leaves the resource for its next run). A mall whose calls
 //! fail `fetch_failures_alert_after` times in a row (by any of the three)
 //! raises one alert, and its next answered call another
 //! (`sluice_redis::episode`).
@@ -79,11 +79,11 @@ pub(crate) enum Caller<'a> {
     /// were traced as they were taken); a 403 holds it, first of the
     /// mall's held events.
     Item(&'a ItemPlan),
-    /// A drain run, for a dirty resource (`<kind>:<id>`): traced under
+    /// A catch-up run, for a dirty resource (`<kind>:<id>`): traced under
     /// every event it answers, as none of them is an item of its own any
     /// more (each was deferred); a 403 holds nothing (the dirty set waits
     /// with the mall).
-    DrainRun { dirty: &'a str },
+    CatchUpRun { dirty: &'a str },
 }
 
 /// What came of a fetch.
@@ -171,8 +171,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             Caller::Item(_) => {
                 self.core.trace(owner, "fetch", json!({"result": call.result, "answers": answers})).await;
             }
-            Caller::DrainRun { dirty } => {
-                let detail = json!({"result": call.result, "by": "mall_drain", "resource": dirty});
+            Caller::CatchUpRun { dirty } => {
+                let detail = json!({"result": call.result, "by": "catch_up", "resource": dirty});
                 if let Err(e) = self.core.traces.record_all(answers, "fetch", &detail).await {
                     tracing::warn!(mall, error = %e, "trace not recorded");
                 }
@@ -185,7 +185,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             Called::Failed(error) if error.kind == ErrorKind::CredentialRejected => {
                 let held = match caller {
                     Caller::Item(item) => Some((owner, item)),
-                    Caller::DrainRun { .. } => None,
+                    Caller::CatchUpRun { .. } => None,
                 };
                 self.park_mall(mall, &forbidden_reason(&error), held).await?;
                 Fetched::Parked

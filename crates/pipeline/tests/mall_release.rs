@@ -1,7 +1,7 @@
 //! Parked malls, as the upstream chaos test found them wanting:
 //!
 //! - a release against a Cafe24 that fails now and then (its 20% 5xx): a
-//!   held event whose fetch fails is fetched again within the drain run,
+//!   held event whose fetch fails is fetched again within the catch-up run,
 //!   so one 5xx does not put every event behind it off by the failure
 //!   backoff (5 s a failure, 30 s for a release of 15 events there);
 //! - a mall that never had a token, and a mall whose calls Cafe24 refuses
@@ -9,9 +9,9 @@
 //!   dead-letter queue (where `sluice tokens set` would not find them),
 //!   and a new token releases them.
 
-use sluice_domain::{DrainRequests, MallDrainRequest, ResourceKind};
+use sluice_domain::{CatchUpRequest, CatchUpRequests, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, FetchNext, TokenInput};
-use sluice_pipeline::{MallDrainService, NextRun, PipelineConfig, ServiceCore, ShopService};
+use sluice_pipeline::{CatchUpService, NextRun, PipelineConfig, ServiceCore, ShopService};
 use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, Fault, FaultConfig, fault::FaultInjector};
 use sluice_testkit::TestRedis;
@@ -23,12 +23,12 @@ use std::time::Duration;
 const MALL: &str = "flaky";
 const HELD: usize = 3;
 
-/// The drain requests the service queued.
+/// The catch-up requests the service queued.
 #[derive(Debug, Default)]
-struct Recorded(Mutex<Vec<MallDrainRequest>>);
+struct Recorded(Mutex<Vec<CatchUpRequest>>);
 
-impl DrainRequests for Recorded {
-    fn request(&self, request: &MallDrainRequest, _: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+impl CatchUpRequests for Recorded {
+    fn request(&self, request: &CatchUpRequest, _: Duration) -> sluice_domain::catch_up::Pending<'_> {
         self.0.lock().unwrap().push(request.clone());
         Box::pin(async { Ok(()) })
     }
@@ -70,7 +70,7 @@ async fn a_release_fetches_a_failed_held_event_again_in_the_run_instead_of_putti
 
         // `sluice tokens set`, then Cafe24 fails the first fetch.
         let recorded = Arc::new(Recorded::default());
-        let drain = MallDrainService::new(shop.clone(), recorded.clone());
+        let drain = CatchUpService::new(shop.clone(), recorded.clone());
         assert!(drain.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap(), "the mall was parked");
         let request = recorded.0.lock().unwrap().pop().expect("a release run queued");
         let rate = 0.5;
@@ -81,7 +81,7 @@ async fn a_release_fetches_a_failed_held_event_again_in_the_run_instead_of_putti
                 ..FaultConfig::default()
             })
             .unwrap();
-        let output = drain.drain_mall(request).await.unwrap();
+        let output = drain.catch_up(request).await.unwrap();
 
         let counters = sandbox.counters();
         assert_eq!((counters.server_errors, counters.ok), (1, HELD as u64), "one failure, then each held event once");
@@ -110,10 +110,10 @@ async fn setup(name: &str) -> (TestRedis, Cafe24Sandbox, ShopService<sluice_redi
 /// queues: every held event stored, the hold ended.
 async fn release(redis: &TestRedis, sandbox: &Cafe24Sandbox, shop: &ShopService<sluice_redis::Connection>) {
     let recorded = Arc::new(Recorded::default());
-    let drain = MallDrainService::new(shop.clone(), recorded.clone());
+    let drain = CatchUpService::new(shop.clone(), recorded.clone());
     assert!(drain.set_token(MALL, &sandbox_token(sandbox, MALL)).await.unwrap(), "the mall was parked");
     let request = recorded.0.lock().unwrap().pop().expect("a release run queued");
-    let output = drain.drain_mall(request).await.unwrap();
+    let output = drain.catch_up(request).await.unwrap();
     assert_eq!(output.next, NextRun::Idle, "{output:?}");
     let holds = MallHolds::new(redis.conn().await, redis.keyspace());
     assert_eq!(holds.state(&Tag::for_mall(MALL)).await.unwrap(), None, "released");
@@ -183,12 +183,12 @@ async fn a_403_in_a_flow_control_drain_run_parks_the_mall_instead_of_calling_aga
         sandbox.forbid(MALL).unwrap();
 
         let recorded = Arc::new(Recorded::default());
-        let drain = MallDrainService::new(shop.clone(), recorded.clone());
-        drain.drain_mall(MallDrainRequest::new(MALL, "ev-1")).await.unwrap();
+        let drain = CatchUpService::new(shop.clone(), recorded.clone());
+        drain.catch_up(CatchUpRequest::new(MALL, "ev-1")).await.unwrap();
         let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&tag).await.unwrap();
         assert!(held.as_ref().is_some_and(|h| h.parked && h.reason.contains("403")), "{held:?}");
         let calls = sandbox.calls().len();
-        let output = drain.drain_mall(MallDrainRequest::new(MALL, "ev-1")).await.unwrap();
+        let output = drain.catch_up(CatchUpRequest::new(MALL, "ev-1")).await.unwrap();
         assert_eq!(output.next, NextRun::Parked, "{output:?}");
         assert_eq!(sandbox.calls().len(), calls, "a parked mall's run makes no call");
         assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 1, "the product waits for a new grant");

@@ -1,4 +1,4 @@
--- A drain run stored these resources' snapshots. A resource leaves the
+-- A catch-up run stored these resources' snapshots. A resource leaves the
 -- dirty set only if no webhook came for it since the run read it (same
 -- seq); otherwise it stays, minus the events the stored snapshot answers,
 -- and is fetched again: its snapshot must reflect the upstream at or

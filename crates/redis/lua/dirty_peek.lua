@@ -1,4 +1,4 @@
--- The oldest resources of a mall's dirty set, for one drain run. Nothing
+-- The oldest resources of a mall's dirty set, for one catch-up run. Nothing
 -- leaves here: an entry leaves only once its snapshot is stored
 -- (dirty_done.lua), so a run that dies takes nothing with it.
 --

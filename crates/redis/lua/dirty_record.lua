@@ -1,12 +1,12 @@
 -- A library prepended to the scripts that put events in a mall's dirty
 -- set (gate_claim.lua's deferral, dirty_hand_over.lua): one place for how
--- an entry is merged and how the drain chain is checked.
+-- an entry is merged and how the catch-up chain is checked.
 --
 -- dirty_record(dirty, order, chain, resource, events, max_events,
 --              retention_ms, token, lease_ms, t)
 --   dirty     HASH: the mall's dirty set, resource -> JSON {seq, since, events}
 --   order     ZSET: the dirty set's order, resource -> µs it became dirty
---   chain     STRING: the drain chain, '<token>' or 'lease:<token>'
+--   chain     STRING: the catch-up chain, '<token>' or 'lease:<token>'
 --   resource  the resource's name in the set
 --   events    event ids the entry answers (kept once each, at most
 --             max_events in all)
@@ -15,8 +15,8 @@
 --   lease_ms  the lease's length
 --   t         redis.call('TIME') of the caller
 -- Returns chain, since_ms: chain = 0 the caller took the chain's lease
--- (send a drain request, then confirm), 1 a confirmed chain will drain
--- it, 2 another caller's lease (send a drain request of its own).
+-- (send a catch-up request, then confirm), 1 a confirmed chain will drain
+-- it, 2 another caller's lease (send a catch-up request of its own).
 
 local function dirty_record(dirty, order, chain, resource, events, max_events, retention_ms, token, lease_ms, t)
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -10,7 +10,7 @@
 -- deferred instead of enqueued while its mall has a backlog: at least
 -- ARGV[5] messages in the queue, or resources already in its dirty set.
 -- The event is recorded in the dirty set (once per resource, its id kept
--- for tracing) and the mall's drain chain is checked: see
+-- for tracing) and the mall's catch-up chain is checked: see
 -- crates/redis/src/backlog.rs. Runs after dirty_record.lua (prepended).
 --
 -- KEYS[1]   STRING: the mark, '<owner id>' or 'lease:<owner id>'
@@ -21,7 +21,7 @@
 --           (a send that fails takes it out again; one that dies lapses)
 -- KEYS[4]   HASH: the mall's dirty set, resource -> JSON {seq, since, events}
 -- KEYS[5]   ZSET: the dirty set's order, resource -> µs it became dirty
--- KEYS[6]   STRING: the drain chain, '<token>' or 'lease:<token>'
+-- KEYS[6]   STRING: the catch-up chain, '<token>' or 'lease:<token>'
 -- ARGV[1]   the caller's event id
 -- ARGV[2]   the lease in ms
 -- ARGV[3]   the pending timeout in ms (a confirmed mark lapses after it)
@@ -40,8 +40,8 @@
 -- enqueue without a mark; {3} the caller's own mark is confirmed (its
 -- message is in the queue: a duplicate); {0, owner, pttl_ms} joined;
 -- {4, chain, since_ms} deferred, chain = 0 the caller took the chain's
--- lease (send a drain request, then confirm), 1 a confirmed chain will
--- drain it, 2 another caller's lease (send a drain request of its own).
+-- lease (send a catch-up request, then confirm), 1 a confirmed chain will
+-- drain it, 2 another caller's lease (send a catch-up request of its own).
 
 local current = redis.call('GET', KEYS[1])
 local lease = 'lease:' .. ARGV[1]

@@ -8,7 +8,7 @@
 -- KEYS[3]   HASH: held event id -> the item as the state machine gave it (JSON)
 -- KEYS[4]   STRING: the last arrival sequence handed out
 -- ARGV[1]   'check' (hold only if held already) or 'park' (park, then hold)
--- ARGV[2]   the event id to hold; '' holds nothing (a drain run parking)
+-- ARGV[2]   the event id to hold; '' holds nothing (a catch-up run parking)
 -- ARGV[3]   the item JSON
 -- ARGV[4]   why the mall is parked (with 'park')
 --

@@ -1,11 +1,11 @@
 -- A new token was stored for a parked mall (`sluice tokens set`): its hold
--- turns from parked to releasing, so the next drain run sends its held
+-- turns from parked to releasing, so the next catch-up run sends its held
 -- events, oldest first, while new ones keep queueing behind them.
 --
 -- KEYS[1]   HASH: the hold, {state, reason, since}
 --
 -- Returns 1 when the mall was held (parked or already releasing: a
--- release whose drain request was lost can be asked for again), 0 when it
+-- release whose catch-up request was lost can be asked for again), 0 when it
 -- was not.
 
 local state = redis.call('HGET', KEYS[1], 'state')

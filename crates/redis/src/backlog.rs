@@ -16,7 +16,7 @@
 //!           dirty set of mall M  (once per resource; event ids kept)
 //!                 │ at most one chain per mall
 //!                 ▼
-//!   "drain mall M" request ──► delay queue ──► drain run: as many dirty resources as the
+//!   "catch up mall M" request ──► delay queue ──► catch-up run: as many dirty resources as the
 //!          ▲                                   bucket allows now → fetch → store → leave the set
 //!          └──────── next request, delayed by the bucket's wait, while the set is non-empty
 //! ```
@@ -32,10 +32,10 @@
 //!   step (store) take it out ([`Backlogs::left`]). An entry whose step
 //!   died, or that was parked, is dropped by age (`queued_horizon`), so
 //!   the count cannot stick.
-//! - **The chain**: one key per mall names the drain request that will run
+//! - **The chain**: one key per mall names the catch-up request that will run
 //!   next. Ingest that defers an event and finds no chain takes its lease,
 //!   queues a request and confirms it ([`Backlogs::confirm_chain`]); a
-//!   run's end ([`Backlogs::next`], `lua/drain_next.lua`) reads the set and
+//!   run's end ([`Backlogs::next`], `lua/catch_up_next.lua`) reads the set and
 //!   the chain in one step, so a webhook deferred meanwhile is either seen
 //!   by the run (which goes on) or finds no chain (and starts one). A lease
 //!   whose holder died is carried by whoever comes next; a second chain
@@ -56,8 +56,8 @@
 //!
 //! ```text
 //! {prefix}{mall:m}:queued:       ZSET   event id -> ms it was counted        TTL: queued_horizon after the latest change
-//! {prefix}{mall:m}:dirty:        HASH   resource -> {seq, since, events}     owner: the mall's drain runs; TTL: retention
-//! {prefix}{mall:m}:dirtyq:       ZSET   resource -> µs it became dirty        owner: the mall's drain runs; TTL: retention
+//! {prefix}{mall:m}:dirty:        HASH   resource -> {seq, since, events}     owner: the mall's catch-up runs; TTL: retention
+//! {prefix}{mall:m}:dirtyq:       ZSET   resource -> µs it became dirty        owner: the mall's catch-up runs; TTL: retention
 //! {prefix}{mall:m}:chain:drain   STRING <token> | lease:<token>               TTL: the lease, then chain_ttl
 //! ```
 
@@ -83,7 +83,7 @@ pub struct FlowControl {
     /// without leaving (SQS redelivers it within 5 receives × 330 s).
     pub queued_horizon: Duration,
     /// How long the dirty set outlives its latest change: SQS's longest
-    /// retention, past which no drain request can still be queued.
+    /// retention, past which no catch-up request can still be queued.
     pub retention: Duration,
     /// Event ids kept per dirty resource for their traces; a resource
     /// edited more often while dirty answers the first ones only.
@@ -117,7 +117,7 @@ pub enum Admit {
 /// Who will drain a deferred event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Chain {
-    /// The caller holds the chain's lease: queue a drain request, then
+    /// The caller holds the chain's lease: queue a catch-up request, then
     /// [`Backlogs::confirm_chain`].
     Took,
     /// A confirmed chain's next run will see the event.
@@ -136,7 +136,7 @@ fn chain_of(code: i64) -> Chain {
     }
 }
 
-/// One resource of a dirty set as a drain run read it.
+/// One resource of a dirty set as a catch-up run read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirtyResource {
     /// Its name in the set: `<kind>:<id>`, as the coalescing gate names it.
@@ -167,7 +167,7 @@ fn events_or_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>
     }
 }
 
-/// What a drain run's end decided.
+/// What a catch-up run's end decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChainNext {
     /// The set is empty: the chain ended.
@@ -255,7 +255,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         Ok(())
     }
 
-    /// `token`'s drain request is queued: the chain is confirmed. False
+    /// `token`'s catch-up request is queued: the chain is confirmed. False
     /// when its lease was carried off by another run meanwhile (then that
     /// one drains, and this request's run stops at its end).
     pub async fn confirm_chain(&self, tag: &Tag, token: &str) -> Result<bool, Error> {
@@ -268,7 +268,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         Ok(code == 1)
     }
 
-    /// Takes the chain for `token`, whoever held it: a drain run must
+    /// Takes the chain for `token`, whoever held it: a catch-up run must
     /// come now (a parked mall's new token, see `mall_hold`), and a run
     /// of the chain it displaces stops at its end. Queue the request,
     /// then [`confirm_chain`](Self::confirm_chain).
@@ -334,7 +334,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
     /// The end of run `token`: see [`ChainNext`]. On `Continue` the run
     /// holds the chain's lease for `lease`.
     pub async fn next(&self, tag: &Tag, token: &str, lease: Duration) -> Result<ChainNext, Error> {
-        let code: i64 = scripts::DRAIN_NEXT
+        let code: i64 = scripts::CATCH_UP_NEXT
             .key(self.key(tag, "dirty", ""))
             .key(self.key(tag, "chain", "drain"))
             .key(self.key(tag, crate::mall_hold::HELD, ""))
@@ -346,7 +346,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
             0 => Ok(ChainNext::Idle),
             1 => Ok(ChainNext::Continue),
             2 => Ok(ChainNext::Stop),
-            other => Err(Error::UnexpectedReply { script: "drain_next.lua", reply: other.to_string() }),
+            other => Err(Error::UnexpectedReply { script: "catch_up_next.lua", reply: other.to_string() }),
         }
     }
 

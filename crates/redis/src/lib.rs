@@ -20,11 +20,11 @@
 //! {prefix}{ev:<id>}:gate:ingest  STRING  accepted | attempt:<n>:<end>   TTL: duplicate window (+ lease)
 //! {prefix}{<tag>}:joined:<name>  LIST    ids coalesced into the owner   TTL: mark's remaining + timeout; taken by the owner
 //! {prefix}{mall:m}:queued:      ZSET    a mall's messages in the queue TTL: 30 min after the latest change (flow control, see backlog)
-//! {prefix}{mall:m}:dirty:       HASH    a mall's deferred resources    owner: the mall's drain runs; TTL: 14 days
-//! {prefix}{mall:m}:dirtyq:      ZSET    their order, oldest first      owner: the mall's drain runs; TTL: 14 days
-//! {prefix}{mall:m}:chain:drain  STRING  the next drain run's token     TTL: lease, then 1 h
+//! {prefix}{mall:m}:dirty:       HASH    a mall's deferred resources    owner: the mall's catch-up runs; TTL: 14 days
+//! {prefix}{mall:m}:dirtyq:      ZSET    their order, oldest first      owner: the mall's catch-up runs; TTL: 14 days
+//! {prefix}{mall:m}:chain:drain  STRING  the next catch-up run's token     TTL: lease, then 1 h
 //! {prefix}{mall:m}:hold:        HASH    a parked mall's state          owner: `sluice tokens set`, then the release (see mall_hold)
-//! {prefix}{mall:m}:held:        ZSET    its held events, in order      owner: the release (drain runs)
+//! {prefix}{mall:m}:held:        ZSET    its held events, in order      owner: the release (catch-up runs)
 //! {prefix}{mall:m}:heldbody:    HASH    their items (JSON)             owner: the release
 //! {prefix}{mall:m}:heldseq:     STRING  the last arrival sequence      owner: deleted with the hold
 //! {prefix}{<tag>}:streak:<name>  STRING  failures in a row              TTL: 1 day after the latest failure (see episode)
@@ -69,7 +69,7 @@
 //! - [`bucket`]: the GCRA leaky bucket with upstream feedback.
 //! - [`lock`]: the fenced lock.
 //! - [`gate`]: the TTL gate and the pending mark.
-//! - [`backlog`]: flow control per mall: the dirty set and its drain chain.
+//! - [`backlog`]: flow control per mall: the dirty set and its catch-up chain.
 //! - [`mall_hold`]: a parked mall's events, held in order until its new token.
 //! - [`episode`]: failures in a row, for one alert when they start and one when they end.
 //! - [`coalescing`]: a resource's pending fetch, leased until enqueued, that later webhooks join.

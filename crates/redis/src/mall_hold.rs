@@ -9,9 +9,9 @@
 //!                              │ yes (or the refresh was refused: park M, one alert)
 //!                              ▼
 //!                  M's held events (ZSET by arrival, item JSON beside)  ─► step succeeds, message deleted
-//!                              │ `sluice tokens set M`: parked → releasing, "drain mall M" queued
+//!                              │ `sluice tokens set M`: parked → releasing, "catch up mall M" queued
 //!                              ▼
-//!             drain run: oldest held event → token, fetch, store → leaves the set; … ; none left → hold ends
+//!             catch-up run: oldest held event → token, fetch, store → leaves the set; … ; none left → hold ends
 //! ```
 //!
 //! **Why in Redis, not left in the queue.** SQS counts every receive toward
@@ -39,8 +39,8 @@
 //!
 //! ```text
 //! {prefix}{mall:m}:hold:      HASH   state (parked | releasing), reason, since (ms)   owner: `sluice tokens set` turns it to
-//!                                    releasing; the drain run that releases the last held event deletes it
-//! {prefix}{mall:m}:held:      ZSET   held event id -> arrival sequence                 owner: the release (drain runs)
+//!                                    releasing; the catch-up run that releases the last held event deletes it
+//! {prefix}{mall:m}:held:      ZSET   held event id -> arrival sequence                 owner: the release (catch-up runs)
 //! {prefix}{mall:m}:heldbody:  HASH   held event id -> the item as the state machine had it (JSON)   owner: the release
 //! {prefix}{mall:m}:heldseq:   STRING the last arrival sequence                         owner: deleted with the hold
 //! ```
@@ -55,7 +55,7 @@ use crate::keyspace::{Keyspace, Tag};
 use crate::scripts;
 use redis::aio::ConnectionLike;
 
-/// The held events' key kind, also read by `lua/drain_next.lua`'s caller.
+/// The held events' key kind, also read by `lua/catch_up_next.lua`'s caller.
 pub(crate) const HELD: &str = "held";
 
 /// What [`MallHolds::check`] or [`MallHolds::park`] did.
@@ -69,7 +69,7 @@ pub struct Hold {
     pub count: u64,
 }
 
-/// A mall's hold as `sluice tokens show` and the drain run read it.
+/// A mall's hold as `sluice tokens show` and the catch-up run read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HoldState {
     /// Parked (waiting for a person) or releasing (a new token is set).
@@ -125,7 +125,7 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
     }
 
     /// A new token is stored: a parked mall's held events may go. True
-    /// when the mall was held (then a drain run must be asked for).
+    /// when the mall was held (then a catch-up run must be asked for).
     pub async fn release(&self, tag: &Tag) -> Result<bool, Error> {
         let code: i64 = scripts::MALL_RELEASE.key(self.key(tag, "hold")).invoke_async(&mut self.conn.clone()).await?;
         Ok(code == 1)
@@ -151,7 +151,7 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
     }
 
     /// The oldest held event. Only the release removes events, one at a
-    /// time under the mall's drain lock, so the two reads agree.
+    /// time under the mall's catch-up lock, so the two reads agree.
     pub async fn oldest(&self, tag: &Tag) -> Result<Option<HeldEvent>, Error> {
         let ids: Vec<String> =
             redis::cmd("ZRANGE").arg(self.key(tag, HELD)).arg(0).arg(0).query_async(&mut self.conn.clone()).await?;

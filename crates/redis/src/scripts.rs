@@ -45,7 +45,7 @@ script!(GROUP_LEAVE, "group_leave.lua");
 script!(WINDOW_USAGE, "window_usage.lua");
 script!(DIRTY_PEEK, "dirty_peek.lua");
 script!(DIRTY_DONE, "dirty_done.lua");
-script!(DRAIN_NEXT, "drain_next.lua");
+script!(CATCH_UP_NEXT, "catch_up_next.lua");
 script!(DIRTY_HAND_OVER, "dirty_record.lua" + "dirty_hand_over.lua");
 script!(MALL_HOLD, "mall_hold.lua");
 script!(MALL_RELEASE, "mall_release.lua");

@@ -19,7 +19,7 @@ fn sluice(args: &[&str]) -> Output {
         .env("AWS_REGION", "us-east-1")
         .env_remove("SLUICE_EVENTS_DLQ_URL")
         .env_remove("SLUICE_FLUSH_DLQ_URL")
-        .env_remove("SLUICE_MALL_DRAIN_DLQ_URL")
+        .env_remove("SLUICE_CATCH_UP_DLQ_URL")
         .output()
         .unwrap()
 }
@@ -31,7 +31,7 @@ async fn a_dead_letter_is_listed_shown_and_redriven() {
     backend.create_queue("ev-dlq.fifo", &QueueConfig::default()).await.unwrap();
     let redrive = RedrivePolicy { dead_letter_queue: "ev-dlq.fifo".into(), max_receive_count: 1 };
     backend.create_queue("ev.fifo", &QueueConfig { redrive: Some(redrive), ..QueueConfig::default() }).await.unwrap();
-    // And a standard queue as the mall drain queue is.
+    // And a standard queue as the catch-up queue is.
     backend.create_queue("md-dlq", &QueueConfig::default()).await.unwrap();
     let redrive = RedrivePolicy { dead_letter_queue: "md-dlq".into(), max_receive_count: 1 };
     backend.create_queue("md", &QueueConfig { redrive: Some(redrive), ..QueueConfig::default() }).await.unwrap();
@@ -75,18 +75,19 @@ async fn a_dead_letter_is_listed_shown_and_redriven() {
     let back = back.send().await.unwrap();
     assert_eq!(back.attributes().unwrap()[&QueueAttributeName::ApproximateNumberOfMessages], "1");
 
-    // A "drain mall M" request that failed too often: the mall drain
+    // A "catch up mall M" request that failed too often: the catch-up
     // dead-letter queue is listed, shown and redriven the same way.
     let body = "{\"kind\":\"mall_drain\",\"mall_id\":\"acme\",\"token\":\"t-1\"}";
     client.send_message().queue_url(&md_url).message_body(body).send().await.unwrap();
     let got = client.receive_message().queue_url(&md_url).visibility_timeout(0).send().await.unwrap();
     assert_eq!(got.messages().len(), 1);
     let got = client.receive_message().queue_url(&md_url).send().await.unwrap();
-    assert!(got.messages().is_empty(), "moved to the mall drain DLQ on its second receive");
-    let both = ["--events-dlq-url", &dlq_url, "--mall-drain-dlq-url", &md_dlq_url, "--sqs-endpoint", &endpoint];
+    assert!(got.messages().is_empty(), "moved to the catch-up DLQ on its second receive");
+    let both = ["--events-dlq-url", &dlq_url, "--catch-up-dlq-url", &md_dlq_url, "--sqs-endpoint", &endpoint];
     let out = sluice(&[&["dlq", "list"][..], &both[..]].concat());
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(listed.lines().any(|l| l.starts_with("mall-drain      1 waiting")), "{listed}");
+    assert!(listed.lines().any(|l| l.starts_with("catch-up        1 waiting")), "{listed}");
+    // The earlier names of the queue and its flag (before "catch-up") still read.
     let md = ["--queue", "mall-drain", "--mall-drain-dlq-url", &md_dlq_url, "--sqs-endpoint", &endpoint];
     let shown = sluice(&[&["dlq", "show"][..], &md[..]].concat());
     assert!(String::from_utf8_lossy(&shown.stdout).contains("\"mall_id\":\"acme\""), "{shown:?}");

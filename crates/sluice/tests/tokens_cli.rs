@@ -1,14 +1,14 @@
 //! `sluice tokens` on a parked mall, against a real Redis and an SQS
 //! endpoint (the embedded queue's, over real HTTP): `show` says it is
-//! parked; `set` without a mall drain queue refuses and stores nothing
+//! parked; `set` without a catch-up queue refuses and stores nothing
 //! (the held events would stay unasked for); with one, it stores the token,
-//! turns the hold to releasing and queues the mall's drain run.
+//! turns the hold to releasing and queues the mall's catch-up run.
 
 use crate::support;
 
 use serde_json::json;
 use sluice_aws::{SqsEndpoint, sqs_client};
-use sluice_domain::MallDrainRequest;
+use sluice_domain::CatchUpRequest;
 use sluice_pipeline::shop_service::ADMIN_API;
 use sluice_redis::{MallHolds, Tag, TokenStore};
 use sluice_testkit::TestRedis;
@@ -33,7 +33,7 @@ fn sluice(redis: &TestRedis, args: &[&str], sqs_endpoint: Option<&str>) -> Outpu
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tokens_set_releases_a_parked_mall_through_the_mall_drain_queue() {
+async fn tokens_set_releases_a_parked_mall_through_the_catch_up_queue() {
     let redis = TestRedis::new("cli_tokens_parked");
     let holds = MallHolds::new(redis.conn().await, redis.keyspace());
     let tokens = TokenStore::new(redis.conn().await, redis.keyspace());
@@ -52,14 +52,14 @@ async fn tokens_set_releases_a_parked_mall_through_the_mall_drain_queue() {
     let set = ["tokens", "set", "acme", "--token-json", "token.json"];
     let refused = sluice(&redis, &set, None);
     assert_eq!(refused.status.code(), Some(2), "{refused:?}");
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("--mall-drain-queue-url"), "{refused:?}");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--catch-up-queue-url"), "{refused:?}");
     assert!(tokens.get(&tag, ADMIN_API).await.unwrap().is_none(), "nothing stored without a way to release");
     assert!(holds.state(&tag).await.unwrap().unwrap().parked);
 
     let sqs = LocalSqs::start(&redis, "mall-drain").await;
     let (endpoint, queue_url) = (sqs.endpoint.clone(), sqs.queue_url.clone());
 
-    let released = sluice(&redis, &[&set[..], &["--mall-drain-queue-url", &queue_url]].concat(), Some(&endpoint));
+    let released = sluice(&redis, &[&set[..], &["--catch-up-queue-url", &queue_url]].concat(), Some(&endpoint));
     let text = String::from_utf8_lossy(&released.stdout);
     assert!(released.status.success(), "{}{text}", String::from_utf8_lossy(&released.stderr));
     assert!(text.contains("its 1 held events resume now, in order"), "{text}");
@@ -69,9 +69,9 @@ async fn tokens_set_releases_a_parked_mall_through_the_mall_drain_queue() {
     assert!(!state.parked && state.held == 1, "releasing, the event still held until its run: {state:?}");
     let client = sqs_client(&SqsEndpoint::Local(endpoint)).await;
     let received = client.receive_message().queue_url(&queue_url).max_number_of_messages(10).send().await.unwrap();
-    let bodies: Vec<MallDrainRequest> =
-        received.messages().iter().map(|m| MallDrainRequest::from_body(m.body().unwrap()).unwrap()).collect();
-    assert_eq!(bodies.len(), 1, "one drain run asked for: {bodies:?}");
+    let bodies: Vec<CatchUpRequest> =
+        received.messages().iter().map(|m| CatchUpRequest::from_body(m.body().unwrap()).unwrap()).collect();
+    assert_eq!(bodies.len(), 1, "one catch-up run asked for: {bodies:?}");
     assert_eq!(bodies[0].mall_id, "acme");
 
     sqs.stop().await;

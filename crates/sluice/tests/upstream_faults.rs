@@ -413,9 +413,9 @@ async fn check(
             problems.push(format!("sheet {gid}: {tally:?}"));
         }
     }
-    let dead = [final_status.dead_letters, final_status.flush_dead_letters, final_status.mall_drain_dead_letters];
+    let dead = [final_status.dead_letters, final_status.flush_dead_letters, final_status.catch_up_dead_letters];
     if dead.iter().any(|d| d.is_none_or(|d| d[0] + d[1] > 0)) {
-        problems.push(format!("dead letters (events, flush, mall drain): {dead:?}"));
+        problems.push(format!("dead letters (events, flush, catch-up): {dead:?}"));
     }
     // uf3's storm parks nothing; the other three were each parked once.
     let parked = ["uf1", "uf2", "uf4"];

@@ -7,11 +7,11 @@
 //! Configuration: [`IngestSettings`] (`sluice_config`; the variables are
 //! in `functions/README.md`). A missing or malformed variable stops the
 //! function at start-up with a message naming it. With
-//! `SLUICE_MALL_DRAIN_QUEUE_URL` set, flow control per mall is on
+//! `SLUICE_CATCH_UP_QUEUE_URL` set, flow control per mall is on
 //! ([`Ingest::with_flow_control`]): a mall with `SLUICE_FLOW_MAX_QUEUED`
 //! messages in the FIFO queue has its webhooks deferred into its dirty
-//! set, and the first deferral of a chain queues a "drain mall M" request
-//! on that queue, which the mall drain function consumes.
+//! set, and the first deferral of a chain queues a "catch up mall M" request
+//! on that queue, which the catch-up function consumes.
 //!
 //! # Layout
 //!
@@ -24,19 +24,19 @@ pub use sluice_config::{ConfigError as EnvError, IngestSettings};
 
 use redis::aio::ConnectionLike;
 use sluice_aws::{AwsUse, Resource, SqsDelayQueue, SqsQueue, sqs_client};
-use sluice_domain::{DrainRequests, QueueDrainRequests, WorkQueue};
+use sluice_domain::{CatchUpRequests, QueueCatchUpRequests, WorkQueue};
 use sluice_ingest::{ApiKeys, ConfigError, Ingest, IngestConfig};
 use sluice_redis::Connection;
 use std::sync::Arc;
 
 /// What the function calls in AWS: its secrets (API keys, the Redis
-/// password), the events queue's sends and the mall drain queue's (flow
-/// control's drain requests). Its IAM policy in `infra/template.yaml`
+/// password), the events queue's sends and the catch-up queue's (flow
+/// control's catch-up requests). Its IAM policy in `infra/template.yaml`
 /// must allow each (`tests/tests/template_iam.rs`).
 pub const AWS_CALLS: &[AwsUse] = &[
     sluice_lambda::aws_calls::READS_SECRETS,
     AwsUse { calls: SqsQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_QUEUE_URL") },
-    AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_MALL_DRAIN_QUEUE_URL") },
+    AwsUse { calls: SqsDelayQueue::SEND_CALLS, resource: Resource::Variable("SLUICE_CATCH_UP_QUEUE_URL") },
 ];
 
 /// Why the function could not start.
@@ -60,10 +60,10 @@ pub async fn start(env: &IngestSettings) -> Result<Ingest<Connection>, StartErro
     // sender retries) than held.
     let redis = sluice_lambda::start::connect(&env.common).await?;
     let queue = SqsQueue::new(sqs_client(&env.sqs_endpoint).await, env.queue_url.clone());
-    let drain: Option<Arc<dyn DrainRequests>> = match &env.flow.queue {
-        Some(mall_drain) => {
-            let requests = SqsDelayQueue::new(sqs_client(&mall_drain.endpoint).await, mall_drain.url.clone());
-            Some(Arc::new(QueueDrainRequests::new(requests)))
+    let drain: Option<Arc<dyn CatchUpRequests>> = match &env.flow.queue {
+        Some(catch_up) => {
+            let requests = SqsDelayQueue::new(sqs_client(&catch_up.endpoint).await, catch_up.url.clone());
+            Some(Arc::new(QueueCatchUpRequests::new(requests)))
         }
         None => None,
     };
@@ -87,7 +87,7 @@ pub fn build<Q, C>(
     config: IngestConfig,
     queue: Q,
     redis: C,
-    drain: Option<Arc<dyn DrainRequests>>,
+    drain: Option<Arc<dyn CatchUpRequests>>,
 ) -> Result<Ingest<C>, StartError>
 where
     Q: WorkQueue + 'static,

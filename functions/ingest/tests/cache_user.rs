@@ -21,7 +21,7 @@
 use lambda_http::tower::ServiceExt;
 use serde_json::Value;
 use sluice_config::EnvSource;
-use sluice_domain::{DrainRequests, GroupKey, Secret};
+use sluice_domain::{CatchUpRequests, GroupKey, Secret};
 use sluice_fn_ingest::{IngestSettings, build};
 use sluice_ingest::{ApiKeys, Ingest};
 use sluice_lambda_local::template_tree::Node;
@@ -316,7 +316,7 @@ async fn the_ingest_user_takes_every_path_and_reaches_no_token() {
     let backend = MemoryBackend::new();
     backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
     let recorded = Arc::new(Recorded::default());
-    let drain = Some(recorded.clone() as Arc<dyn DrainRequests>);
+    let drain = Some(recorded.clone() as Arc<dyn CatchUpRequests>);
     let api_keys = ApiKeys::from_list(&Secret::new(sluice_ingest::any_route_document(KEY))).unwrap();
     let ingest = build(env.ingest_config(api_keys), EmbeddedQueue::new(backend, QUEUE), conn.clone(), drain).unwrap();
 
@@ -326,7 +326,7 @@ async fn the_ingest_user_takes_every_path_and_reaches_no_token() {
         (1, "d2", "coalesced"),
         (1, "d1", "duplicate"),
         // The mall has one message in the queue, its threshold: deferred,
-        // a drain chain started, then joined.
+        // a catch-up chain started, then joined.
         (2, "d3", "deferred"),
         (3, "d4", "deferred"),
     ];
@@ -334,7 +334,7 @@ async fn the_ingest_user_takes_every_path_and_reaches_no_token() {
         let answered = answer(&ingest, "/webhooks/cafe24", &product(tenants, product_no), Some(trace)).await;
         assert_eq!(answered, (202, expected.to_owned()), "product {product_no}, delivery {trace}");
     }
-    assert_eq!(recorded.0.lock().unwrap().len(), 1, "one drain chain for the mall");
+    assert_eq!(recorded.0.lock().unwrap().len(), 1, "one catch-up chain for the mall");
     let rows = |n| row(tenants, n);
     assert_eq!(answer(&ingest, "/sheets/rows", &rows(1), None).await, (202, "enqueued".to_owned()));
     assert_eq!(answer(&ingest, "/sheets/rows", &rows(2), None).await, (202, "deferred".to_owned()));

@@ -1,4 +1,4 @@
-//! Flow control per mall in the Lambda: with `SLUICE_MALL_DRAIN_QUEUE_URL`
+//! Flow control per mall in the Lambda: with `SLUICE_CATCH_UP_QUEUE_URL`
 //! set, the service `start` builds defers a mall's webhooks once it has
 //! `SLUICE_FLOW_MAX_QUEUED` messages in the queue, and asks for a drain
 //! run; without it, every webhook is a message. Flow control per sheet
@@ -10,7 +10,7 @@ use crate::support;
 use lambda_http::tower::ServiceExt;
 use serde_json::Value;
 use sluice_config::EnvSource;
-use sluice_domain::DrainRequests;
+use sluice_domain::CatchUpRequests;
 use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
@@ -34,8 +34,8 @@ async fn statuses(flow_vars: &[(&'static str, &str)], test: &str) -> (Vec<String
     let backend = MemoryBackend::new();
     backend.create_queue(QUEUE, &QueueConfig::default()).await.unwrap();
     let recorded = Arc::new(Recorded::default());
-    // What `start` passes: drain requests only when the queue is set.
-    let drain = env.flow.queue.as_ref().map(|_| recorded.clone() as Arc<dyn DrainRequests>);
+    // What `start` passes: catch-up requests only when the queue is set.
+    let drain = env.flow.queue.as_ref().map(|_| recorded.clone() as Arc<dyn CatchUpRequests>);
     let ingest =
         build(ingest_config(&env).await.unwrap(), EmbeddedQueue::new(backend, QUEUE), redis.conn().await, drain)
             .unwrap();
@@ -57,9 +57,9 @@ async fn statuses(flow_vars: &[(&'static str, &str)], test: &str) -> (Vec<String
 }
 
 #[tokio::test]
-async fn a_mall_past_the_threshold_is_deferred_and_one_drain_run_asked_for() {
+async fn a_mall_past_the_threshold_is_deferred_and_one_catch_up_run_asked_for() {
     let vars = [
-        ("SLUICE_MALL_DRAIN_QUEUE_URL", "http://127.0.0.1:9324/000000000000/sluice-mall-drain"),
+        ("SLUICE_CATCH_UP_QUEUE_URL", "http://127.0.0.1:9324/000000000000/sluice-mall-drain"),
         ("SLUICE_FLOW_MAX_QUEUED", "1"),
     ];
     let (answers, requests) = statuses(&vars, "fn_ingest_flow_on").await;
@@ -68,7 +68,7 @@ async fn a_mall_past_the_threshold_is_deferred_and_one_drain_run_asked_for() {
 }
 
 #[tokio::test]
-async fn without_the_mall_drain_queue_every_webhook_is_a_message() {
+async fn without_the_catch_up_queue_every_webhook_is_a_message() {
     let (answers, requests) = statuses(&[("SLUICE_FLOW_MAX_QUEUED", "1")], "fn_ingest_flow_off").await;
     assert_eq!(answers, ["enqueued", "enqueued", "enqueued"]);
     assert_eq!(requests, 0);

@@ -4,7 +4,7 @@
 //! several side by side, and deletes a request once it was handled. A
 //! request that failed comes back after `retry_after` (in AWS: the
 //! visibility timeout), and after the queue's maxReceiveCount goes to its
-//! dead-letter queue. The flush worker and the mall drain worker are this
+//! dead-letter queue. The flush worker and the catch-up worker are this
 //! loop with their own handler.
 
 use futures::future::BoxFuture;

@@ -47,12 +47,12 @@ pub struct DevConfig {
     pub sheets: SheetsConfig,
     pub flush: DelayWorkerConfig,
     /// Flow control per mall: ingest defers a mall with a backlog into its
-    /// dirty set, drained by requests on the mall drain queue
+    /// dirty set, drained by requests on the catch-up queue
     /// (`sluice_redis::backlog`). Always on with `--functions processes`
     /// (the template turns it on; off there, the stack refuses to start),
-    /// where the mall-drain binary consumes that queue.
+    /// where the catch-up binary consumes that queue.
     pub flow_control: bool,
-    pub mall_drain: DelayWorkerConfig,
+    pub catch_up: DelayWorkerConfig,
     /// A Slack-compatible incoming webhook for alerts.
     pub alert_url: Option<String>,
     /// The state machine's clock, which times its Retry backoffs and Wait
@@ -93,7 +93,7 @@ impl DevConfig {
             sheets,
             flush: DelayWorkerConfig::default(),
             flow_control: true,
-            mall_drain: DelayWorkerConfig::default(),
+            catch_up: DelayWorkerConfig::default(),
             alert_url: None,
             clock: Arc::new(SystemClock),
             functions: FunctionsMode::InProcess,

@@ -1,6 +1,6 @@
 //! The queues a [`DevStack`](crate::DevStack) runs on, created (or found
 //! with the same settings) at its start: the FIFO event queue and the
-//! standard flush and mall drain queues, each with its dead-letter queue;
+//! standard flush and catch-up queues, each with its dead-letter queue;
 //! and what a dead predecessor held in flight in them, returned.
 
 use crate::dev_stack::DevConfig;
@@ -15,10 +15,10 @@ pub const EVENTS_DLQ: &str = "sluice-events-dlq.fifo";
 /// its dead-letter queue.
 pub const FLUSH_QUEUE: &str = "sluice-flush";
 pub const FLUSH_DLQ: &str = "sluice-flush-dlq";
-/// "Drain mall M" requests (flow control per mall; a standard queue, for
+/// "Catch up mall M" requests (flow control per mall; a standard queue, for
 /// the same reason) and its dead-letter queue.
-pub const MALL_DRAIN_QUEUE: &str = "sluice-mall-drain";
-pub const MALL_DRAIN_DLQ: &str = "sluice-mall-drain-dlq";
+pub const CATCH_UP_QUEUE: &str = "sluice-mall-drain";
+pub const CATCH_UP_DLQ: &str = "sluice-mall-drain-dlq";
 
 pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConfig) -> anyhow::Result<()> {
     // The dead-letter queue scans as its source does: a redrive puts its
@@ -32,7 +32,7 @@ pub(crate) async fn create_queues<B: QueueBackend>(backend: &B, config: &DevConf
     let events = QueueConfig { visibility_timeout: config.visibility_timeout, redrive: redrive(EVENTS_DLQ), ..fifo };
     create(backend, EVENTS_QUEUE, &events).await?;
     for (queue, dlq, worker) in
-        [(FLUSH_QUEUE, FLUSH_DLQ, &config.flush), (MALL_DRAIN_QUEUE, MALL_DRAIN_DLQ, &config.mall_drain)]
+        [(FLUSH_QUEUE, FLUSH_DLQ, &config.flush), (CATCH_UP_QUEUE, CATCH_UP_DLQ, &config.catch_up)]
     {
         create(backend, dlq, &QueueConfig::default()).await?;
         let standard = QueueConfig {
@@ -54,7 +54,7 @@ pub(crate) async fn release_in_flight(
     lease: &ConsumerLease<Connection>,
 ) -> anyhow::Result<u64> {
     let mut released = 0;
-    for queue in [EVENTS_QUEUE, FLUSH_QUEUE, MALL_DRAIN_QUEUE] {
+    for queue in [EVENTS_QUEUE, FLUSH_QUEUE, CATCH_UP_QUEUE] {
         released += backend
             .release_in_flight(queue, lease)
             .await

@@ -28,9 +28,10 @@
 //! or taken again if it lapsed. Should another process take it over,
 //! [`DevStack::lease_lost`] returns.
 
+use crate::catch_up_worker::{CatchUpStats, CatchUpWorker};
 use crate::delay_worker::run_delay_worker;
 pub use crate::dev_config::DevConfig;
-pub use crate::dev_queues::{EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE, MALL_DRAIN_DLQ, MALL_DRAIN_QUEUE};
+pub use crate::dev_queues::{CATCH_UP_DLQ, CATCH_UP_QUEUE, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_DLQ, FLUSH_QUEUE};
 use crate::dev_queues::{create_queues, release_in_flight};
 use crate::drain_task::DrainTask;
 use crate::flush_worker::{FlushStats, Flusher};
@@ -38,7 +39,6 @@ use crate::function_processes::{
     FunctionsMode, StackQueues, http_function, process_registry, process_substitutions, queue_event_source,
     start_functions,
 };
-use crate::mall_drain_worker::{Drainer, MallDrainStats};
 use crate::metrics_endpoint::{self, METRICS_PATH, MetricSources};
 use crate::pipe::{Pipe, PipeStats};
 use crate::sfn_api::{self, ExecutionTotals, StepFunctionsApi};
@@ -50,11 +50,11 @@ use sluice_asl::{Executor, StateMachine};
 use sluice_aws::{SfnEndpoint, SqsDelayQueue, SqsEndpoint, SqsQueue, StateMachineClient, sfn_client, sqs_client};
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::queue::QueueAttributes;
-use sluice_domain::{DrainRequests, Queue, QueueDrainRequests};
+use sluice_domain::{CatchUpRequests, Queue, QueueCatchUpRequests};
 use sluice_ingest::{Counters, Ingest};
 use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
-use sluice_pipeline::{MallDrainService, ServiceCore, SheetService, ShopService};
+use sluice_pipeline::{CatchUpService, ServiceCore, SheetService, ShopService};
 use sluice_queue::sqs_api::{self, SqsApi};
 use sluice_queue::{ConsumerLease, RedisBackend};
 use sluice_redis::Connection;
@@ -71,7 +71,7 @@ pub struct DevStack {
     pub ingest: Arc<Counters>,
     pub pipe: Arc<PipeStats>,
     pub flush: Arc<FlushStats>,
-    pub mall_drain: Arc<MallDrainStats>,
+    pub catch_up: Arc<CatchUpStats>,
     /// The two paths' services, over one core (one set of counts).
     pub shop: ShopService<Connection>,
     pub sheet: SheetService<Connection>,
@@ -92,9 +92,9 @@ pub struct DevStack {
     step_limits: StepLimits,
     lease: ConsumerLease<Connection>,
     flush_dlq: SqsDelayQueue,
-    /// "Drain mall M" requests: waiting, in flight or delayed, a mall's
+    /// "Catch up mall M" requests: waiting, in flight or delayed, a mall's
     /// dirty set still has work.
-    mall_drain_requests: SqsDelayQueue,
+    catch_up_requests: SqsDelayQueue,
     /// One token stops every task: ingest, the pipe and the flush worker
     /// hold children of it, so [`DevStack::stop`] can stop them one at a
     /// time, in order; the SQS and metrics endpoints hold it, and stop last.
@@ -105,7 +105,7 @@ pub struct DevStack {
     sfn_stop: CancellationToken,
     drain_stop: CancellationToken,
     ingest_task: JoinHandle<std::io::Result<()>>,
-    /// The pipe, the flush worker and the mall drain worker with their
+    /// The pipe, the flush worker and the catch-up worker with their
     /// stop tokens, in the order they stop.
     workers: Vec<(CancellationToken, JoinHandle<()>)>,
     sfn_task: JoinHandle<std::io::Result<()>>,
@@ -137,7 +137,7 @@ impl DevStack {
         let api = SqsApi::new(backend, sqs_url.clone());
         let (events_url, dlq_url) = (api.queue_url(EVENTS_QUEUE), api.queue_url(EVENTS_DLQ));
         let (flush_url, flush_dlq_url) = (api.queue_url(FLUSH_QUEUE), api.queue_url(FLUSH_DLQ));
-        let (mall_drain_url, mall_drain_dlq_url) = (api.queue_url(MALL_DRAIN_QUEUE), api.queue_url(MALL_DRAIN_DLQ));
+        let (catch_up_url, catch_up_dlq_url) = (api.queue_url(CATCH_UP_QUEUE), api.queue_url(CATCH_UP_DLQ));
         let sqs_task = tokio::spawn(sqs_api::serve(sqs_listener, api, shutdown.clone().cancelled_owned()));
 
         let client = sqs_client(&SqsEndpoint::Local(sqs_url.clone())).await;
@@ -145,8 +145,8 @@ impl DevStack {
         let dlq = SqsQueue::new(client.clone(), dlq_url.clone());
         let flush_queue = Arc::new(SqsDelayQueue::new(client.clone(), flush_url.clone()));
         let flush_dlq = SqsDelayQueue::new(client.clone(), flush_dlq_url.clone());
-        let mall_drain_queue = Arc::new(SqsDelayQueue::new(client, mall_drain_url.clone()));
-        let mall_drain_requests = SqsDelayQueue::clone(&mall_drain_queue);
+        let catch_up_queue = Arc::new(SqsDelayQueue::new(client, catch_up_url.clone()));
+        let catch_up_requests = SqsDelayQueue::clone(&catch_up_queue);
         let functions = match &config.functions {
             FunctionsMode::InProcess => None,
             FunctionsMode::Processes(processes) => {
@@ -154,7 +154,7 @@ impl DevStack {
                     sqs_url: sqs_url.clone(),
                     events_url: events_url.clone(),
                     flush_url: flush_url.clone(),
-                    mall_drain_url: mall_drain_url.clone(),
+                    catch_up_url: catch_up_url.clone(),
                 };
                 Some(Arc::new(start_functions(&config, processes, &queues, shutdown.child_token()).await?))
             }
@@ -163,15 +163,15 @@ impl DevStack {
         let cafe24 = Cafe24Client::new(config.cafe24).context("Cafe24 client")?;
         let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
         let mut ingest_config = config.ingest;
-        ingest_config.flow_control = config.pipeline.mall_drain.flow.clone();
+        ingest_config.flow_control = config.pipeline.catch_up.flow.clone();
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
-        let drain_requests: Arc<dyn DrainRequests> =
-            Arc::new(QueueDrainRequests::new(SqsDelayQueue::clone(&mall_drain_queue)));
+        let requester: Arc<dyn CatchUpRequests> =
+            Arc::new(QueueCatchUpRequests::new(SqsDelayQueue::clone(&catch_up_queue)));
         let mut shop = ShopService::new(core.clone(), cafe24)
             .map_err(|e| anyhow!("pipeline: {}", e.cause))?
             .with_alert_url(config.alert_url.clone());
         if config.flow_control {
-            shop = shop.with_hand_over(drain_requests.clone());
+            shop = shop.with_hand_over(requester.clone());
         }
         let trigger = Arc::new(QueueFlushTrigger::new(SqsDelayQueue::clone(&flush_queue)));
         let sheet = SheetService::new(core, trigger).with_sheets(sheets).with_alert_url(config.alert_url.clone());
@@ -228,18 +228,18 @@ impl DevStack {
             }
         };
 
-        let mall_drain_stats = Arc::new(MallDrainStats::default());
-        let mall_drain_stop = shutdown.child_token();
-        let mall_drain_task = match &functions {
+        let catch_up_stats = Arc::new(CatchUpStats::default());
+        let catch_up_stop = shutdown.child_token();
+        let catch_up_task = match &functions {
             None => {
-                let service = MallDrainService::new(shop.clone(), drain_requests.clone());
-                let drainer = Arc::new(Drainer { service, stats: mall_drain_stats.clone() });
-                tokio::spawn(run_delay_worker(mall_drain_queue, drainer, config.mall_drain, mall_drain_stop.clone()))
+                let service = CatchUpService::new(shop.clone(), requester.clone());
+                let worker = Arc::new(CatchUpWorker { service, stats: catch_up_stats.clone() });
+                tokio::spawn(run_delay_worker(catch_up_queue, worker, config.catch_up, catch_up_stop.clone()))
             }
-            // The mall-drain binary, fed as the template maps it; its runs are in its log and EMF lines.
+            // The catch-up binary, fed as the template maps it; its runs are in its log and EMF lines.
             Some(lambda) => {
-                let stop = mall_drain_stop.clone();
-                tokio::spawn(queue_event_source(lambda, MALL_DRAIN_QUEUE, mall_drain_queue, &config.mall_drain, stop)?)
+                let stop = catch_up_stop.clone();
+                tokio::spawn(queue_event_source(lambda, CATCH_UP_QUEUE, catch_up_queue, &config.catch_up, stop)?)
             }
         };
 
@@ -248,7 +248,7 @@ impl DevStack {
         let (counters, ingest_task) = match &functions {
             None => {
                 let ingest = if config.flow_control {
-                    Ingest::with_flow_control(ingest_config, events.clone(), conn, drain_requests)
+                    Ingest::with_flow_control(ingest_config, events.clone(), conn, requester)
                 } else {
                     Ingest::new(ingest_config, events.clone(), conn)
                 };
@@ -287,8 +287,8 @@ impl DevStack {
             ("Dead-letter queue", dlq_url),
             ("Flush queue", flush_url),
             ("Flush dead-letter queue", flush_dlq_url),
-            ("Mall drain queue", mall_drain_url),
-            ("Mall drain dead-letter queue", mall_drain_dlq_url),
+            ("Catch-up queue", catch_up_url),
+            ("Catch-up dead-letter queue", catch_up_dlq_url),
             ("Metrics", format!("{metrics_url}{METRICS_PATH}")),
         ];
         if let Some(drain) = &drain {
@@ -299,7 +299,7 @@ impl DevStack {
             ingest: counters,
             pipe: pipe_stats,
             flush: flush_stats,
-            mall_drain: mall_drain_stats,
+            catch_up: catch_up_stats,
             shop,
             sheet,
             released,
@@ -311,13 +311,13 @@ impl DevStack {
             executions,
             step_limits,
             flush_dlq,
-            mall_drain_requests,
+            catch_up_requests,
             shutdown: guard,
             ingest_stop,
             sfn_stop,
             drain_stop,
             ingest_task,
-            workers: vec![(pipe_stop, pipe_task), (flush_stop, flush_task), (mall_drain_stop, mall_drain_task)],
+            workers: vec![(pipe_stop, pipe_task), (flush_stop, flush_task), (catch_up_stop, catch_up_task)],
             sfn_task,
             sqs_task,
         })
@@ -340,10 +340,10 @@ impl DevStack {
         Ok((self.events.attributes().await?, self.dlq.attributes().await?))
     }
 
-    /// The mall drain queue: while it holds a request (waiting, in flight
+    /// The catch-up queue: while it holds a request (waiting, in flight
     /// or delayed), some mall's dirty set is still being drained.
-    pub async fn mall_drain_queue(&self) -> anyhow::Result<QueueAttributes> {
-        Ok(sluice_domain::Queue::attributes(&self.mall_drain_requests).await?)
+    pub async fn catch_up_queue(&self) -> anyhow::Result<QueueAttributes> {
+        Ok(sluice_domain::Queue::attributes(&self.catch_up_requests).await?)
     }
 
     /// Flush requests that failed too often, waiting in the flush

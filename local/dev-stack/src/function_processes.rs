@@ -2,7 +2,7 @@
 //! as Lambda runs it ([`sluice_lambda_local`]): the state machine's Tasks
 //! invoke the step binaries by ARN, webhooks and sheet rows enter through
 //! the ingest binary behind the local HTTP API, the flush queue feeds the
-//! flush-sheet binary and the mall drain queue the mall-drain binary
+//! flush-sheet binary and the catch-up queue the catch-up binary
 //! through SQS event sources (flow control per mall is on, as the
 //! template deploys it). Each function gets
 //! the template's variables, bound here to this stack: its queues, its
@@ -15,7 +15,7 @@
 //! on different settings.
 
 use crate::delay_worker::DelayWorkerConfig;
-use crate::dev_stack::{DevConfig, EVENTS_QUEUE, FLUSH_QUEUE, MALL_DRAIN_QUEUE};
+use crate::dev_stack::{CATCH_UP_QUEUE, DevConfig, EVENTS_QUEUE, FLUSH_QUEUE};
 use anyhow::{Context, bail};
 use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
@@ -78,7 +78,7 @@ pub(crate) struct StackQueues {
     pub(crate) sqs_url: String,
     pub(crate) events_url: String,
     pub(crate) flush_url: String,
-    pub(crate) mall_drain_url: String,
+    pub(crate) catch_up_url: String,
 }
 
 /// Starts the local Lambda service for the stack `config` describes.
@@ -89,7 +89,7 @@ pub(crate) async fn start_functions(
     stop: CancellationToken,
 ) -> anyhow::Result<LocalLambda> {
     if !config.flow_control {
-        // The template gives ingest the mall drain queue: flow control is on wherever it is deployed.
+        // The template gives ingest the catch-up queue: flow control is on wherever it is deployed.
         bail!("--functions processes runs ingest as the template deploys it, with flow control per mall on");
     }
     let expressible = template_settings(&config.pipeline);
@@ -124,14 +124,14 @@ fn template_settings(pipeline: &PipelineConfig) -> PipelineConfig {
         value_input: pipeline.sheets.value_input,
         ..defaults.sheets.clone()
     };
-    let mut mall_drain = defaults.mall_drain.clone();
-    mall_drain.flow.max_queued = pipeline.mall_drain.flow.max_queued;
+    let mut catch_up = defaults.catch_up.clone();
+    catch_up.flow.max_queued = pipeline.catch_up.flow.max_queued;
     PipelineConfig {
         bucket: pipeline.bucket,
         max_receive_count: pipeline.max_receive_count,
         map_max_concurrency: pipeline.map_max_concurrency,
         sheets,
-        mall_drain,
+        catch_up,
         ..defaults
     }
 }
@@ -141,7 +141,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
     let pipeline = &config.pipeline;
     let bindings = Bindings::new();
     let (events_arn, flush_arn) = (bindings.queue_arn(EVENTS_QUEUE), bindings.queue_arn(FLUSH_QUEUE));
-    let mall_drain_arn = bindings.queue_arn(MALL_DRAIN_QUEUE);
+    let catch_up_arn = bindings.queue_arn(CATCH_UP_QUEUE);
     // The template's own value when no alert webhook is set (alerts stay log lines).
     let alert = config.alert_url.clone().unwrap_or_else(|| " ".to_owned());
     bindings
@@ -157,14 +157,14 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
         .parameter("SheetsWritesPerMinute", pipeline.sheets.per_credential.0)
         .parameter("SheetsProjectWritesPerMinute", pipeline.sheets.per_project.0)
         .parameter("SheetsValueInput", pipeline.sheets.value_input.as_str())
-        .parameter("FlowMaxQueued", pipeline.mall_drain.flow.max_queued)
+        .parameter("FlowMaxQueued", pipeline.catch_up.flow.max_queued)
         .parameter("SheetMaxQueued", config.ingest.sheet_flow.max_queued)
         .resource("EventsQueue", queues.events_url.clone())
         .resource("EventsQueue.Arn", events_arn)
         .resource("FlushQueue", queues.flush_url.clone())
         .resource("FlushQueue.Arn", flush_arn)
-        .resource("MallDrainQueue", queues.mall_drain_url.clone())
-        .resource("MallDrainQueue.Arn", mall_drain_arn)
+        .resource("MallDrainQueue", queues.catch_up_url.clone())
+        .resource("MallDrainQueue.Arn", catch_up_arn)
         .secret("ApiKeys", processes.api_keys.clone())
         .secret("Cafe24ClientSecret", config.cafe24.client_secret.clone())
         .secret("GoogleClientSecret", config.sheets.client_secret.clone())
@@ -190,7 +190,7 @@ pub(crate) fn http_function(lambda: &LocalLambda) -> anyhow::Result<Arc<Function
 }
 
 /// The event source mapping of the standard queue `name` (the flush
-/// queue, the mall drain queue), as the template declares it on its
+/// queue, the catch-up queue), as the template declares it on its
 /// function, polling as the in-process worker `worker` would.
 pub(crate) fn queue_event_source(
     lambda: &LocalLambda,
@@ -256,7 +256,7 @@ mod tests {
         let mut pipeline = PipelineConfig::default();
         pipeline.bucket.capacity = 8;
         pipeline.sheets.per_credential.0 = 30;
-        pipeline.mall_drain.flow.max_queued = 7;
+        pipeline.catch_up.flow.max_queued = 7;
         assert_eq!(template_settings(&pipeline), pipeline);
         pipeline.snapshot_shards = 4;
         assert_ne!(template_settings(&pipeline), pipeline);

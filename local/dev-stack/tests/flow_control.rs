@@ -1,6 +1,6 @@
 //! Flow control per mall, end to end on one machine: webhooks from the
 //! sandbox Cafe24 through ingest; a mall with a backlog is deferred into
-//! its dirty set and drained within its bucket by its drain chain, while
+//! its dirty set and drained within its bucket by its catch-up chain, while
 //! other malls go through the queue as before. Each test bounds its run.
 
 use crate::support;
@@ -26,16 +26,16 @@ async fn wait_until_answered(stack: &Stack, events: &HashSet<String>) -> Vec<Sto
         }
         assert!(
             Instant::now() < deadline,
-            "{missing} of {} events not stored after {LIMIT:?}; mall drain: {:?}",
+            "{missing} of {} events not stored after {LIMIT:?}; catch-up: {:?}",
             events.len(),
-            stack.dev.mall_drain
+            stack.dev.catch_up
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_flooding_mall_is_drained_from_its_dirty_set_within_its_bucket_and_loses_nothing() {
+async fn a_flooding_mall_catches_up_from_its_dirty_set_within_its_bucket_and_loses_nothing() {
     let mut setup = Setup::new(&["hot", "quiet"]);
     setup.flow = FlowControl { max_queued: 5, ..FlowControl::default() };
     let stack = Stack::start("flow_control_e2e", setup).await;
@@ -89,7 +89,7 @@ async fn a_flooding_mall_is_drained_from_its_dirty_set_within_its_bucket_and_los
     let deadline = Instant::now() + LIMIT;
     loop {
         let hot = backlogs.size(&Tag::for_mall("hot")).await.unwrap();
-        let idle = stack.dev.mall_drain.idle.load(std::sync::atomic::Ordering::Relaxed);
+        let idle = stack.dev.catch_up.idle.load(std::sync::atomic::Ordering::Relaxed);
         if hot.dirty == 0 && idle > 0 {
             break;
         }

@@ -85,7 +85,7 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
     assert!(controlled.max_depth <= bound, "FIFO depth {} above {bound}", controlled.max_depth);
     assert!(
         controlled.hot_drain_fraction >= 0.8,
-        "hot mall drained at {:.2} of its bucket",
+        "hot mall fetched at {:.2} of its bucket",
         controlled.hot_drain_fraction
     );
 }

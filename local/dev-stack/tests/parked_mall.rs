@@ -1,16 +1,16 @@
 //! A mall whose Cafe24 refresh token is revoked mid-stream, through `sluice
 //! dev`'s whole pipeline (the deployed state machine, the real steps, the
-//! mall drain worker): its events are held in order, none goes to the
+//! catch-up worker): its events are held in order, none goes to the
 //! dead-letter queue, one alert says it is parked; another mall goes on
-//! meanwhile; storing a new token (`MallDrainService::set_token`, what
+//! meanwhile; storing a new token (`CatchUpService::set_token`, what
 //! `sluice tokens set` runs) releases them by themselves, all stored in
 //! arrival order, and one alert says it is back.
 
 use crate::support;
 
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
-use sluice_domain::{Queue, QueueDrainRequests};
-use sluice_pipeline::MallDrainService;
+use sluice_domain::{Queue, QueueCatchUpRequests};
+use sluice_pipeline::CatchUpService;
 use sluice_redis::{MallHolds, Tag};
 use sluice_sandbox::cafe24::ChangeReport;
 use sluice_testkit::pipeline::sandbox_token;
@@ -103,10 +103,10 @@ async fn a_revoked_mall_is_parked_in_order_and_resumes_by_itself_after_a_new_tok
     // A person stores a new token, as `sluice tokens set` does.
     let token = sandbox_token(&stack.sandbox, "mall-r");
     assert!(!parked_alert.contains(&token.refresh_token), "an alert never holds a token");
-    let queue_url = stack.url("Mall drain queue");
+    let queue_url = stack.url("Catch-up queue");
     let client = sqs_client(&SqsEndpoint::Local(stack.url("SQS endpoint"))).await;
-    let requests = Arc::new(QueueDrainRequests::new(SqsDelayQueue::new(client, queue_url)));
-    let drain = MallDrainService::new(stack.dev.shop.clone(), requests);
+    let requests = Arc::new(QueueCatchUpRequests::new(SqsDelayQueue::new(client, queue_url)));
+    let drain = CatchUpService::new(stack.dev.shop.clone(), requests);
     assert!(drain.set_token("mall-r", &token).await.unwrap(), "the mall was parked");
 
     stack.wait_until_stored(LIMIT).await;

@@ -142,7 +142,7 @@ async fn webhooks_and_rows_run_through_the_deployed_functions_as_processes() {
             // had FlowMaxQueued messages queued, so none was drained; every
             // mall's token was fresh, so the fetch never asked the token
             // step for one.
-            let idle = ["sluice-fn-record-failure", "sluice-fn-mall-drain", "sluice-fn-ensure-token"];
+            let idle = ["sluice-fn-record-failure", "sluice-fn-catch-up", "sluice-fn-ensure-token"];
             let expected = !idle.contains(&name.as_str());
             assert_eq!(pool.invocations() > 0, expected, "{name}: {} invocations", pool.invocations());
             assert!(pool.cold_starts() as usize <= pool.concurrency(), "{name}: environments reused");

@@ -212,9 +212,9 @@ mod tests {
             [EventSource::Sqs { queue: TemplateValue::GetAtt(q), batch_size: 1, report_batch_item_failures: true }]
                 if q == "FlushQueue.Arn"
         ));
-        let mall_drain = template.function_by_binary("sluice-fn-mall-drain").unwrap();
+        let catch_up = template.function_by_binary("sluice-fn-catch-up").unwrap();
         assert!(matches!(
-            &mall_drain.events[..],
+            &catch_up.events[..],
             [EventSource::Sqs { queue: TemplateValue::GetAtt(q), batch_size: 1, report_batch_item_failures: true }]
                 if q == "MallDrainQueue.Arn"
         ));

@@ -1,6 +1,6 @@
 //! Steps 1 and 2 of `upstream_fetch` for an item of the queue: a unit of
 //! its mall's bucket (waited for, or handed over to the mall's dirty set)
-//! and the events coalesced into its fetch. A drain run takes its units
+//! and the events coalesced into its fetch. A catch-up run takes its units
 //! itself, for many resources at once, and its dirty entries carry their
 //! events already.
 
@@ -9,7 +9,7 @@ use crate::step_io::FetchOutput;
 use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_domain::{DrainRequests, ShopWork, StepError, WorkItem};
+use sluice_domain::{CatchUpRequests, ShopWork, StepError, WorkItem};
 use sluice_redis::{Admission, Bucket, Tag};
 use std::time::{Duration, Instant};
 
@@ -65,22 +65,22 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
 
     /// The mall's bucket has no unit now: `answers` (this event and those
     /// coalesced into its fetch) join the resource's entry in the mall's
-    /// dirty set, a drain run is sure to come for it, and the item is done
-    /// here. A drain request that cannot be queued fails the step, which
+    /// dirty set, a catch-up run is sure to come for it, and the item is done
+    /// here. A catch-up request that cannot be queued fails the step, which
     /// its retry hands over again.
     pub(super) async fn hand_over(
         &self,
         item: Option<&WorkItem>,
         work: &ShopWork,
-        requests: &dyn DrainRequests,
+        requests: &dyn CatchUpRequests,
         answers: &[String],
     ) -> Result<FetchOutput, StepError> {
         let mall = &work.event.mall_id;
         let tag = Tag::for_mall(mall);
-        let lease = self.core.config.mall_drain.chain_lease;
+        let lease = self.core.config.catch_up.chain_lease;
         let resource = work.resource_gate();
         let (chain, since_ms) = self.backlogs.hand_over(&tag, &resource, &work.event_id, answers, lease).await?;
-        self.backlogs.request_drain(requests, mall, &work.event_id, chain).await?;
+        self.backlogs.request_catch_up(requests, mall, &work.event_id, chain).await?;
         let detail = json!({"mall_id": mall, "resource": resource, "dirty_since_ms": since_ms, "by": "fetch"});
         for event in answers {
             self.core.trace(event, "deferred", detail.clone()).await;

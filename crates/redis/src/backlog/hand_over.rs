@@ -7,7 +7,7 @@
 //! customers. So once the mall is under flow control (it has a backlog,
 //! and has given up its groups' order for it), an item its mall's bucket
 //! cannot serve now joins the mall's dirty set instead (`lua/dirty_hand_over.lua`), its message is
-//! done, and the mall's drain runs, on their own queue and concurrency,
+//! done, and the mall's catch-up runs, on their own queue and concurrency,
 //! fetch it at the bucket's rate.
 
 use super::{Backlogs, Chain};
@@ -17,7 +17,7 @@ use crate::keyspace::Tag;
 use crate::scripts;
 use redis::Value;
 use redis::aio::ConnectionLike;
-use sluice_domain::{DrainRequests, MallDrainRequest, StepError};
+use sluice_domain::{CatchUpRequest, CatchUpRequests, StepError};
 use std::time::Duration;
 
 impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
@@ -53,15 +53,15 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         }
     }
 
-    /// Makes sure a drain request will see what `token` just put in the
+    /// Makes sure a catch-up request will see what `token` just put in the
     /// mall's dirty set: nothing to do under a confirmed chain; otherwise
     /// queue a request (and confirm the chain when `token` took its lease).
     /// A request that cannot be queued gives the lease back, so the next
     /// deferral starts a chain at once, and is an error: the caller's
     /// work is retried and puts the resource in the set again.
-    pub async fn request_drain(
+    pub async fn request_catch_up(
         &self,
-        requests: &dyn DrainRequests,
+        requests: &dyn CatchUpRequests,
         mall: &str,
         token: &str,
         chain: Chain,
@@ -70,11 +70,11 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
             return Ok(());
         }
         let tag = Tag::for_mall(mall);
-        if let Err(e) = requests.request(&MallDrainRequest::new(mall, token), Duration::ZERO).await {
+        if let Err(e) = requests.request(&CatchUpRequest::new(mall, token), Duration::ZERO).await {
             if chain == Chain::Took
                 && let Err(e) = self.release_chain(&tag, token).await
             {
-                tracing::warn!(token, error = %e, "could not release the drain chain's lease; it ends on its own");
+                tracing::warn!(token, error = %e, "could not release the catch-up chain's lease; it ends on its own");
             }
             return Err(e);
         }
@@ -82,7 +82,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
             && let Err(e) = self.confirm_chain(&tag, token).await
         {
             // The request is queued; its run carries the chain anyway.
-            tracing::warn!(token, error = %e, "could not confirm the drain chain");
+            tracing::warn!(token, error = %e, "could not confirm the catch-up chain");
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! Flow control per mall against a real redis-server: when webhooks are
-//! deferred into the dirty set, how the drain chain is carried, and that
+//! deferred into the dirty set, how the catch-up chain is carried, and that
 //! a resource leaves the set only unchanged since its run read it.
 
 use sluice_redis::{Admit, Backlogs, Chain, ChainNext, Coalescing, FlowControl, Gates, MarkTimes, Tag};

@@ -59,7 +59,7 @@ async fn a_parked_release_keeps_the_hold_and_parking_during_a_release_stops_it()
     let redis = TestRedis::new("a_parked_release_keeps_the_hold_and_parking_during_a_release_stops_it");
     let holds = holds(&redis).await;
     let mall = Tag::for_mall("m");
-    // Parked by a drain run, with nothing held: the release still has an end.
+    // Parked by a catch-up run, with nothing held: the release still has an end.
     assert!(holds.park(&mall, "no token", None).await.unwrap().newly_parked);
     assert_eq!(holds.done(&mall, None).await.unwrap(), (0, false), "parked: the hold does not end");
     holds.release(&mall).await.unwrap();
@@ -71,8 +71,8 @@ async fn a_parked_release_keeps_the_hold_and_parking_during_a_release_stops_it()
 }
 
 #[tokio::test]
-async fn held_events_keep_the_drain_chain_going() {
-    let redis = TestRedis::new("held_events_keep_the_drain_chain_going");
+async fn held_events_keep_the_catch_up_chain_going() {
+    let redis = TestRedis::new("held_events_keep_the_catch_up_chain_going");
     let holds = holds(&redis).await;
     let backlogs = Backlogs::new(redis.conn().await, redis.keyspace(), FlowControl::default()).unwrap();
     let mall = Tag::for_mall("m");

@@ -44,7 +44,7 @@ use sluice_ingest::{ApiKeys, IngestConfig, any_route_document, first_webhook_key
 use sluice_local::{
     DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
 };
-use sluice_pipeline::{MallDrainConfig, PipelineConfig, stored_token};
+use sluice_pipeline::{CatchUpConfig, PipelineConfig, stored_token};
 use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
@@ -103,7 +103,7 @@ pub(crate) struct Args {
     /// Flow control per mall: once a mall has this many messages in the
     /// queue, its webhooks go to its dirty set instead, drained within its
     /// bucket by one "drain mall" request at a time (docs/shop-path.md: "One flooding
-    /// mall"). With --functions processes, the mall-drain binary drains.
+    /// mall"). With --functions processes, the catch-up binary drains.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     flow_max_queued: u32,
     /// Flow control per sheet: once a sheet has this many rows in the
@@ -306,9 +306,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             bucket: BucketSpec::new(args.bucket_capacity, args.bucket_drain),
             max_receive_count: args.max_receive_count,
             map_max_concurrency: args.map_concurrency,
-            mall_drain: MallDrainConfig {
-                flow: FlowControl { max_queued: args.flow_max_queued, ..pipeline.mall_drain.flow.clone() },
-                ..pipeline.mall_drain.clone()
+            catch_up: CatchUpConfig {
+                flow: FlowControl { max_queued: args.flow_max_queued, ..pipeline.catch_up.flow.clone() },
+                ..pipeline.catch_up.clone()
             },
             ..pipeline
         },
@@ -323,7 +323,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         sheets: sheets_config(&env)?,
         flush: DelayWorkerConfig::default(),
         flow_control: !args.no_flow_control,
-        mall_drain: DelayWorkerConfig::default(),
+        catch_up: DelayWorkerConfig::default(),
         alert_url: env.get("alert_url").map(str::to_owned),
         clock: std::sync::Arc::new(sluice_asl::SystemClock),
         functions: args.functions.mode(&redis, &api_keys_list)?,

@@ -23,10 +23,10 @@ pub(crate) struct Queues {
     /// The flush dead-letter queue's URL (default: the running `sluice dev`'s).
     #[arg(long)]
     flush_dlq_url: Option<String>,
-    /// The mall drain dead-letter queue's URL: "drain mall M" requests
+    /// The catch-up dead-letter queue's URL: "catch up mall M" requests
     /// that failed too often (default: the running `sluice dev`'s).
-    #[arg(long)]
-    mall_drain_dlq_url: Option<String>,
+    #[arg(long, alias = "mall-drain-dlq-url")]
+    catch_up_dlq_url: Option<String>,
     /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
     #[arg(long)]
     sqs_endpoint: Option<String>,
@@ -36,11 +36,13 @@ pub(crate) struct Queues {
 pub(crate) enum Which {
     Events,
     Flush,
-    MallDrain,
+    /// `mall-drain`: its name before the catch-up was called so.
+    #[value(alias = "mall-drain")]
+    CatchUp,
 }
 
 impl Which {
-    const ALL: [Which; 3] = [Which::Events, Which::Flush, Which::MallDrain];
+    const ALL: [Which; 3] = [Which::Events, Which::Flush, Which::CatchUp];
 
     /// Its name, its URL's flag, and its name in the running `sluice dev`'s
     /// list of URLs.
@@ -48,7 +50,7 @@ impl Which {
         match self {
             Self::Events => ("events", "--events-dlq-url", "Dead-letter queue"),
             Self::Flush => ("flush", "--flush-dlq-url", "Flush dead-letter queue"),
-            Self::MallDrain => ("mall-drain", "--mall-drain-dlq-url", "Mall drain dead-letter queue"),
+            Self::CatchUp => ("catch-up", "--catch-up-dlq-url", "Catch-up dead-letter queue"),
         }
     }
 }
@@ -110,14 +112,14 @@ async fn resolve(queues: &Queues) -> anyhow::Result<(Client, Urls)> {
     let given = [
         queues.events_dlq_url.clone().or(env.events_dlq_url),
         queues.flush_dlq_url.clone().or(env.flush_dlq_url),
-        queues.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
+        queues.catch_up_dlq_url.clone().or(env.catch_up_dlq_url),
     ];
     let endpoint = queues.sqs_endpoint.clone().or(env.sqs_endpoint);
     let (urls, endpoint) = queue_urls(given, endpoint, Which::ALL.map(|which| which.names().2));
     if urls.iter().all(Option::is_none) {
         return Err(usage(
             WHO,
-            "no dead-letter queue: pass --events-dlq-url / --flush-dlq-url / --mall-drain-dlq-url, or run `sluice dev` here",
+            "no dead-letter queue: pass --events-dlq-url / --flush-dlq-url / --catch-up-dlq-url, or run `sluice dev` here",
         ));
     }
     Ok((sqs_client(&endpoint).await, urls))

@@ -43,12 +43,12 @@ pub(crate) struct Args {
     flush_queue_url: Option<String>,
     #[arg(long)]
     flush_dlq_url: Option<String>,
-    /// The mall drain queue (default: SLUICE_MALL_DRAIN_QUEUE_URL, or the
+    /// The catch-up queue (default: SLUICE_CATCH_UP_QUEUE_URL, or the
     /// running `sluice dev`'s).
-    #[arg(long)]
-    mall_drain_queue_url: Option<String>,
-    #[arg(long)]
-    mall_drain_dlq_url: Option<String>,
+    #[arg(long, alias = "mall-drain-queue-url")]
+    catch_up_queue_url: Option<String>,
+    #[arg(long, alias = "mall-drain-dlq-url")]
+    catch_up_dlq_url: Option<String>,
     /// A local SQS endpoint instead of AWS (default: the running `sluice dev`'s).
     #[arg(long)]
     sqs_endpoint: Option<String>,
@@ -114,16 +114,16 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         args.events_dlq_url.clone().or(env.events_dlq_url),
         args.flush_queue_url.clone().or(env.flush_queue_url),
         args.flush_dlq_url.clone().or(env.flush_dlq_url),
-        args.mall_drain_queue_url.clone().or(env.mall_drain_queue_url),
-        args.mall_drain_dlq_url.clone().or(env.mall_drain_dlq_url),
+        args.catch_up_queue_url.clone().or(env.catch_up_queue_url),
+        args.catch_up_dlq_url.clone().or(env.catch_up_dlq_url),
     ];
     let labels = [
         "Queue",
         "Dead-letter queue",
         "Flush queue",
         "Flush dead-letter queue",
-        "Mall drain queue",
-        "Mall drain dead-letter queue",
+        "Catch-up queue",
+        "Catch-up dead-letter queue",
     ];
     let (urls, endpoint) = queue_urls(given, args.sqs_endpoint.clone().or(env.sqs_endpoint), labels);
     println!("Queues                   waiting  in flight  delayed");
@@ -132,7 +132,7 @@ async fn print_queues(args: &Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let client = sqs_client(&endpoint).await;
-    let names = ["events", "events dead-letter", "flush", "flush dead-letter", "mall drain", "mall drain dead-letter"];
+    let names = ["events", "events dead-letter", "flush", "flush dead-letter", "catch-up", "catch-up dead-letter"];
     for (name, url) in names.iter().zip(urls) {
         let Some(url) = url else { continue };
         // Any queue's counts read the same way (GetQueueAttributes).
@@ -173,7 +173,7 @@ fn print_mall(mall: &MallStatus) {
         None => "no token (sluice tokens set)".to_owned(),
         Some(t) => format!("access expires {}, refresh {}", when(t.access_expires_ms), when(t.refresh_expires_ms)),
     };
-    // Flow control: resources waiting for the mall's drain runs.
+    // Flow control: resources waiting for the mall's catch-up runs.
     let dirty = match mall.backlog.dirty {
         0 => String::new(),
         n => format!("; {n} resources in its dirty set (drained within its bucket)"),

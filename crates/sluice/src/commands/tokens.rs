@@ -3,9 +3,9 @@
 //! the authorisation-code exchange); `-` reads it from standard input, so
 //! no token shows in `ps` or the shell history. A parked mall (Cafe24
 //! refused its refresh token) is released by it: its held events resume,
-//! in order, through a drain run asked for on the mall drain queue
-//! (`--mall-drain-queue-url`, `SLUICE_MALL_DRAIN_QUEUE_URL`, or the
-//! running `sluice dev`'s) — `MallDrainService::set_token`, the code path
+//! in order, through a catch-up run asked for on the catch-up queue
+//! (`--catch-up-queue-url`, `SLUICE_CATCH_UP_QUEUE_URL`, or the
+//! running `sluice dev`'s) — `CatchUpService::set_token`, the code path
 //! the tests drive. `sluice tokens show MALL` prints when they expire and
 //! whether the mall is parked and enrolled, never the tokens. `enrol` and
 //! `withdraw` say whether ingest takes the mall's webhooks (`enrolment`).
@@ -17,9 +17,9 @@ use crate::usage;
 use anyhow::Context;
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
 use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret, TokenGrant, TokenResponse, check_mall_id};
-use sluice_domain::QueueDrainRequests;
+use sluice_domain::QueueCatchUpRequests;
 use sluice_pipeline::shop_service::ADMIN_API;
-use sluice_pipeline::{MallDrainService, PipelineConfig, ServiceCore, ShopService, stored_token};
+use sluice_pipeline::{CatchUpService, PipelineConfig, ServiceCore, ShopService, stored_token};
 use sluice_redis::{MallHolds, Tag, TokenStore};
 use std::io::Read;
 use std::process::ExitCode;
@@ -35,11 +35,11 @@ pub(crate) enum TokensCommand {
         /// File holding the token response JSON; `-` reads standard input.
         #[arg(long, value_name = "FILE")]
         token_json: String,
-        /// The mall drain queue (SQS standard queue URL) a parked mall's
+        /// The catch-up queue (SQS standard queue URL) a parked mall's
         /// release is asked for on; defaults to the `sluice dev` running in
         /// this directory. Needed only when the mall is parked.
-        #[arg(long)]
-        mall_drain_queue_url: Option<String>,
+        #[arg(long, alias = "mall-drain-queue-url")]
+        catch_up_queue_url: Option<String>,
     },
     /// Show when a mall's tokens expire, and whether ingest takes its webhooks.
     Show { mall: String },
@@ -52,8 +52,8 @@ pub(crate) enum TokensCommand {
 
 pub(crate) async fn run(command: TokensCommand) -> anyhow::Result<ExitCode> {
     match command {
-        TokensCommand::Set { mall, token_json, mall_drain_queue_url } => {
-            set(&mall, &token_json, mall_drain_queue_url).await
+        TokensCommand::Set { mall, token_json, catch_up_queue_url } => {
+            set(&mall, &token_json, catch_up_queue_url).await
         }
         TokensCommand::Show { mall } => show(&mall).await,
         TokensCommand::Enrol { mall } => enrolment::enrol(WHO, &tenant(&mall)?).await,
@@ -94,19 +94,19 @@ async fn set(mall: &str, source: &str, queue_flag: Option<String>) -> anyhow::Re
     // A mall that is not parked needs no queue: the token is all there is
     // to set. A parked one must have its release asked for, so without a
     // queue nothing is stored (its events would stay held, unasked for).
-    let queue = match (mall_drain_queue(queue_flag), &held) {
+    let queue = match (catch_up_queue(queue_flag), &held) {
         (Ok(queue), _) => Some(queue),
         (Err(e), Some(_)) => return Err(e),
         (Err(_), None) => None,
     };
     let released = match queue {
         Some((endpoint, url)) => {
-            let requests = QueueDrainRequests::new(SqsDelayQueue::new(sqs_client(&endpoint).await, url));
+            let requests = QueueCatchUpRequests::new(SqsDelayQueue::new(sqs_client(&endpoint).await, url));
             let core = ServiceCore::new(conn, redis.keyspace.clone(), PipelineConfig::default());
             // Storing and releasing never call Cafe24: its client holds no credentials.
             let unused = Cafe24Client::new(Cafe24Config::new("", Secret::new(String::new())))?;
             let shop = ShopService::new(core, unused).map_err(crate::cause)?;
-            MallDrainService::new(shop, Arc::new(requests)).set_token(mall, &token).await.map_err(crate::cause)?
+            CatchUpService::new(shop, Arc::new(requests)).set_token(mall, &token).await.map_err(crate::cause)?
         }
         None => {
             let store = TokenStore::new(conn, redis.keyspace.clone());
@@ -125,17 +125,17 @@ async fn set(mall: &str, source: &str, queue_flag: Option<String>) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
-/// The mall drain queue's endpoint and URL: the flag, the environment, or
+/// The catch-up queue's endpoint and URL: the flag, the environment, or
 /// the running `sluice dev`'s.
-fn mall_drain_queue(flag: Option<String>) -> anyhow::Result<(SqsEndpoint, String)> {
+fn catch_up_queue(flag: Option<String>) -> anyhow::Result<(SqsEndpoint, String)> {
     let env = crate::operator_queues(WHO)?;
-    if let Some(url) = flag.filter(|u| !u.is_empty()).or(env.mall_drain_queue_url) {
+    if let Some(url) = flag.filter(|u| !u.is_empty()).or(env.catch_up_queue_url) {
         return Ok((env.sqs_endpoint.map_or(SqsEndpoint::Aws, SqsEndpoint::Local), url));
     }
-    let missing = "the mall is parked and its release needs the mall drain queue: pass --mall-drain-queue-url \
-                   (SLUICE_MALL_DRAIN_QUEUE_URL), or run `sluice dev` in this directory";
+    let missing = "the mall is parked and its release needs the catch-up queue: pass --catch-up-queue-url \
+                   (SLUICE_CATCH_UP_QUEUE_URL), or run `sluice dev` in this directory";
     let state = DevState::read(&DevState::path()).ok_or_else(|| usage(WHO, missing))?;
-    match (state.url("SQS endpoint"), state.url("Mall drain queue")) {
+    match (state.url("SQS endpoint"), state.url("Catch-up queue")) {
         (Some(endpoint), Some(queue)) => Ok((SqsEndpoint::Local(endpoint), queue)),
         _ => Err(usage(WHO, missing)),
     }

@@ -173,7 +173,7 @@ fn print_trace(event: &str, trace: &[TraceEntry], json: bool) {
 /// Where an event is now, from its latest entry.
 fn now(last: &TraceEntry) -> String {
     if last.stage == "deferred" {
-        // Flow control: the mall's drain chain fetches it within the
+        // Flow control: the mall's catch-up chain fetches it within the
         // mall's budget (docs/shop-path.md: "One flooding mall").
         return format!("in {}, drained within the mall's budget", dirty_set(&last.detail));
     }

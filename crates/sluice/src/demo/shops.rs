@@ -270,7 +270,7 @@ async fn wait_written(drain: &DrainTask, deadline: Instant) -> u64 {
 }
 
 /// Waits until the queue is empty with nothing in flight, and no mall's
-/// dirty set has a drain request pending (flow control hands fetches its
+/// dirty set has a catch-up request pending (flow control hands fetches its
 /// bucket cannot serve at once over to it), twice in a row (a batch
 /// between receive and delete is in flight). False at `deadline`.
 async fn wait_drained(stack: &DevStack, deadline: Instant) -> bool {
@@ -278,7 +278,7 @@ async fn wait_drained(stack: &DevStack, deadline: Instant) -> bool {
     let mut quiet = 0;
     while Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let drains = stack.mall_drain_queue().await.map(|q| q.visible + q.in_flight + q.delayed);
+        let drains = stack.catch_up_queue().await.map(|q| q.visible + q.in_flight + q.delayed);
         match (stack.queues().await, drains) {
             (Ok((events, _)), Ok(0)) if events.visible == 0 && events.in_flight == 0 => quiet += 1,
             (Ok((events, _)), Ok(drains)) => {

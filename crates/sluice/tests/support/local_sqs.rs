@@ -29,7 +29,7 @@ pub(crate) fn operator_command(redis: &TestRedis, name: &str, args: &[&str]) -> 
         .env("AWS_SECRET_ACCESS_KEY", "local")
         .env("AWS_REGION", "us-east-1");
     let queues = ["SLUICE_QUEUE_URL", "SLUICE_EVENTS_DLQ_URL", "SLUICE_FLUSH_QUEUE_URL", "SLUICE_FLUSH_DLQ_URL"];
-    let more = ["SLUICE_MALL_DRAIN_QUEUE_URL", "SLUICE_MALL_DRAIN_DLQ_URL", "SLUICE_SQS_ENDPOINT"];
+    let more = ["SLUICE_CATCH_UP_QUEUE_URL", "SLUICE_CATCH_UP_DLQ_URL", "SLUICE_SQS_ENDPOINT"];
     for name in queues.into_iter().chain(more) {
         command.env_remove(name);
     }

@@ -96,8 +96,8 @@ pub(crate) fn sluice(dir: &Path) -> Command {
         "SLUICE_EVENTS_DLQ_URL",
         "SLUICE_FLUSH_QUEUE_URL",
         "SLUICE_FLUSH_DLQ_URL",
-        "SLUICE_MALL_DRAIN_QUEUE_URL",
-        "SLUICE_MALL_DRAIN_DLQ_URL",
+        "SLUICE_CATCH_UP_QUEUE_URL",
+        "SLUICE_CATCH_UP_DLQ_URL",
         "SLUICE_SQS_ENDPOINT",
         "SLUICE_ALERT_URL",
     ] {
@@ -251,12 +251,12 @@ pub(crate) struct Status {
     /// waiting, in flight, delayed.
     pub events: Option<[u64; 3]>,
     pub dead_letters: Option<[u64; 3]>,
-    /// The flush queue's and the mall drain queue's dead letters.
+    /// The flush queue's and the catch-up queue's dead letters.
     pub flush_dead_letters: Option<[u64; 3]>,
-    pub mall_drain_dead_letters: Option<[u64; 3]>,
-    /// "Drain mall M" requests: while one is left, some mall's dirty set
+    pub catch_up_dead_letters: Option<[u64; 3]>,
+    /// "Catch up mall M" requests: while one is left, some mall's dirty set
     /// still has work (flow control).
-    pub mall_drains: Option<[u64; 3]>,
+    pub catch_up_requests: Option<[u64; 3]>,
     pub groups_waiting: bool,
 }
 
@@ -278,8 +278,8 @@ pub(crate) fn status(workdir: &Path) -> Status {
         events: row(&["events"]),
         dead_letters: row(&["events", "dead-letter"]),
         flush_dead_letters: row(&["flush", "dead-letter"]),
-        mall_drain_dead_letters: row(&["mall", "drain", "dead-letter"]),
-        mall_drains: row(&["mall", "drain"]),
+        catch_up_dead_letters: row(&["catch-up", "dead-letter"]),
+        catch_up_requests: row(&["catch-up"]),
         groups_waiting: !text.contains("Groups with events waiting: none"),
         text,
     }
@@ -289,7 +289,7 @@ impl Status {
     pub(crate) fn clean(&self) -> bool {
         self.events == Some([0, 0, 0])
             && self.dead_letters.is_some_and(|d| d[0] == 0 && d[1] == 0)
-            && self.mall_drains == Some([0, 0, 0])
+            && self.catch_up_requests == Some([0, 0, 0])
             && !self.groups_waiting
     }
 
@@ -302,8 +302,8 @@ impl Status {
                  their visibility timeout (330 s) and block their groups (issue #12 finding 3)"
             ),
             (Some([waiting, ..]), _) if waiting > 0 => format!("{waiting} messages waiting"),
-            _ if self.mall_drains != Some([0, 0, 0]) => {
-                format!("mall drain requests left (waiting, in flight, delayed): {:?}", self.mall_drains)
+            _ if self.catch_up_requests != Some([0, 0, 0]) => {
+                format!("catch-up requests left (waiting, in flight, delayed): {:?}", self.catch_up_requests)
             }
             _ => "the group ledger still lists events waiting".into(),
         }

@@ -1,7 +1,7 @@
 //! API Gateway HTTP API events, as AWS sends them to the ingest Lambda.
 
 use serde_json::{Value, json};
-use sluice_domain::{DrainRequests, MallDrainRequest};
+use sluice_domain::{CatchUpRequest, CatchUpRequests};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -46,12 +46,12 @@ pub(crate) fn event(body: &str, headers: &[(&str, &str)], base64: bool) -> Value
     })
 }
 
-/// The mall drain queue's stand-in: each drain request, recorded.
+/// The catch-up queue's stand-in: each catch-up request, recorded.
 #[derive(Debug, Default)]
-pub(crate) struct Recorded(pub(crate) Mutex<Vec<MallDrainRequest>>);
+pub(crate) struct Recorded(pub(crate) Mutex<Vec<CatchUpRequest>>);
 
-impl DrainRequests for Recorded {
-    fn request(&self, request: &MallDrainRequest, _delay: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+impl CatchUpRequests for Recorded {
+    fn request(&self, request: &CatchUpRequest, _delay: Duration) -> sluice_domain::catch_up::Pending<'_> {
         self.0.lock().unwrap().push(request.clone());
         Box::pin(async { Ok(()) })
     }

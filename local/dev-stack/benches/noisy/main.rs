@@ -49,7 +49,7 @@ fn malls(runtime: &tokio::runtime::Runtime) {
     println!("# Noisy neighbour: one flooding mall among fifty quiet ones\n");
     println!(
         "On this machine ({} cores), the whole local stack (ingest → embedded FIFO queue choosing groups as SQS FIFO \
-         does → pipe → state machine → steps; the mall drain worker for (c)) over a private redis-server and the \
+         does → pipe → state machine → steps; the catch-up worker for (c)) over a private redis-server and the \
          sandbox Cafe24. Scale: the hot mall sends {} webhooks for distinct new products, orders and customers (three FIFO \
          groups; 64 at a time, as fast as ingest takes them) 2 s into the run; the template's {} pipes; {} quiet malls send one each a second for {} s; every mall's bucket is \
          {} calls draining {}/s at the sandbox (Cafe24: 40 at 2/s; sluice keeps one unit of headroom); the queue \

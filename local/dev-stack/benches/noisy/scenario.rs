@@ -21,7 +21,7 @@ use sluice_cafe24::{Change, topic_for};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
-use sluice_pipeline::{MallDrainConfig, PipelineConfig};
+use sluice_pipeline::{CatchUpConfig, PipelineConfig};
 use sluice_queue::GroupScan;
 use sluice_redis::{BucketSpec, FlowControl, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};
@@ -156,7 +156,7 @@ pub(crate) async fn run(
         flow_control: mode == Mode::FloodWithFlowControl,
         pipeline: PipelineConfig {
             bucket: BucketSpec::new(capacity, rate),
-            mall_drain: MallDrainConfig { flow, ..MallDrainConfig::default() },
+            catch_up: CatchUpConfig { flow, ..CatchUpConfig::default() },
             ..PipelineConfig::default()
         },
         pipe: PipeConfig { workers: PIPE_COUNT, concurrency: pipe, ..PipeConfig::default() },

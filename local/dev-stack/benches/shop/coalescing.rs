@@ -77,7 +77,7 @@ async fn workload(flow_control: bool) -> Run {
         fetches: calls,
         executions: rig.stack.executions.counts().since(before),
         redis_commands: rig.redis_commands().await - commands_before,
-        mall_drain_runs: rig.stack.mall_drain.runs.load(std::sync::atomic::Ordering::Relaxed),
+        catch_up_runs: rig.stack.catch_up.runs.load(std::sync::atomic::Ordering::Relaxed),
     };
     rig.stop().await;
     Run { counts, sending, drained, coalesced: ingest.coalesced, duplicates: ingest.duplicates }

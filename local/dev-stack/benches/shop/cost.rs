@@ -40,15 +40,15 @@ impl PerWebhook {
         let w = run.webhooks.max(1) as f64;
         let e = run.executions;
         let mean_ms = e.duration_ms as f64 / e.executions.max(1) as f64;
-        let drain_runs = run.mall_drain_runs as f64 / w;
+        let drain_runs = run.catch_up_runs as f64 / w;
         Self {
             name,
-            // A drain run's request: sent, received, deleted.
+            // A catch-up run's request: sent, received, deleted.
             sqs_sends: run.enqueued as f64 / w + 3.0 * drain_runs,
             fetches: run.fetches as f64 / w,
             executions: e.executions as f64 / w,
-            // The state machine's Task states, and the drain runs.
-            tasks: (e.task_invocations + run.mall_drain_runs) as f64 / w,
+            // The state machine's Task states, and the catch-up runs.
+            tasks: (e.task_invocations + run.catch_up_runs) as f64 / w,
             express_billed_ms: (mean_ms / 100.0).ceil() * 100.0,
             redis_ops: ingest_trips + run.redis_commands as f64 / w,
         }
@@ -130,7 +130,7 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
          tier, read 2026-11-25). Assumed, not measured: Lambda time per invocation (ingest {INGEST_MS} ms, fetch \
          {FETCH_MS} ms, other steps {REDIS_STEP_MS} ms, {FUNCTION_GB} GB arm64), {LOG_BYTES_PER_INVOCATION} log bytes \
          per invocation, one NAT gateway, ECPUs = Redis commands (1 KB or less each; the commands counted include the \
-         stand-in queue's, so an upper bound). A flow-control drain run's inline waits for the bucket are billed \
+         stand-in queue's, so an upper bound). A flow-control catch-up run's inline waits for the bucket are billed \
          Lambda time not counted here; its SQS requests are counted at the FIFO price (its queue is a standard \
          one, 20% cheaper).\n"
     );
@@ -172,21 +172,21 @@ pub(crate) fn write(ingest: &IngestCosts, plain: RunCounts, coalescing: RunCount
         let _ = writeln!(out, "| {what} | {:.10} | {} | {} |", p.usd, p.unit, p.source);
     }
     // The shape that moves budget waits out of Express Wait states (flow
-    // control: the drain runs' requests wait as SQS delays) against the one
+    // control: the catch-up runs' requests wait as SQS delays) against the one
     // that waits in them, on the same workload: the verdict follows the run.
     let total = |s: &PerWebhook| s.lines(1e8).iter().map(|(_, usd)| usd).sum::<f64>();
     let (delays, waiting) = (total(&hot), total(&waits));
     let _ = writeln!(
         out,
-        "\nBudget waits as SQS delays (flow control: a mall that outruns its budget is fetched by its drain runs, \
+        "\nBudget waits as SQS delays (flow control: a mall that outruns its budget is fetched by its catch-up runs, \
          whose next request waits in the delay queue) against waits in Express Wait states, on section 2's workload, \
          100 million webhooks: {delays:.2} vs {waiting:.2} USD, {}. The sheet path's month is in bench/cost-sheets.md.",
         if delays < waiting * 0.98 {
             "cheaper with the delays"
         } else if delays > waiting * 1.02 {
-            "dearer with the delays: the Wait states cost less than the drain runs' requests and the extra fetches"
+            "dearer with the delays: the Wait states cost less than the catch-up runs' requests and the extra fetches"
         } else {
-            "the same within 2%: the Wait states' duration costs about what the drain runs' requests and extra fetches do"
+            "the same within 2%: the Wait states' duration costs about what the catch-up runs' requests and extra fetches do"
         }
     );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/cost.md");

@@ -33,7 +33,7 @@ pub(crate) async fn run() {
     let started = Instant::now();
     // Drained: every product fetched as changed, the last call answered
     // (what the minimum and the other rows measure too). The queues go
-    // idle a little later: a drain request that found the mall's run busy
+    // idle a little later: a catch-up request that found the mall's run busy
     // comes back after a second to find nothing left (`idle` below).
     let fetched = async {
         while calls(&rig, "burst") < N {

@@ -54,10 +54,10 @@ pub(crate) struct RunCounts {
     /// Commands the run's redis-server processed, the queue standing in
     /// for SQS included: an upper bound on the pipeline's round trips.
     pub(crate) redis_commands: u64,
-    /// Flow control's drain runs (a Lambda invocation each in AWS): a
+    /// Flow control's catch-up runs (a Lambda invocation each in AWS): a
     /// flooding mall's deferred webhooks are fetched there, not in an
     /// execution.
-    pub(crate) mall_drain_runs: u64,
+    pub(crate) catch_up_runs: u64,
 }
 
 /// Section 4; answers the ingest figures and the plain run for the cost table.
@@ -82,7 +82,7 @@ pub(crate) async fn run(coalescing: RunCounts, waiting: RunCounts) -> (IngestCos
     println!();
     println!("### Through the state machine, per fetched resource\n");
     println!(
-        "| run | fetches | executions | state transitions | Lambda invocations | Express duration, ms | mall drain runs |"
+        "| run | fetches | executions | state transitions | Lambda invocations | Express duration, ms | catch-up runs |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for (what, run) in [
@@ -98,7 +98,7 @@ pub(crate) async fn run(coalescing: RunCounts, waiting: RunCounts) -> (IngestCos
             per(counts.state_transitions),
             per(counts.task_invocations),
             per(counts.duration_ms),
-            per(run.mall_drain_runs)
+            per(run.catch_up_runs)
         );
     }
     let transitions = plain.executions.state_transitions as f64 / plain.fetches.max(1) as f64;
@@ -220,7 +220,7 @@ async fn pipeline_costs() -> RunCounts {
         fetches: rig.sandbox.counters().ok,
         executions: rig.stack.executions.counts().since(before),
         redis_commands: rig.redis_commands().await - commands_before,
-        mall_drain_runs: rig.stack.mall_drain.runs.load(Ordering::Relaxed),
+        catch_up_runs: rig.stack.catch_up.runs.load(Ordering::Relaxed),
     };
     rig.stop().await;
     counts

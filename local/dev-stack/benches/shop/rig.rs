@@ -29,7 +29,7 @@ impl Rig {
 
     /// [`start`](Self::start), flow control on or off: off, a mall's
     /// fetches that find its bucket empty wait in the state machine (Wait
-    /// states) rather than leave it for the mall's drain runs.
+    /// states) rather than leave it for the mall's catch-up runs.
     pub(crate) async fn start_with(malls: &[String], bucket: BucketConfig, flow_control: bool) -> Self {
         let redis = RedisProcess::start(ServerOptions::default()).expect("redis-server");
         let conn = sluice_redis::connect(&ConnectSettings::new(redis.url())).await.expect("connect");
@@ -87,7 +87,7 @@ impl Rig {
             assert!(Instant::now() < deadline, "not drained within {timeout:?}");
             tokio::time::sleep(Duration::from_millis(20)).await;
             let (events, _) = self.stack.queues().await.expect("attributes");
-            let drains = self.stack.mall_drain_queue().await.expect("attributes");
+            let drains = self.stack.catch_up_queue().await.expect("attributes");
             let idle =
                 events.visible == 0 && events.in_flight == 0 && drains.visible + drains.in_flight + drains.delayed == 0;
             quiet = if idle { quiet + 1 } else { 0 };

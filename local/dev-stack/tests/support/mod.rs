@@ -10,7 +10,7 @@ use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
-use sluice_pipeline::{MallDrainConfig, PipelineConfig};
+use sluice_pipeline::{CatchUpConfig, PipelineConfig};
 use sluice_redis::{BucketSpec, FlowControl};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
@@ -105,7 +105,7 @@ impl Stack {
                 bucket: setup.pipeline_bucket,
                 max_receive_count: setup.max_receive_count,
                 snapshot_shards: 4,
-                mall_drain: MallDrainConfig { flow: setup.flow, ..MallDrainConfig::default() },
+                catch_up: CatchUpConfig { flow: setup.flow, ..CatchUpConfig::default() },
                 ..PipelineConfig::default()
             },
             pipe: PipeConfig {

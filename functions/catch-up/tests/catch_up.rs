@@ -1,4 +1,4 @@
-//! The mall drain Lambda's handler, called as the runtime calls it with an
+//! The catch-up Lambda's handler, called as the runtime calls it with an
 //! SQS event, against a real Redis and the sandbox Cafe24.
 
 use sluice_lambda_harness as harness;
@@ -6,9 +6,9 @@ use sluice_lambda_harness as harness;
 use aws_lambda_events::sqs::SqsEvent;
 use harness::Harness;
 use lambda_runtime::LambdaEvent;
-use sluice_domain::{DrainRequests, MallDrainRequest};
-use sluice_fn_mall_drain::handler;
-use sluice_pipeline::MallDrainService;
+use sluice_domain::{CatchUpRequest, CatchUpRequests};
+use sluice_fn_catch_up::handler;
+use sluice_pipeline::CatchUpService;
 use sluice_pipeline::NextRun;
 use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
 use std::sync::{Arc, Mutex};
@@ -20,10 +20,10 @@ fn sqs_event(records: &[(&str, &str)]) -> LambdaEvent<SqsEvent> {
 
 /// The next requests the runs queued.
 #[derive(Debug, Default)]
-struct Recorded(Mutex<Vec<(MallDrainRequest, Duration)>>);
+struct Recorded(Mutex<Vec<(CatchUpRequest, Duration)>>);
 
-impl DrainRequests for Recorded {
-    fn request(&self, request: &MallDrainRequest, delay: Duration) -> sluice_domain::mall_drain::Pending<'_> {
+impl CatchUpRequests for Recorded {
+    fn request(&self, request: &CatchUpRequest, delay: Duration) -> sluice_domain::catch_up::Pending<'_> {
         self.0.lock().unwrap().push((request.clone(), delay));
         Box::pin(async { Ok(()) })
     }
@@ -31,7 +31,7 @@ impl DrainRequests for Recorded {
 
 #[tokio::test]
 async fn a_deferred_product_is_fetched_and_stored_its_chain_ends_and_a_bad_body_is_reported_failed() {
-    let h = Harness::start("fn_mall_drain", &["acme"]).await;
+    let h = Harness::start("fn_catch_up", &["acme"]).await;
     h.seed_token("acme").await;
     let (first, _) = h.product("acme").await;
     let (second, _) = h.product("acme").await;
@@ -48,8 +48,8 @@ async fn a_deferred_product_is_fetched_and_stored_its_chain_ends_and_a_bad_body_
     assert!(backlogs.confirm_chain(&tag, "ev-2").await.unwrap());
 
     let recorded = Arc::new(Recorded::default());
-    let drain = MallDrainService::new(h.shop.clone(), recorded.clone());
-    let request = MallDrainRequest::new("acme", "ev-2").to_body();
+    let drain = CatchUpService::new(h.shop.clone(), recorded.clone());
+    let request = CatchUpRequest::new("acme", "ev-2").to_body();
     let response = handler(&drain, sqs_event(&[("m1", &request), ("m2", "not a request")])).await.unwrap();
 
     let failed: Vec<_> = response.batch_item_failures.iter().map(|f| f.item_identifier.clone()).collect();
@@ -62,7 +62,7 @@ async fn a_deferred_product_is_fetched_and_stored_its_chain_ends_and_a_bad_body_
 
 #[tokio::test]
 async fn a_revoked_mall_parks_its_run_without_failing_and_a_new_token_releases_it() {
-    let h = Harness::start("fn_mall_drain_parked", &["acme"]).await;
+    let h = Harness::start("fn_catch_up_parked", &["acme"]).await;
     h.seed_token("acme").await;
     let (product, _) = h.product("acme").await;
     let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
@@ -78,8 +78,8 @@ async fn a_revoked_mall_parks_its_run_without_failing_and_a_new_token_releases_i
     h.sandbox.expire_refresh_token("acme").unwrap();
 
     let recorded = Arc::new(Recorded::default());
-    let drain = MallDrainService::new(h.shop.clone(), recorded.clone());
-    let request = MallDrainRequest::new("acme", "ev-1").to_body();
+    let drain = CatchUpService::new(h.shop.clone(), recorded.clone());
+    let request = CatchUpRequest::new("acme", "ev-1").to_body();
     let response = handler(&drain, sqs_event(&[("m1", &request)])).await.unwrap();
     assert!(response.batch_item_failures.is_empty(), "a parked mall's run does not fail (no DLQ)");
     let holds = MallHolds::new(h.redis.conn().await, h.redis.keyspace());
@@ -88,7 +88,7 @@ async fn a_revoked_mall_parks_its_run_without_failing_and_a_new_token_releases_i
     assert!(recorded.0.lock().unwrap().is_empty(), "no next run while parked");
     // Another run while parked stops before any call.
     let calls = h.sandbox.calls().len();
-    let output = drain.drain_mall(MallDrainRequest::new("acme", "ev-1")).await.unwrap();
+    let output = drain.catch_up(CatchUpRequest::new("acme", "ev-1")).await.unwrap();
     assert_eq!((output.next, output.left), (NextRun::Parked, 1));
     assert_eq!(h.sandbox.calls().len(), calls, "a parked mall is not called");
 
@@ -96,7 +96,7 @@ async fn a_revoked_mall_parks_its_run_without_failing_and_a_new_token_releases_i
     assert!(drain.set_token("acme", &h.fresh_token("acme")).await.unwrap());
     let queued = recorded.0.lock().unwrap().clone();
     assert_eq!(queued.len(), 1, "{queued:?}");
-    let output = drain.drain_mall(queued[0].0.clone()).await.unwrap();
+    let output = drain.catch_up(queued[0].0.clone()).await.unwrap();
     assert_eq!((output.stored, output.next), (1, NextRun::Idle), "{output:?}");
     assert_eq!(holds.state(&tag).await.unwrap(), None, "the hold ended");
     assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 0);

@@ -1,19 +1,19 @@
-//! The mall drain worker: receives "drain mall M" requests from the mall
+//! The catch-up worker: receives "catch up mall M" requests from the mall
 //! drain queue through the [`delay_worker`](crate::delay_worker) loop and
-//! runs [`MallDrainService::drain_mall`] for each, several malls side by
-//! side. In AWS this is the mall drain function's SQS event source.
+//! runs [`CatchUpService::catch_up`] for each, several malls side by
+//! side. In AWS this is the catch-up function's SQS event source.
 
 use crate::delay_worker::{Handled, RequestHandler};
 use futures::future::BoxFuture;
 use redis::aio::ConnectionLike;
-use sluice_domain::MallDrainRequest;
-use sluice_pipeline::{MallDrainService, NextRun};
+use sluice_domain::CatchUpRequest;
+use sluice_pipeline::{CatchUpService, NextRun};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// What the worker has done so far.
 #[derive(Debug, Default)]
-pub struct MallDrainStats {
+pub struct CatchUpStats {
     pub runs: AtomicU64,
     pub failed: AtomicU64,
     /// Dirty resources stored.
@@ -22,23 +22,23 @@ pub struct MallDrainStats {
     pub idle: AtomicU64,
 }
 
-/// The mall drain worker's handler, for [`run_delay_worker`](crate::delay_worker::run_delay_worker).
+/// The catch-up worker's handler, for [`run_delay_worker`](crate::delay_worker::run_delay_worker).
 #[derive(Debug)]
-pub struct Drainer<C> {
-    pub service: MallDrainService<C>,
-    pub stats: Arc<MallDrainStats>,
+pub struct CatchUpWorker<C> {
+    pub service: CatchUpService<C>,
+    pub stats: Arc<CatchUpStats>,
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync + 'static> RequestHandler for Drainer<C> {
+impl<C: ConnectionLike + Clone + Send + Sync + 'static> RequestHandler for CatchUpWorker<C> {
     fn name(&self) -> &'static str {
-        "mall drain"
+        "catch-up"
     }
 
     fn handle(&self, body: String) -> BoxFuture<'_, Handled> {
         Box::pin(async move {
-            let Ok(request) = MallDrainRequest::from_body(&body) else { return Handled::Unreadable };
+            let Ok(request) = CatchUpRequest::from_body(&body) else { return Handled::Unreadable };
             self.stats.runs.fetch_add(1, Ordering::Relaxed);
-            match self.service.drain_mall(request).await {
+            match self.service.catch_up(request).await {
                 Ok(output) => {
                     self.stats.stored.fetch_add(output.stored as u64, Ordering::Relaxed);
                     if output.next == NextRun::Idle {
@@ -48,7 +48,7 @@ impl<C: ConnectionLike + Clone + Send + Sync + 'static> RequestHandler for Drain
                 }
                 Err(e) => {
                     self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(kind = %e.kind, cause = %e.cause, "mall drain run failed; its request comes back");
+                    tracing::warn!(kind = %e.kind, cause = %e.cause, "catch-up run failed; its request comes back");
                     Handled::Failed
                 }
             }

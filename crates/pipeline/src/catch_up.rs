@@ -1,4 +1,4 @@
-//! The mall drain run: one "drain mall M" request, taken from the delay
+//! The catch-up run: one "catch up mall M" request, taken from the delay
 //! queue, drains as much of the mall's dirty set (see `sluice-redis`'s
 //! `backlog` for the design and its diagram) as the mall's bucket allows
 //! right now, then queues the next request while resources are left.
@@ -28,11 +28,11 @@
 //! set waits, and `sluice tokens set` queues the run that goes on.
 //!
 //! A run that fails returns an error and stores nothing more; its request
-//! comes back after the queue's visibility timeout (the mall drain queue's
+//! comes back after the queue's visibility timeout (the catch-up queue's
 //! redrive policy parks it after its maxReceiveCount), and what it had
 //! stored has left the set already.
 
-use crate::config::MallDrainConfig;
+use crate::config::CatchUpConfig;
 use crate::mall_release::Release;
 use crate::shop_service::ShopService;
 use crate::token_step::TokenState;
@@ -41,7 +41,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use redis::aio::ConnectionLike;
 use serde::Serialize;
-use sluice_domain::{DrainRequests, ErrorKind, MallDrainRequest, ResourceKind, ResourceRef, StepError};
+use sluice_domain::{CatchUpRequest, CatchUpRequests, ErrorKind, ResourceKind, ResourceRef, StepError};
 use sluice_redis::{Acquire, Admission, Bucket, ChainNext, DirtyResource, Tag};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 
 /// What one run did, and what comes next.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MallDrainOutput {
+pub struct CatchUpOutput {
     /// Resources whose snapshot this run stored and that left the set.
     pub stored: usize,
     /// Resources fetched but refetched later (a webhook came meanwhile),
@@ -75,22 +75,22 @@ pub enum NextRun {
     Parked,
 }
 
-/// What a run did while it held the mall's drain lock.
+/// What a run did while it held the mall's catch-up lock.
 enum Ran {
     Parked,
     Went { delay: Option<Duration>, stored: usize, tried: usize },
 }
 
-/// The shop service with what a drain run needs besides: where the next
+/// The shop service with what a catch-up run needs besides: where the next
 /// request goes.
 #[derive(Debug, Clone)]
-pub struct MallDrainService<C> {
+pub struct CatchUpService<C> {
     shop: ShopService<C>,
-    requests: Arc<dyn DrainRequests>,
+    requests: Arc<dyn CatchUpRequests>,
 }
 
-impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
-    pub fn new(shop: ShopService<C>, requests: Arc<dyn DrainRequests>) -> Self {
+impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
+    pub fn new(shop: ShopService<C>, requests: Arc<dyn CatchUpRequests>) -> Self {
         Self { shop, requests }
     }
 
@@ -98,43 +98,43 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
         &self.shop
     }
 
-    pub(crate) fn requests(&self) -> &dyn DrainRequests {
+    pub(crate) fn requests(&self) -> &dyn CatchUpRequests {
         self.requests.as_ref()
     }
 
-    pub(crate) fn settings(&self) -> &MallDrainConfig {
-        &self.shop.core.config.mall_drain
+    pub(crate) fn settings(&self) -> &CatchUpConfig {
+        &self.shop.core.config.catch_up
     }
 
-    pub async fn drain_mall(&self, request: MallDrainRequest) -> Result<MallDrainOutput, StepError> {
+    pub async fn catch_up(&self, request: CatchUpRequest) -> Result<CatchUpOutput, StepError> {
         let tag = Tag::for_mall(&request.mall_id);
         // One run per mall at a time: two would read the same oldest
         // resources and spend the bucket fetching them twice. A run that
         // finds another running ends at once (its chain, if it carries
         // one, comes back in a second).
-        let lease = match self.shop.core.locks.acquire(&tag, DRAIN_LOCK, self.settings().run_budget * 2).await? {
+        let lease = match self.shop.core.locks.acquire(&tag, CATCH_UP_LOCK, self.settings().run_budget * 2).await? {
             Acquire::Acquired(lease) => lease,
             Acquire::Busy { .. } => return self.carry(&request, &tag, Some(Duration::from_secs(1)), 0, 0).await,
         };
         let ran = self.run_holding(&request, &tag).await;
         if let Err(e) = self.shop.core.locks.release(&lease).await {
-            tracing::warn!(mall = request.mall_id, error = %e, "mall drain lock not released; it lapses");
+            tracing::warn!(mall = request.mall_id, error = %e, "catch-up lock not released; it lapses");
         }
         match ran? {
             // The chain stays as it is: webhooks deferred meanwhile see it
             // and start no run that would stop here again.
             Ran::Parked => {
                 let left = self.shop.backlogs.size(&tag).await?.dirty;
-                Ok(MallDrainOutput { stored: 0, retried: 0, left, next: NextRun::Parked })
+                Ok(CatchUpOutput { stored: 0, retried: 0, left, next: NextRun::Parked })
             }
             Ran::Went { delay, stored, tried } => self.carry(&request, &tag, delay, stored, tried - stored).await,
         }
     }
 
-    /// The held events, then steps 1 to 3, holding the mall's drain lock:
+    /// The held events, then steps 1 to 3, holding the mall's catch-up lock:
     /// the next run's delay, resources stored and resources tried, or the
     /// mall is parked.
-    async fn run_holding(&self, request: &MallDrainRequest, tag: &Tag) -> Result<Ran, StepError> {
+    async fn run_holding(&self, request: &CatchUpRequest, tag: &Tag) -> Result<Ran, StepError> {
         let shop = &self.shop;
         let mall = request.mall_id.as_str();
         let tag = tag.clone();
@@ -240,7 +240,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             resource: &resource,
             owner: &owner,
             answers: &answers,
-            caller: Caller::DrainRun { dirty: &dirty.resource },
+            caller: Caller::CatchUpRun { dirty: &dirty.resource },
         };
         match shop.fetch_resource(fetch).await? {
             Fetched::Left(reference) => {
@@ -266,12 +266,12 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
     /// `delay`), ends, or is another's.
     async fn carry(
         &self,
-        request: &MallDrainRequest,
+        request: &CatchUpRequest,
         tag: &Tag,
         delay: Option<Duration>,
         stored: usize,
         retried: usize,
-    ) -> Result<MallDrainOutput, StepError> {
+    ) -> Result<CatchUpOutput, StepError> {
         let backlogs = &self.shop.backlogs;
         let next = match backlogs.next(tag, &request.token, self.settings().chain_lease).await? {
             ChainNext::Idle => NextRun::Idle,
@@ -286,7 +286,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> MallDrainService<C> {
             }
         };
         let left = if next == NextRun::Idle { 0 } else { backlogs.size(tag).await?.dirty };
-        Ok(MallDrainOutput { stored, retried, left, next })
+        Ok(CatchUpOutput { stored, retried, left, next })
     }
 }
 
@@ -304,8 +304,10 @@ fn next_run_delay(wait: Duration, inline: Duration) -> Duration {
     if wait <= inline { Duration::ZERO } else { wait }
 }
 
-/// The mall's lock that keeps its drain runs one at a time.
-const DRAIN_LOCK: &str = "mall-drain";
+/// The mall's lock that keeps its catch-up runs one at a time. Its key keeps
+/// the name it had before the catch-up was called so: a run of the earlier
+/// release and one of this release still exclude each other across a deploy.
+const CATCH_UP_LOCK: &str = "mall-drain";
 
 /// How a refused token's fingerprint travels from a fetch to the refresh.
 const STALE_PREFIX: &str = "token refused: ";

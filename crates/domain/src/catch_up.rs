@@ -1,4 +1,4 @@
-//! "Drain mall M": the request that carries a mall's flow-control backlog
+//! "Catch up mall M": the request that carries a mall's flow-control backlog
 //! (its dirty set, see `sluice-redis`'s `backlog`) through the pipeline,
 //! one run per request, each run queueing the next while resources are
 //! left.
@@ -19,30 +19,31 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-/// One drain request.
+/// One catch-up request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MallDrainRequest {
+pub struct CatchUpRequest {
     /// Tells the request apart from the chain's other requests: always
-    /// `"mall_drain"`, so a message meant for another consumer is refused.
-    pub kind: MallDrainKind,
+    /// `"mall_drain"` (its name before the catch-up was called so: requests
+    /// queued by an earlier release still read), so a message meant for another consumer is refused.
+    pub kind: CatchUpKind,
     pub mall_id: String,
     /// The chain this request carries: the event id that started it.
     pub token: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MallDrainKind {
-    MallDrain,
+pub enum CatchUpKind {
+    #[serde(rename = "mall_drain")]
+    CatchUp,
 }
 
-impl MallDrainRequest {
+impl CatchUpRequest {
     pub fn new(mall_id: impl Into<String>, token: impl Into<String>) -> Self {
-        Self { kind: MallDrainKind::MallDrain, mall_id: mall_id.into(), token: token.into() }
+        Self { kind: CatchUpKind::CatchUp, mall_id: mall_id.into(), token: token.into() }
     }
 
     pub fn to_body(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|e| unreachable!("a drain request always serialises: {e}"))
+        serde_json::to_string(self).unwrap_or_else(|e| unreachable!("a catch-up request always serialises: {e}"))
     }
 
     pub fn from_body(body: &str) -> Result<Self, serde_json::Error> {
@@ -53,30 +54,30 @@ impl MallDrainRequest {
 /// A boxed future, so the port can be shared as a trait object.
 pub type Pending<'a> = Pin<Box<dyn Future<Output = Result<(), StepError>> + Send + 'a>>;
 
-/// Queues drain requests (ingest starts a chain, a run queues the next).
-pub trait DrainRequests: Send + Sync + Debug {
+/// Queues catch-up requests (ingest starts a chain, a run queues the next).
+pub trait CatchUpRequests: Send + Sync + Debug {
     /// Queues `request` to arrive after `delay` (rounded up to whole
     /// seconds, at most SQS's 15 minutes: a run still too early
     /// queues another).
-    fn request(&self, request: &MallDrainRequest, delay: Duration) -> Pending<'_>;
+    fn request(&self, request: &CatchUpRequest, delay: Duration) -> Pending<'_>;
 }
 
-/// [`DrainRequests`] over a delay queue.
+/// [`CatchUpRequests`] over a delay queue.
 #[derive(Debug)]
-pub struct QueueDrainRequests<Q> {
+pub struct QueueCatchUpRequests<Q> {
     queue: Q,
 }
 
-impl<Q> QueueDrainRequests<Q> {
+impl<Q> QueueCatchUpRequests<Q> {
     pub fn new(queue: Q) -> Self {
         Self { queue }
     }
 }
 
-impl<Q: DelayQueue + Debug + 'static> DrainRequests for QueueDrainRequests<Q> {
-    fn request(&self, request: &MallDrainRequest, delay: Duration) -> Pending<'_> {
+impl<Q: DelayQueue + Debug + 'static> CatchUpRequests for QueueCatchUpRequests<Q> {
+    fn request(&self, request: &CatchUpRequest, delay: Duration) -> Pending<'_> {
         let body = request.to_body();
-        Box::pin(async move { send_after(&self.queue, body, delay, "the drain request").await })
+        Box::pin(async move { send_after(&self.queue, body, delay, "the catch-up request").await })
     }
 }
 
@@ -86,9 +87,13 @@ mod tests {
 
     #[test]
     fn a_request_reads_back_and_refuses_other_bodies() {
-        let request = MallDrainRequest::new("acme", "ev-1");
-        assert_eq!(MallDrainRequest::from_body(&request.to_body()).unwrap(), request);
-        assert!(MallDrainRequest::from_body(r#"{"sheet":"s","kind":"flush"}"#).is_err());
-        assert!(MallDrainRequest::from_body(r#"{"kind":"mall_drain","mall_id":"acme"}"#).is_err());
+        let request = CatchUpRequest::new("acme", "ev-1");
+        assert_eq!(CatchUpRequest::from_body(&request.to_body()).unwrap(), request);
+        // The body an earlier release queued (and still writes: the queue may hold it across a deploy).
+        let earlier = r#"{"kind":"mall_drain","mall_id":"acme","token":"ev-1"}"#;
+        assert_eq!(CatchUpRequest::from_body(earlier).unwrap(), request);
+        assert_eq!(request.to_body(), earlier);
+        assert!(CatchUpRequest::from_body(r#"{"sheet":"s","kind":"flush"}"#).is_err());
+        assert!(CatchUpRequest::from_body(r#"{"kind":"mall_drain","mall_id":"acme"}"#).is_err());
     }
 }

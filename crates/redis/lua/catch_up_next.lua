@@ -1,10 +1,10 @@
--- The end of a mall drain run: does the chain go on, and who carries it?
+-- The end of a catch-up run: does the chain go on, and who carries it?
 -- Checked in one step with the dirty set, so a webhook deferred while the
 -- run ends either sees the chain (and is drained by its next run) or finds
 -- none (and starts one): gate_claim.lua reads the same two keys.
 --
 -- KEYS[1]   HASH: the dirty set
--- KEYS[2]   STRING: the drain chain, '<token>' or 'lease:<token>'
+-- KEYS[2]   STRING: the catch-up chain, '<token>' or 'lease:<token>'
 -- KEYS[3]   ZSET: the mall's held events (mall_hold.lua): a run releases
 --           them before the dirty set, so they keep the chain going too
 -- ARGV[1]   the run's token
