@@ -1,6 +1,6 @@
 //! Cafe24's two rate limits, as they show in response headers.
 //!
-//! 1. The request bucket (a leaky bucket per mall, 40 deep, draining 2 calls
+//! 1. The request bucket (a leaky bucket per mall, 40 deep, leaking 2 calls
 //!    a second by default): `X-Api-Call-Limit: used/capacity`, e.g. `1/40`.
 //!    A call that would overflow it gets 429.
 //! 2. The usage quota: `X-Cafe24-Call-Usage` and `X-Cafe24-Time-Usage` are the

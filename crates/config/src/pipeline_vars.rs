@@ -19,7 +19,7 @@ const MAX_FLUSH_DELAY_SECS: u64 = 900;
 part! {
     struct PipelineVars(d = PipelineConfig::default()) {
         bucket_capacity: u32 = d.bucket.capacity, "no", "each mall's Admin API bucket size";
-        bucket_drain_per_sec: f64 = d.bucket.drain_per_sec, "no", "its drain, calls per second";
+        bucket_leak_per_sec: f64 = d.bucket.leak_per_sec, "no", "its leak rate, calls per second";
         bucket_margin_ms: u64 = millis(d.bucket.margin), "no",
             "room left unused in the bucket against network jitter, as time";
         inline_wait_max_ms: u64 = millis(d.inline_wait_max), "no", "budget waits up to this are waited inside the step";
@@ -57,8 +57,8 @@ fn millis(duration: Duration) -> u64 {
 pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError> {
     let v: PipelineVars = source.extract()?;
     in_range("bucket_capacity", v.bucket_capacity, 1, None)?;
-    if !(v.bucket_drain_per_sec.is_finite() && v.bucket_drain_per_sec > 0.0) {
-        return Err(ConfigError::invalid("bucket_drain_per_sec", format!("{} is not above 0", v.bucket_drain_per_sec)));
+    if !(v.bucket_leak_per_sec.is_finite() && v.bucket_leak_per_sec > 0.0) {
+        return Err(ConfigError::invalid("bucket_leak_per_sec", format!("{} is not above 0", v.bucket_leak_per_sec)));
     }
     in_range("bucket_margin_ms", v.bucket_margin_ms, 0, Some(10_000))?;
     in_range("refresh_lock_lease_secs", v.refresh_lock_lease_secs, 1, None)?;
@@ -87,7 +87,7 @@ pub fn pipeline_config(source: &EnvSource) -> Result<PipelineConfig, ConfigError
         ..SheetConfig::default()
     };
     Ok(PipelineConfig {
-        bucket: BucketSpec::new(v.bucket_capacity, v.bucket_drain_per_sec)
+        bucket: BucketSpec::new(v.bucket_capacity, v.bucket_leak_per_sec)
             .with_margin(Duration::from_millis(v.bucket_margin_ms)),
         inline_wait_max: Duration::from_millis(v.inline_wait_max_ms),
         step_wait_budget: Duration::from_millis(v.step_wait_budget_ms),
@@ -123,7 +123,7 @@ mod tests {
     fn every_variable_overrides_its_default() {
         let c = config(&[
             ("SLUICE_BUCKET_CAPACITY", "10"),
-            ("SLUICE_BUCKET_DRAIN_PER_SEC", "0.5"),
+            ("SLUICE_BUCKET_LEAK_PER_SEC", "0.5"),
             ("SLUICE_INLINE_WAIT_MAX_MS", "250"),
             ("SLUICE_STEP_WAIT_BUDGET_MS", "0"),
             ("SLUICE_TOKEN_REFRESH_MARGIN_SECS", "120"),
@@ -159,8 +159,8 @@ mod tests {
         for (name, value) in [
             ("SLUICE_BUCKET_CAPACITY", "0"),
             ("SLUICE_BUCKET_CAPACITY", "-1"),
-            ("SLUICE_BUCKET_DRAIN_PER_SEC", "0"),
-            ("SLUICE_BUCKET_DRAIN_PER_SEC", "NaN"),
+            ("SLUICE_BUCKET_LEAK_PER_SEC", "0"),
+            ("SLUICE_BUCKET_LEAK_PER_SEC", "NaN"),
             ("SLUICE_INLINE_WAIT_MAX_MS", "1s"),
             ("SLUICE_REFRESH_LOCK_LEASE_SECS", "0"),
             ("SLUICE_MAX_RECEIVE_COUNT", "1001"),

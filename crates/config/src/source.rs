@@ -22,8 +22,11 @@ pub const PREFIX: &str = "SLUICE_";
 /// the prefix: the earlier name is read when the new one is not set, so a
 /// shell, script or stack that still sets it keeps working (docs/deploy.md,
 /// "Renamed words").
-pub(crate) const RENAMED: &[(&str, &str)] =
-    &[("mall_drain_queue_url", "catch_up_queue_url"), ("mall_drain_dlq_url", "catch_up_dlq_url")];
+pub(crate) const RENAMED: &[(&str, &str)] = &[
+    ("mall_drain_queue_url", "catch_up_queue_url"),
+    ("mall_drain_dlq_url", "catch_up_dlq_url"),
+    ("bucket_drain_per_sec", "bucket_leak_per_sec"),
+];
 
 /// The `SLUICE_*` variables, by their lower-case name without the prefix
 /// (`SLUICE_BUCKET_CAPACITY` is `bucket_capacity`, a field name). A value
@@ -175,5 +178,7 @@ mod tests {
             ("SLUICE_CATCH_UP_QUEUE_URL", "https://q/new"),
         ]);
         assert_eq!(both.get("catch_up_queue_url"), Some("https://q/new"));
+        let bucket = EnvSource::from_pairs([("SLUICE_BUCKET_DRAIN_PER_SEC", "0.5")]);
+        assert_eq!(bucket.get("bucket_leak_per_sec"), Some("0.5"));
     }
 }

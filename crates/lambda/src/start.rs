@@ -132,7 +132,7 @@ pub async fn core_from_env() -> Result<ServiceCore<Connection>, StartError> {
 }
 
 /// fetch: the shop service from the process environment, handing fetches
-/// its mall's bucket cannot serve now over to the mall's drain when flow
+/// its mall's bucket cannot serve now over to the mall's catch-up when flow
 /// control is on (the catch-up queue is set).
 pub async fn fetch_from_env() -> Result<ShopService<Connection>, StartError> {
     let settings = FetchSettings::from_source(&EnvSource::from_process())?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// How the steps behave.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PipelineConfig {
-    /// Each mall's Admin API bucket, as Cafe24 meters it (40, draining 2/s).
+    /// Each mall's Admin API bucket, as Cafe24 meters it (40, leaking 2 /s).
     pub bucket: BucketSpec,
     /// A budget wait up to this long is waited inside the step, exactly;
     /// longer ones go back to the state machine as a Wait state, whose

@@ -4,7 +4,7 @@
 //! SQS FIFO serves groups roughly in arrival order and scans only the first
 //! 120,000 messages for a group it can deliver, so a mall that queues
 //! 100,000 distinct product changes delays every mall behind it by hours,
-//! while its own bucket (40 calls, 2/s) lets it drain at 2 calls a second.
+//! while its own bucket (40 calls, 2/s) lets it through at 2 calls a second.
 //! Coalescing does nothing for distinct resources. So once a mall has a
 //! backlog, its webhooks stop becoming messages:
 //!

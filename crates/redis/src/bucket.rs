@@ -1,5 +1,5 @@
 //! Leaky bucket for upstreams that meter calls that way (Cafe24: 40 calls,
-//! draining 2 per second, per mall), as GCRA: one key per bucket holding its
+//! leaking 2 per second, per mall), as GCRA: one key per bucket holding its
 //! theoretical arrival time (TAT), `{prefix}{tag}:bkt:<name>`, which expires
 //! exactly when the bucket is empty. Scripts: `lua/gcra_acquire.lua` and
 //! `lua/gcra_raise.lua`.
@@ -18,17 +18,17 @@ use redis::aio::ConnectionLike;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A bucket's size and drain rate, and the margin kept against jitter.
+/// A bucket's size and leak rate, and the margin kept against jitter.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BucketSpec {
     pub capacity: u32,
-    pub drain_per_sec: f64,
+    pub leak_per_sec: f64,
     /// Room left unused, as time: a call admitted here reaches the upstream
     /// a little later (the HTTP request, a starved CPU, a Lambda's cold
     /// connection), and calls admitted close together can arrive closer
     /// still. A bucket filled to the brim by our count then refuses the
     /// later one. A margin of `m` covers any delay up to `m`: the upstream's
-    /// level never exceeds ours plus `drain × m` units. At Cafe24's 2/s the
+    /// level never exceeds ours plus `leak × m` units. At Cafe24's 2/s the
     /// default 250 ms keeps half a unit back (a burst of 39, not 40); the
     /// steady rate is unchanged. Capped at `capacity - 1` units.
     pub margin: Duration,
@@ -38,16 +38,16 @@ pub struct BucketSpec {
 pub const DEFAULT_BUCKET_MARGIN: Duration = Duration::from_millis(250);
 
 impl Default for BucketSpec {
-    /// Cafe24's documented Admin API bucket: 40 calls, draining 2 per second.
+    /// Cafe24's documented Admin API bucket: 40 calls, leaking 2 per second.
     fn default() -> Self {
         Self::new(40, 2.0)
     }
 }
 
 impl BucketSpec {
-    /// `capacity` units draining `drain_per_sec`, with the default margin.
-    pub fn new(capacity: u32, drain_per_sec: f64) -> Self {
-        Self { capacity, drain_per_sec, margin: DEFAULT_BUCKET_MARGIN }
+    /// `capacity` units leaking `leak_per_sec`, with the default margin.
+    pub fn new(capacity: u32, leak_per_sec: f64) -> Self {
+        Self { capacity, leak_per_sec, margin: DEFAULT_BUCKET_MARGIN }
     }
 
     /// The same bucket with another margin (zero: fill to the brim).
@@ -55,12 +55,12 @@ impl BucketSpec {
         Self { margin, ..self }
     }
 
-    /// µs one unit takes to drain, rounded up: the bucket drains at most as
+    /// µs one unit takes to leak, rounded up: the bucket leaks at most as
     /// fast as the upstream's.
     fn interval_us(&self) -> Result<u64, Error> {
-        let rate = self.drain_per_sec;
+        let rate = self.leak_per_sec;
         if !(rate.is_finite() && rate > 0.0 && rate <= 1_000_000.0) {
-            return Err(Error::Config(format!("drain rate {rate}/s must be above 0 and at most 1,000,000/s")));
+            return Err(Error::Config(format!("leak rate {rate}/s must be above 0 and at most 1,000,000/s")));
         }
         if self.capacity == 0 {
             return Err(Error::Config("bucket capacity must be at least 1".into()));
@@ -87,7 +87,7 @@ impl Bucket {
         self.capacity
     }
 
-    /// How long one unit takes to drain.
+    /// How long one unit takes to leak.
     pub fn interval(&self) -> Duration {
         Duration::from_micros(self.interval_us)
     }

@@ -113,7 +113,7 @@ async fn demo_shops_checks_the_database_it_is_given() {
 
 #[test]
 fn demo_shops_refuses_an_impossible_bucket_with_exit_2() {
-    let out = sluice(&["demo", "shops", "--bucket-drain", "0"]);
+    let out = sluice(&["demo", "shops", "--bucket-leak", "0"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--bucket-drain"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--bucket-leak"));
 }

@@ -44,7 +44,7 @@ fn event_of(change: &Value) -> String {
 
 #[tokio::test]
 async fn a_sandbox_change_flows_from_webhook_to_stored_snapshot() {
-    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--bucket-capacity", "5", "--bucket-drain", "10"]);
+    let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--bucket-capacity", "5", "--bucket-leak", "10"]);
     let off = dev.wait_for_line("Drain to PostgreSQL: off");
     assert!(off.starts_with("Drain to PostgreSQL: off (--no-drain)") && off.contains("--database-url"), "{off}");
     let sandbox = dev.url("Cafe24 sandbox");

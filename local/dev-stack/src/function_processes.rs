@@ -149,7 +149,7 @@ fn bindings(config: &DevConfig, processes: &ProcessFunctions, queues: &StackQueu
         .parameter("Cafe24ClientId", &config.cafe24.client_id)
         .parameter("GoogleClientId", &config.sheets.client_id)
         .parameter("BucketCapacity", pipeline.bucket.capacity)
-        .parameter("BucketDrainPerSec", pipeline.bucket.drain_per_sec)
+        .parameter("BucketDrainPerSec", pipeline.bucket.leak_per_sec)
         .parameter("MapMaxConcurrency", pipeline.map_max_concurrency)
         .parameter("StepConcurrency", config.step_concurrency.unwrap_or(crate::dev_config::STEP_CONCURRENCY))
         .parameter("MaxReceiveCount", pipeline.max_receive_count)

@@ -45,7 +45,7 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
             outcome.quiet_percentile(0.99),
             outcome.quiet_percentile(1.0),
             outcome.hot_stored,
-            outcome.hot_drain_fraction,
+            outcome.hot_rate_fraction,
             outcome.max_depth,
             outcome.peak_memory / 1024,
             outcome.lost,
@@ -84,9 +84,9 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
     let bound = u64::from(scale.max_queued) + scale.quiet_malls as u64 * 2 + 32;
     assert!(controlled.max_depth <= bound, "FIFO depth {} above {bound}", controlled.max_depth);
     assert!(
-        controlled.hot_drain_fraction >= 0.8,
+        controlled.hot_rate_fraction >= 0.8,
         "hot mall fetched at {:.2} of its bucket",
-        controlled.hot_drain_fraction
+        controlled.hot_rate_fraction
     );
 }
 

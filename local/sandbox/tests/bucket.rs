@@ -23,7 +23,7 @@ async fn setup(bucket: BucketConfig) -> (Cafe24Sandbox, Cafe24Client, String, Se
 /// Replays a leaky bucket from the records' times alone and checks every
 /// recorded level and decision against it.
 fn replay(records: &[CallRecord], bucket: BucketConfig) {
-    let (capacity, drain) = (f64::from(bucket.capacity), bucket.drain_per_sec);
+    let (capacity, drain) = (f64::from(bucket.capacity), bucket.leak_per_sec);
     let (mut level, mut t) = (0.0_f64, Duration::ZERO);
     for r in records {
         level = (level - drain * (r.at - t).as_secs_f64()).max(0.0);
@@ -53,7 +53,7 @@ async fn capacity_plus_one_rapid_calls_admit_exactly_capacity_then_the_drain_fre
         let calls = sandbox.calls();
         let span = calls.last().unwrap().at - calls[0].at;
         // Under a quarter of a second nothing drains a whole call at 4/s.
-        assert!(span.as_secs_f64() < 1.0 / bucket.drain_per_sec, "burst too slow to be exact: {span:?}");
+        assert!(span.as_secs_f64() < 1.0 / bucket.leak_per_sec, "burst too slow to be exact: {span:?}");
         let admitted = calls.iter().filter(|r| r.refused.is_none()).count();
         assert_eq!(admitted, bucket.capacity as usize);
         assert_eq!(calls.last().unwrap().refused, Some(Refusal::Bucket));
@@ -70,7 +70,7 @@ async fn capacity_plus_one_rapid_calls_admit_exactly_capacity_then_the_drain_fre
         // that moment follows from the last admitted call's record.
         let last = calls.iter().rev().find(|r| r.refused.is_none()).unwrap();
         let free_at = last.at
-            + Duration::from_secs_f64((last.bucket_after - f64::from(bucket.capacity - 1)) / bucket.drain_per_sec);
+            + Duration::from_secs_f64((last.bucket_after - f64::from(bucket.capacity - 1)) / bucket.leak_per_sec);
         tokio::time::sleep(free_at.saturating_sub(sandbox.clock()) + Duration::from_millis(5)).await;
         let outcome = client.fetch(MALL, ResourceKind::Product, &id, &token).await;
         assert!(matches!(outcome, FetchOutcome::Found(_)), "{outcome:?}");

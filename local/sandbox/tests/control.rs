@@ -28,7 +28,7 @@ async fn malls_resources_tokens_and_records_over_http() {
         let base = sandbox.base_url();
         let (status, _) = call(reqwest::Method::POST, format!("{base}/sandbox/malls/shop2"), None).await;
         assert_eq!(status, StatusCode::CREATED);
-        let bucket = json!({"capacity": 5, "drain_per_sec": 1.0});
+        let bucket = json!({"capacity": 5, "leak_per_sec": 1.0});
         let (status, _) = call(reqwest::Method::PUT, format!("{base}/sandbox/malls/shop2/bucket"), Some(bucket)).await;
         assert_eq!(status, StatusCode::OK);
         let (_, malls) = call(reqwest::Method::GET, format!("{base}/sandbox/malls"), None).await;

@@ -19,7 +19,7 @@ fn us(d: Duration) -> u64 {
 async fn a_full_bucket_says_exactly_when_the_next_unit_fits() {
     let redis = TestRedis::new("bucket_exact");
     let buckets = buckets(&redis).await;
-    // 5 units, draining 2 per second: one unit every 500 ms.
+    // 5 units, leaking 2 per second: one unit every 500 ms.
     let bucket =
         buckets.bucket(&Tag::new("mall-a"), "admin", BucketSpec::new(5, 2.0).with_margin(Duration::ZERO)).unwrap();
     let first = buckets.acquire(&bucket, 1).await.unwrap().server_time_us().unwrap();
@@ -47,7 +47,7 @@ fn tat(level: BucketLevel) -> u64 {
 async fn observe_only_ever_tightens() {
     let redis = TestRedis::new("observe");
     let buckets = buckets(&redis).await;
-    // 40 units draining 2 per second: one unit is 500 ms of backlog.
+    // 40 units leaking 2 per second: one unit is 500 ms of backlog.
     let bucket =
         buckets.bucket(&Tag::new("mall-b"), "admin", BucketSpec::default().with_margin(Duration::ZERO)).unwrap();
     for _ in 0..10 {
@@ -132,8 +132,8 @@ async fn impossible_buckets_are_refused_with_their_reason() {
     let tag = Tag::new("m");
     let err = |spec| buckets.bucket(&tag, "b", spec).unwrap_err().to_string();
     assert!(err(BucketSpec::new(0, 2.0).with_margin(Duration::ZERO)).contains("capacity"));
-    assert!(err(BucketSpec::new(40, 0.0).with_margin(Duration::ZERO)).contains("drain rate"));
-    assert!(err(BucketSpec::new(40, f64::NAN).with_margin(Duration::ZERO)).contains("drain rate"));
+    assert!(err(BucketSpec::new(40, 0.0).with_margin(Duration::ZERO)).contains("leak rate"));
+    assert!(err(BucketSpec::new(40, f64::NAN).with_margin(Duration::ZERO)).contains("leak rate"));
     let bucket = buckets.bucket(&tag, "b", BucketSpec::default()).unwrap();
     let too_many: Error = buckets.acquire(&bucket, 41).await.unwrap_err();
     assert!(too_many.to_string().contains("41 units can never fit"), "{too_many}");
@@ -144,7 +144,7 @@ async fn impossible_buckets_are_refused_with_their_reason() {
 async fn a_margin_keeps_room_for_calls_that_arrive_late_and_one_call_always_fits() {
     let redis = TestRedis::new("bucket_margin");
     let buckets = buckets(&redis).await;
-    // 5 units draining 2/s (500 ms each) with 250 ms kept back: 4.5 units
+    // 5 units leaking 2 /s (500 ms each) with 250 ms kept back: 4.5 units
     // of room, so a burst takes 4 and the 5th waits until half a unit has
     // drained (250 ms after the first).
     let spec = BucketSpec::new(5, 2.0).with_margin(Duration::from_millis(250));

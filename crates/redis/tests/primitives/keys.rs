@@ -89,7 +89,7 @@ async fn exercise(redis: &TestRedis, op: Op) {
             let buckets = Buckets::new(conn, ks, deny);
             let bucket = buckets.bucket(&tag, "admin", BucketSpec::default()).unwrap();
             match op {
-                // 30 units: the key lives until the bucket has drained them
+                // 30 units: the key lives until the bucket has leaked them
                 // (15 s); one unit's 0.5 s could lapse before the keys are
                 // listed on a slow cluster.
                 Op::BucketAcquire => assert!(buckets.acquire(&bucket, 30).await.unwrap().is_admitted()),

@@ -102,7 +102,7 @@ pub(crate) struct Args {
     scan_window: u32,
     /// Flow control per mall: once a mall has this many messages in the
     /// queue, its webhooks go to its dirty set instead, drained within its
-    /// bucket by one "drain mall" request at a time (docs/shop-path.md: "One flooding
+    /// bucket by one "catch up mall M" request at a time (docs/shop-path.md: "One flooding
     /// mall"). With --functions processes, the catch-up binary drains.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
     flow_max_queued: u32,
@@ -150,9 +150,9 @@ pub(crate) struct Args {
     /// Each mall's Admin API bucket capacity (Cafe24: 40).
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
     bucket_capacity: u32,
-    /// Each mall's bucket drain, calls per second (Cafe24: 2).
-    #[arg(long, default_value_t = 2.0)]
-    bucket_drain: f64,
+    /// Each mall's bucket leak rate, calls per second (Cafe24: 2).
+    #[arg(long, default_value_t = 2.0, alias = "bucket-drain")]
+    bucket_leak: f64,
     /// Pipe workers polling the queue at once (the template's PipeCount).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     workers: u32,
@@ -272,7 +272,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sandbox = if args.sandbox_malls.is_empty() {
         None
     } else {
-        let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
+        let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_leak);
         let config =
             Cafe24SandboxConfig { malls: args.sandbox_malls.clone(), bucket, ..Cafe24SandboxConfig::default() };
         Some(Cafe24Sandbox::start(config).await.context("Cafe24 sandbox")?)
@@ -303,7 +303,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..IngestConfig::new(api_keys)
         },
         pipeline: PipelineConfig {
-            bucket: BucketSpec::new(args.bucket_capacity, args.bucket_drain),
+            bucket: BucketSpec::new(args.bucket_capacity, args.bucket_leak),
             max_receive_count: args.max_receive_count,
             map_max_concurrency: args.map_concurrency,
             catch_up: CatchUpConfig {

@@ -103,9 +103,9 @@ pub(crate) struct Cafe24Args {
     /// Bucket capacity of every mall (Cafe24: 40).
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
     bucket_capacity: u32,
-    /// Bucket drain of every mall, in calls per second (Cafe24: 2).
-    #[arg(long, default_value_t = 2.0, value_parser = positive)]
-    bucket_drain: f64,
+    /// Bucket leak rate of every mall, in calls per second (Cafe24: 2).
+    #[arg(long, default_value_t = 2.0, value_parser = positive, alias = "bucket-drain")]
+    bucket_leak: f64,
     #[command(flatten)]
     faults: FaultArgs,
     /// URL to POST webhooks to when data changes (e.g. sluice dev's ingest).
@@ -184,7 +184,7 @@ fn config(args: &Cafe24Args) -> anyhow::Result<SandboxConfig> {
     let config = SandboxConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], args.port)),
         malls,
-        bucket: BucketConfig::new(args.bucket_capacity, args.bucket_drain),
+        bucket: BucketConfig::new(args.bucket_capacity, args.bucket_leak),
         client_id: args.client_id.clone(),
         client_secret: args.client_secret.as_str().into(),
         access_token_lifetime: Duration::from_secs(args.access_token_lifetime_secs),

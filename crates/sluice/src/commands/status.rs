@@ -176,7 +176,7 @@ fn print_mall(mall: &MallStatus) {
     // Flow control: resources waiting for the mall's catch-up runs.
     let dirty = match mall.backlog.dirty {
         0 => String::new(),
-        n => format!("; {n} resources in its dirty set (drained within its bucket)"),
+        n => format!("; {n} resources in its dirty set (caught up within its bucket)"),
     };
     let hold = match &mall.hold {
         None => String::new(),

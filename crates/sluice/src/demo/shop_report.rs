@@ -145,7 +145,7 @@ impl Report {
     /// Prints the report; true when every invariant held.
     pub(crate) fn print(&self, capacity: u32, drain: f64) -> bool {
         // Each edited product must be fetched once after its last edit; a
-        // mall's bucket lets `capacity` go at once, then `drain` per second.
+        // mall's bucket lets `capacity` go at once, then its leak rate per second.
         let least = |per_mall: &BTreeMap<String, usize>| {
             per_mall.values().map(|&n| (n as f64 - f64::from(capacity)).max(0.0) / drain).fold(0.0, f64::max)
         };

@@ -51,9 +51,9 @@ pub(crate) struct Args {
     /// Each mall's bucket capacity (sandbox and pipeline alike).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
     bucket_capacity: u32,
-    /// Each mall's bucket drain, calls per second.
-    #[arg(long, default_value_t = 3.0)]
-    bucket_drain: f64,
+    /// Each mall's bucket leak rate, calls per second.
+    #[arg(long, default_value_t = 3.0, alias = "bucket-drain")]
+    bucket_leak: f64,
     /// Seed of the edit sequence (the same seed repeats the same run).
     #[arg(long, default_value_t = 3)]
     seed: u64,
@@ -70,15 +70,15 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if !(args.bucket_drain.is_finite() && args.bucket_drain > 0.0) {
-        return Err(crate::usage("sluice demo shops", "--bucket-drain must be a positive number"));
+    if !(args.bucket_leak.is_finite() && args.bucket_leak > 0.0) {
+        return Err(crate::usage("sluice demo shops", "--bucket-leak must be a positive number"));
     }
     // The private PostgreSQL (a few seconds of initdb) starts while the rest does.
     let database = tokio::spawn(demo_database(args.database_url.clone()));
     let redis = args.functions.redis_target()?;
     let conn = redis.connect().await?;
     let malls: Vec<String> = (1..=args.malls).map(|m| format!("mall-{m:02}")).collect();
-    let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_drain);
+    let bucket = BucketConfig::new(args.bucket_capacity, args.bucket_leak);
     let sandbox = Arc::new(
         Cafe24Sandbox::start(Cafe24SandboxConfig { malls: malls.clone(), bucket, ..Cafe24SandboxConfig::default() })
             .await
@@ -91,11 +91,11 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stack = start_stack(conn, &sandbox, &args, &api_key, functions, database.found()).await?;
     println!("Redis: {}", redis.description);
     println!(
-        "Cafe24 sandbox: {} ({} malls, buckets of {} draining {}/s)",
+        "Cafe24 sandbox: {} ({} malls, buckets of {} leaking {}/s)",
         sandbox.base_url(),
         malls.len(),
         args.bucket_capacity,
-        args.bucket_drain
+        args.bucket_leak
     );
     for (what, url) in &stack.urls {
         println!("{what}: {url}");
@@ -144,7 +144,7 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ => StoredView::from_redis(&stack).await?,
     };
     let report = Report::gather(&stack, &sandbox, &sent, elapsed, sending, drained, view).await?;
-    let ok = report.print(args.bucket_capacity, args.bucket_drain);
+    let ok = report.print(args.bucket_capacity, args.bucket_leak);
     stack.stop().await?;
     if let Ok(sandbox) = Arc::try_unwrap(sandbox) {
         sandbox.stop().await;
@@ -168,7 +168,7 @@ async fn start_stack(
     let ingest = IngestConfig { keyspace, ..IngestConfig::new(api_keys) };
     let config = DevConfig {
         pipeline: PipelineConfig {
-            bucket: BucketSpec::new(args.bucket_capacity, args.bucket_drain),
+            bucket: BucketSpec::new(args.bucket_capacity, args.bucket_leak),
             ..PipelineConfig::default()
         },
         functions,

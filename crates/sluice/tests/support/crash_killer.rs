@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// Each mall's Admin API bucket, in the sandbox and in sluice alike: small,
 /// so the limiter paces the fetches.
 pub(crate) const BUCKET_CAPACITY: u32 = 10;
-pub(crate) const BUCKET_DRAIN: u32 = 5;
+pub(crate) const BUCKET_LEAK: u32 = 5;
 
 /// The thread that kills and restarts sluice dev when told, and its channel.
 pub(crate) struct Killer {
@@ -101,7 +101,7 @@ impl DevStart {
             ])
             .args(["--cafe24-base-url", &self.template, "--cafe24-client-id", "sandbox-client"])
             .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
-            .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
+            .args(["--bucket-leak", &BUCKET_LEAK.to_string()])
             .env("SLUICE_CAFE24_CLIENT_SECRET", "sandbox-secret");
         match &self.database_url {
             Some(url) => command.args(["--database-url", url]),

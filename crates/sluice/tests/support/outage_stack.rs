@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// Each mall's Admin API bucket, in the sandbox and in sluice alike.
 const BUCKET_CAPACITY: u32 = 10;
-const BUCKET_DRAIN: u32 = 5;
+const BUCKET_LEAK: u32 = 5;
 /// After the stream, how long the pipeline may take to store the rest.
 pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(40);
 /// How long after Redis is back ingest may take to accept again.
@@ -61,7 +61,7 @@ impl OutageStack {
             .timeout(redis_outage::ANSWER_LIMIT)
             .build()
             .unwrap();
-        let sandbox = stack::sandbox_cafe24(dir, malls, (BUCKET_CAPACITY, BUCKET_DRAIN));
+        let sandbox = stack::sandbox_cafe24(dir, malls, (BUCKET_CAPACITY, BUCKET_LEAK));
         let cafe24 = sandbox.after("Cafe24 sandbox: ");
         let workdir = dir.join("work");
         std::fs::create_dir_all(&workdir).expect("work dir");
@@ -179,7 +179,7 @@ fn start_dev(workdir: &Path, env: &[(&str, String)], template: &str) -> Proc {
         .args(["dev", "--ingest-port", "0", "--sqs-port", "0", "--sfn-port", "0", "--metrics-port", "0"])
         .args(["--cafe24-base-url", template, "--cafe24-client-id", "sandbox-client"])
         .args(["--bucket-capacity", &BUCKET_CAPACITY.to_string()])
-        .args(["--bucket-drain", &BUCKET_DRAIN.to_string()])
+        .args(["--bucket-leak", &BUCKET_LEAK.to_string()])
         // The test reads what was stored from the snapshot streams, which a
         // drain into PostgreSQL would trim.
         .arg("--no-drain")

@@ -107,13 +107,13 @@ pub(crate) fn sluice(dir: &Path) -> Command {
 }
 
 /// `sluice sandbox cafe24` in `dir` for `malls`, each mall's Admin API
-/// bucket `(capacity, drain per second)`: the truth a kill cannot touch.
+/// bucket `(capacity, leak per second)`: the truth a kill cannot touch.
 pub(crate) fn sandbox_cafe24(dir: &Path, malls: &[String], (capacity, drain): (u32, u32)) -> Proc {
     Proc::spawn(
         sluice(dir)
             .args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")])
             .args(["--bucket-capacity", &capacity.to_string()])
-            .args(["--bucket-drain", &drain.to_string()]),
+            .args(["--bucket-leak", &drain.to_string()]),
     )
     .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"))
 }

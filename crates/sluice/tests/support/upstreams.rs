@@ -36,7 +36,7 @@ pub(crate) struct Upstreams {
 }
 
 impl Upstreams {
-    /// `malls` in the Cafe24 sandbox with a bucket of `capacity` draining
+    /// `malls` in the Cafe24 sandbox with a bucket of `capacity` leaking
     /// `drain` a second; one spreadsheet with a tab per gid of `sheets`,
     /// and `users` in the Sheets sandbox. No faults yet.
     pub(crate) fn start(
@@ -51,7 +51,7 @@ impl Upstreams {
             Proc::spawn(sluice(dir).args(["sandbox", "cafe24", "--port", "0", "--mall", &malls.join(",")]).args([
                 "--bucket-capacity",
                 &bucket.0.to_string(),
-                "--bucket-drain",
+                "--bucket-leak",
                 &bucket.1.to_string(),
             ]))
             .unwrap_or_else(|e| panic!("sluice sandbox cafe24: {e}"));

@@ -32,7 +32,7 @@ fn main() {
 }
 
 fn malls(runtime: &tokio::runtime::Runtime) {
-    // Cafe24's bucket is 40 calls draining 2 a second; ten times its rate
+    // Cafe24's bucket is 40 calls leaking 2 a second; ten times its rate
     // keeps a run within minutes. SQS scans 120,000 messages; flood and
     // window are scaled down together (2,500 against 2,000, as 150,000
     // against 120,000), so the flood still hides what is queued behind it.
@@ -84,7 +84,7 @@ fn malls(runtime: &tokio::runtime::Runtime) {
         outcomes
     });
     println!(
-        "| run | pipe | batches at once | quiet p50 | quiet p99 | quiet max | hot drain / bucket | FIFO depth max | Redis memory peak | sent | lost | upstream 429s | step throttles | deferred | fetches waiting in a pipe | handed over |"
+        "| run | pipe | batches at once | quiet p50 | quiet p99 | quiet max | hot rate / bucket | FIFO depth max | Redis memory peak | sent | lost | upstream 429s | step throttles | deferred | fetches waiting in a pipe | handed over |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for o in &outcomes {
@@ -96,7 +96,7 @@ fn malls(runtime: &tokio::runtime::Runtime) {
             o.quiet_percentile(0.5),
             o.quiet_percentile(0.99),
             o.quiet_percentile(1.0),
-            if o.mode == Mode::Quiet { "–".to_owned() } else { format!("{:.2}", o.hot_drain_fraction) },
+            if o.mode == Mode::Quiet { "–".to_owned() } else { format!("{:.2}", o.hot_rate_fraction) },
             o.max_depth,
             o.peak_memory as f64 / (1024.0 * 1024.0),
             o.sent,
@@ -117,7 +117,7 @@ fn malls(runtime: &tokio::runtime::Runtime) {
         p99(controlled) / p99(quiet),
         p99(flood) / p99(quiet)
     );
-    println!("- hot mall's drain rate / its bucket's rate: {:.2} (target ≥ 0.95)", controlled.hot_drain_fraction);
+    println!("- hot mall's rate / its bucket's rate: {:.2} (target ≥ 0.95)", controlled.hot_rate_fraction);
     println!(
         "- FIFO depth at most {} with flow control (target ≤ 1,000 + the quiet traffic, here {}), {} without",
         controlled.max_depth, depth_target, flood.max_depth
@@ -136,13 +136,13 @@ fn malls(runtime: &tokio::runtime::Runtime) {
     );
     println!(
         "- with the pipe scaled out (up to {SCALED_OUT_BATCHES} batches at once; it ran at most {} and {}): quiet p99 \
-         with the flood / without {:.2} with flow control, {:.1} without; hot drain / bucket {:.2}; lost {}, upstream \
+         with the flood / without {:.2} with flow control, {:.1} without; hot rate / bucket {:.2}; lost {}, upstream \
          429s {}; step invocations throttled {} and {} (each step held to {} at once, the template's StepConcurrency)",
         scaled_controlled.max_batches,
         scaled_flood.max_batches,
         p99(scaled_controlled) / p99(quiet),
         p99(scaled_flood) / p99(quiet),
-        scaled_controlled.hot_drain_fraction,
+        scaled_controlled.hot_rate_fraction,
         scaled_controlled.lost + scaled_flood.lost,
         scaled_controlled.refused_by_upstream + scaled_flood.refused_by_upstream,
         scaled_controlled.throttles,

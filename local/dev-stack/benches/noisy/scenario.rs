@@ -12,7 +12,7 @@
 //! scaled out (a pipe that runs many batches at once, as AWS's Pipes page
 //! describes); the steps are held to the template's reserved concurrency
 //! either way. Figures come from Redis's clock: a quiet event's latency runs
-//! from its trace's `received` to its `stored`, the hot mall's drain rate
+//! from its trace's `received` to its `stored`, the hot mall's rate
 //! from its snapshots' stream entry ids.
 
 use futures::StreamExt;
@@ -95,7 +95,7 @@ pub(crate) struct Outcome {
     pub(crate) hot_stored: usize,
     /// The hot mall's stores per second past its first bucketful, over the
     /// bucket's rate (1.0 = every unit used).
-    pub(crate) hot_drain_fraction: f64,
+    pub(crate) hot_rate_fraction: f64,
     /// Most messages in the FIFO queue (visible + in flight) at a sample.
     pub(crate) max_depth: u64,
     /// Most Redis memory above the run's start, bytes.
@@ -255,7 +255,7 @@ pub(crate) async fn run(
     quiet_ms.sort_unstable();
     let mut hot_times: Vec<u64> = stored.iter().filter(|(mall, _, _)| mall == HOT).map(|(_, ms, _)| *ms).collect();
     hot_times.sort_unstable();
-    let hot_drain_fraction = drain_fraction(&hot_times, flood_sent_ms, rate);
+    let hot_rate_fraction = rate_fraction(&hot_times, flood_sent_ms, rate);
     let outcome = Outcome {
         mode,
         pipe,
@@ -263,7 +263,7 @@ pub(crate) async fn run(
         max_batches: stack.pipe.max_in_flight.load(Ordering::Relaxed),
         quiet_ms,
         hot_stored: hot_times.len(),
-        hot_drain_fraction,
+        hot_rate_fraction,
         max_depth: max_depth.load(Ordering::Relaxed),
         peak_memory: peak_memory.load(Ordering::Relaxed) as i64 - memory_at_start,
         sent,
@@ -284,7 +284,7 @@ pub(crate) async fn run(
 /// The hot mall's stores per second once its whole flood was sent (from
 /// then on its backlog, not its webhooks' arrival, bounds the rate), over
 /// the bucket's rate.
-fn drain_fraction(times_ms: &[u64], flood_sent_ms: u64, rate: f64) -> f64 {
+fn rate_fraction(times_ms: &[u64], flood_sent_ms: u64, rate: f64) -> f64 {
     let after: Vec<u64> = times_ms.iter().copied().filter(|&ms| ms > flood_sent_ms).collect();
     let Some(last) = after.last() else { return 0.0 };
     let span = (last - flood_sent_ms) as f64 / 1000.0;

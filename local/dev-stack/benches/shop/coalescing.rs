@@ -52,7 +52,7 @@ pub(crate) async fn run() -> (RunCounts, RunCounts) {
 
 async fn workload(flow_control: bool) -> Run {
     let malls = vec!["busy".to_owned()];
-    // A bucket of 40 draining 20 per second: the fetches of one mall queue
+    // A bucket of 40 leaking 20 per second: the fetches of one mall queue
     // up behind it, which is when coalescing pays.
     let rig = Rig::start_with(&malls, BucketConfig::new(40, 20.0), flow_control).await;
     let mut ids = Vec::new();

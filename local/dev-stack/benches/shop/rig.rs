@@ -46,7 +46,7 @@ impl Rig {
         let cafe24 = cafe24_config(&sandbox);
         let config = DevConfig {
             pipeline: PipelineConfig {
-                bucket: BucketSpec::new(bucket.capacity, bucket.drain_per_sec),
+                bucket: BucketSpec::new(bucket.capacity, bucket.leak_per_sec),
                 ..PipelineConfig::default()
             },
             flow_control,

@@ -1,7 +1,7 @@
 //! The request bucket and the usage quota, on the sandbox's own clock
 //! (`std::time::Instant`); nothing here sleeps.
 //!
-//! Both are the same thing underneath: a [`Meter`] whose level drains
+//! Both are the same thing underneath: a [`Meter`] whose level leaks
 //! linearly. The bucket admits a call when one more unit fits
 //! (`level + 1 <= capacity`) and then adds it; a call that does not fit is
 //! refused and adds nothing. `X-Api-Call-Limit` reports the level rounded
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// Slack for float rounding when comparing levels.
 const EPSILON: f64 = 1e-9;
 
-/// A level that drains `rate` units a second, never below zero.
+/// A level that leaks `rate` units a second, never below zero.
 #[derive(Debug, Clone)]
 pub(crate) struct Meter {
     level: f64,
@@ -72,7 +72,7 @@ pub(crate) struct LeakyBucket {
 
 impl LeakyBucket {
     pub(crate) fn new(config: BucketConfig, now: Instant) -> Self {
-        Self { meter: Meter::new(config.drain_per_sec, now), config }
+        Self { meter: Meter::new(config.leak_per_sec, now), config }
     }
 
     pub(crate) fn config(&self) -> BucketConfig {
@@ -93,9 +93,9 @@ impl LeakyBucket {
         }
     }
 
-    /// New capacity and drain; the current level carries over.
+    /// New capacity and leak rate; the current level carries over.
     pub(crate) fn reconfigure(&mut self, config: BucketConfig, now: Instant) {
-        self.meter.set_rate(config.drain_per_sec, now);
+        self.meter.set_rate(config.leak_per_sec, now);
         self.config = config;
     }
 
@@ -190,7 +190,7 @@ mod tests {
         assert_eq!(takes.iter().filter(|t| t.admitted).count(), 3);
         assert_eq!(takes[3], Take { admitted: false, before: 3.0, after: 3.0 });
         assert_eq!(bucket.header(3.0), CallLimit { used: 3, capacity: 3 });
-        // One second later one call's worth has drained.
+        // One second later one call's worth has leaked.
         let t1 = t0 + Duration::from_secs(1);
         assert!(bucket.try_take(t1).admitted);
         assert!(!bucket.try_take(t1).admitted);
@@ -215,7 +215,7 @@ mod tests {
         quota.charge(Duration::ZERO, t0);
         let r = quota.reading(t0);
         assert_eq!((r.call_percent, r.call_remain_secs, r.time_remain_secs), (100.0, Some(1), None));
-        // Just after, a sliver has drained, yet one more call still does not fit.
+        // Just after, a sliver has leaked, yet one more call still does not fit.
         assert!(quota.reading(t0 + Duration::from_millis(1)).blocked());
         for _ in 0..3 {
             quota.charge_refused(t0);

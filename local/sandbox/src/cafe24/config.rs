@@ -7,34 +7,36 @@ use sluice_cafe24::Secret;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// One mall's request bucket: `capacity` calls deep, draining
-/// `drain_per_sec` calls a second. Cafe24's default is 40 at 2/s; larger
+/// One mall's request bucket: `capacity` calls deep, leaking
+/// `leak_per_sec` calls a second. Cafe24's default is 40 at 2/s; larger
 /// plans get deeper, faster buckets (1000 at 5/s, say).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BucketConfig {
     pub capacity: u32,
-    pub drain_per_sec: f64,
+    /// Read as `drain_per_sec` too, its name before "leak".
+    #[serde(alias = "drain_per_sec")]
+    pub leak_per_sec: f64,
 }
 
 impl Default for BucketConfig {
     fn default() -> Self {
-        Self { capacity: 40, drain_per_sec: 2.0 }
+        Self { capacity: 40, leak_per_sec: 2.0 }
     }
 }
 
 impl BucketConfig {
-    pub fn new(capacity: u32, drain_per_sec: f64) -> Self {
-        Self { capacity, drain_per_sec }
+    pub fn new(capacity: u32, leak_per_sec: f64) -> Self {
+        Self { capacity, leak_per_sec }
     }
 
     pub fn validate(&self) -> Result<(), String> {
         if self.capacity == 0 {
             return Err("bucket capacity must be at least 1".into());
         }
-        if !(self.drain_per_sec.is_finite() && self.drain_per_sec > 0.0) {
+        if !(self.leak_per_sec.is_finite() && self.leak_per_sec > 0.0) {
             return Err(format!(
-                "bucket drain must be a positive number of calls per second, got {}",
-                self.drain_per_sec
+                "bucket leak rate must be a positive number of calls per second, got {}",
+                self.leak_per_sec
             ));
         }
         Ok(())
@@ -47,7 +49,7 @@ impl BucketConfig {
 /// Cafe24's quota guide gives the defaults "3,000 calls and 600 s of
 /// processing time per 10 minutes"; and Cafe24 says calling on while
 /// blocked pushes usage past 100 % and lengthens the wait. So each quota is
-/// modelled as a meter that drains its limit evenly over the window: usage %
+/// modelled as a meter that leaks its limit evenly over the window: usage %
 /// is the meter over the limit; a call is refused while one more call would
 /// not fit the call quota or the time quota is reached (refused calls still
 /// add to the call meter, so usage climbs past 100 %); `Remain` is the whole

@@ -4,8 +4,8 @@
 //!
 //! ```text
 //! GET    /sandbox/malls                                  malls, bucket levels, refresh counts
-//! POST   /sandbox/malls/{mall}                           add a mall (body: optional {capacity, drain_per_sec})
-//! PUT    /sandbox/malls/{mall}/bucket                    {capacity, drain_per_sec}
+//! POST   /sandbox/malls/{mall}                           add a mall (body: optional {capacity, leak_per_sec})
+//! PUT    /sandbox/malls/{mall}/bucket                    {capacity, leak_per_sec}
 //! POST   /sandbox/malls/{mall}/tokens                    issue tokens (Cafe24's token response)
 //! POST   /sandbox/malls/{mall}/tokens/expire             expire the mall's access tokens now
 //! POST   /sandbox/malls/{mall}/tokens/revoke             revoke its access and refresh tokens (app removed)
@@ -96,7 +96,7 @@ async fn malls(State(shared): State<Arc<Shared>>) -> Response {
         .iter()
         .map(|(id, mall)| {
             let c = mall.bucket.config();
-            json!({"mall_id": id, "capacity": c.capacity, "drain_per_sec": c.drain_per_sec,
+            json!({"mall_id": id, "capacity": c.capacity, "leak_per_sec": c.leak_per_sec,
                    "level": mall.bucket.level(now), "refreshes": mall.tokens.refreshes()})
         })
         .collect();

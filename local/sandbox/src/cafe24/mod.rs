@@ -96,7 +96,7 @@ impl Cafe24Sandbox {
         self.shared.lock().malls.keys().cloned().collect()
     }
 
-    /// New capacity and drain for a mall's bucket; its level carries over.
+    /// New capacity and leak rate for a mall's bucket; its level carries over.
     pub fn set_bucket(&self, mall_id: &str, bucket: BucketConfig) -> Result<(), SandboxError> {
         bucket.validate().map_err(SandboxError::InvalidInput)?;
         self.shared.lock().mall_mut(mall_id)?.bucket.reconfigure(bucket, Instant::now());
@@ -109,7 +109,7 @@ impl Cafe24Sandbox {
         Ok(())
     }
 
-    /// The bucket's level now (fractional: it drains continuously).
+    /// The bucket's level now (fractional: it leaks continuously).
     pub fn bucket_level(&self, mall_id: &str) -> Result<f64, SandboxError> {
         Ok(self.shared.lock().mall(mall_id)?.bucket.level(Instant::now()))
     }
