@@ -5,7 +5,7 @@
 //! configured URL. [`Alerter::alert`] sends at most one per key per
 //! window, so a storm of failures on one sheet sends one message;
 //! [`Alerter::episode`] sends one when an episode starts and one when it
-//! ends, as `sluice_redis::episode` (or a parked mall's hold) decides, so
+//! ends, as `sluice_redis::episode` (or a parked mall's parking) decides, so
 //! the two always come in pairs. Without a URL, alerts are logged only. An
 //! alert that cannot be sent is logged; it never fails the work that
 //! raised it. No alert text holds a token: callers put in ids and the

@@ -26,7 +26,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         // Two independent reads under the mall's tag, side by side: the
         // common case pays one round trip for both checks.
         let token_usable = async { if input.token_checked { Ok(true) } else { self.token_usable(mall).await } };
-        let (held, token_usable) = tokio::join!(self.hold_if_held(mall, &work.event_id, &input.item), token_usable);
+        let (held, token_usable) = tokio::join!(self.hold_if_parked(mall, &work.event_id, &input.item), token_usable);
         if held? {
             return Ok(FetchOutput::held());
         }

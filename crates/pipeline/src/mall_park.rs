@@ -6,7 +6,7 @@
 //! the dead-letter queue (where `sluice tokens set` would leave them to be
 //! redriven by hand, out of order):
 //!
-//! - the token step holds the event (`sluice_redis::mall_hold`: in Redis,
+//! - the token step holds the event (`sluice_redis::mall_park`: in Redis,
 //!   under the mall's tag, in arrival order), parks the mall and answers
 //!   `held`; the state machine ends the item, so its message is deleted and
 //!   nothing goes to the dead-letter queue;
@@ -43,12 +43,12 @@ use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use serde_json::json;
 use sluice_domain::{ErrorKind, StepError};
-use sluice_redis::{Hold, StoredToken, Tag};
+use sluice_redis::{Parking, StoredToken, Tag};
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
-    /// Holds `item` if its mall is held (parked, or releasing events held
+    /// Holds `item` if its mall is parked or releasing (events held
     /// before it). True when held: the item must not be fetched.
-    pub(crate) async fn hold_if_held(&self, mall: &str, event_id: &str, item: &ItemPlan) -> Result<bool, StepError> {
+    pub(crate) async fn hold_if_parked(&self, mall: &str, event_id: &str, item: &ItemPlan) -> Result<bool, StepError> {
         let body = item_json(item)?;
         let hold = self.holds.check(&Tag::for_mall(mall), event_id, &body).await?;
         if hold.held {
@@ -64,7 +64,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         mall: &str,
         reason: &str,
         item: Option<(&str, &ItemPlan)>,
-    ) -> Result<Hold, StepError> {
+    ) -> Result<Parking, StepError> {
         let body = item.map(|(_, item)| item_json(item)).transpose()?;
         let event = item.zip(body.as_deref()).map(|((id, _), body)| (id, body));
         let hold = self.holds.park(&Tag::for_mall(mall), reason, event).await?;
@@ -106,7 +106,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
             return Ok(false);
         }
         // The chain is taken whoever held it: a parked mall's chain has no
-        // run coming (its last run stopped on the hold).
+        // run coming (its last run stopped on the parking).
         let request = sluice_domain::CatchUpRequest::new(mall, format!("release-{}", now_ms()));
         let lease = shop.core.config.catch_up.chain_lease;
         shop.backlogs.take_chain(&tag, &request.token, lease).await?;

@@ -1,11 +1,11 @@
 //! The release of a parked mall's held events (see `mall_park` and
-//! `sluice_redis::mall_hold`), by the mall's catch-up run once `sluice tokens
+//! `sluice_redis::mall_park`), by the mall's catch-up run once `sluice tokens
 //! set` stored a new token: oldest first, one at a time, each through the
 //! very token, fetch and store code an event from the queue goes through,
 //! and each leaving the held set only after its snapshot is stored (the
 //! store is idempotent per event, so a run that dies sends it again and
 //! stores it once). Events arriving meanwhile are held behind them; the
-//! last one out ends the hold, and the mall's events go straight through
+//! last one out ends the parking, and the mall's events go straight through
 //! again.
 //!
 //! An upstream failure (5xx, a timeout) is retried here a few times,
@@ -63,7 +63,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
         let started = Instant::now();
         loop {
             let Some(event) = shop.holds.oldest(tag).await? else {
-                // Released with nothing (left) held: the hold ends here,
+                // Released with nothing (left) held: the parking ends here,
                 // unless an event was held meanwhile (then it goes next).
                 match self.end_release(mall, tag, None).await? {
                     Some(end) => return Ok(end),
@@ -90,7 +90,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
 
     /// `released` (if any) leaves the held set. When it was the last, the
     /// hold ends and the one recovery alert goes out (`Done`); with none
-    /// left and the hold not ended, the mall was parked again meanwhile
+    /// left and the parking not ended, the mall was parked again meanwhile
     /// (`Parked`); `None` while events are left.
     async fn end_release(&self, mall: &str, tag: &Tag, released: Option<&str>) -> Result<Option<Release>, StepError> {
         let shop = self.shop();

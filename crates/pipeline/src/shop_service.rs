@@ -10,7 +10,7 @@ use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use sluice_cafe24::Cafe24Client;
 use sluice_domain::{CatchUpRequests, StepError};
-use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, MallHolds, SnapshotStore, Tag, Traces};
+use sluice_redis::{Backlogs, Bucket, Buckets, DenyCache, ParkedMalls, SnapshotStore, Tag, Traces};
 use std::sync::Arc;
 
 /// The name of a mall's Admin API bucket, lock and token under its tag.
@@ -26,7 +26,7 @@ pub struct ShopService<C> {
     pub(crate) snapshots: SnapshotStore<C>,
     pub(crate) backlogs: Backlogs<C>,
     /// Parked malls' events, held in order until a new token.
-    pub(crate) holds: MallHolds<C>,
+    pub(crate) holds: ParkedMalls<C>,
     pub(crate) alerter: Alerter<C>,
     pub(crate) cafe24: Cafe24Client,
     /// With flow control: where the fetch step's hand-overs ask for a
@@ -44,7 +44,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
         buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
         let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.catch_up.flow.clone())
             .map_err(StepError::from)?;
-        let holds = MallHolds::new(core.conn.clone(), core.keyspace.clone());
+        let holds = ParkedMalls::new(core.conn.clone(), core.keyspace.clone());
         let alerter = Alerter::new(core.conn.clone(), core.keyspace.clone(), None, core.config.sheets.alert_window);
         Ok(Self { core, buckets, snapshots, backlogs, holds, alerter, cafe24, hand_over: None })
     }

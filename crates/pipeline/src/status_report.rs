@@ -14,7 +14,7 @@ use crate::shop_service::{ADMIN_API, mall_bucket, shop_buckets};
 use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
 use sluice_redis::{
-    BacklogSize, Backlogs, Buckets, CredentialState, HoldState, MallHolds, SheetBacklog, SheetBuffers, SheetState,
+    BacklogSize, Backlogs, Buckets, CredentialState, ParkState, ParkedMalls, SheetBacklog, SheetBuffers, SheetState,
     SlidingWindowLimiter, StoredToken, Tag, WindowUsage,
 };
 use std::time::Duration;
@@ -33,7 +33,7 @@ pub struct MallStatus {
     /// resources (waiting for its catch-up runs).
     pub backlog: BacklogSize,
     /// Parked (Cafe24 refused its token) or releasing, with its events held.
-    pub hold: Option<HoldState>,
+    pub hold: Option<ParkState>,
 }
 
 /// When a stored token pair expires (ms since the epoch); never the tokens.
@@ -111,7 +111,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> StatusReader<C> {
         let token = core.tokens.get(&Tag::for_mall(mall_id), ADMIN_API).await?;
         let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.catch_up.flow.clone())?;
         let backlog = backlogs.size(&Tag::for_mall(mall_id)).await?;
-        let hold = MallHolds::new(core.conn.clone(), core.keyspace.clone()).state(&Tag::for_mall(mall_id)).await?;
+        let hold = ParkedMalls::new(core.conn.clone(), core.keyspace.clone()).state(&Tag::for_mall(mall_id)).await?;
         Ok(MallStatus {
             mall_id: mall_id.to_owned(),
             bucket_units: level.units,

@@ -10,7 +10,7 @@
 //! overwrite a newer token.
 //!
 //! It is also where a mall is parked (`mall_park`): an event of a held
-//! mall is held without a call, and a refresh Cafe24 refuses for the
+//! mall is parked without a call, and a refresh Cafe24 refuses for the
 //! mall (`invalid_grant`), a token refused even after a refresh
 //! (`rejected`, from the state machine), or no token at all (a mall never
 //! set up) park the mall and hold the event. The step then answers
@@ -75,7 +75,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub async fn ensure_token(&self, input: TokenInput) -> Result<TokenOutput, StepError> {
         let work = input.item.shop_work()?;
         let (mall, event_id) = (work.event.mall_id.as_str(), work.event_id.as_str());
-        if self.hold_if_held(mall, event_id, &input.item).await? {
+        if self.hold_if_parked(mall, event_id, &input.item).await? {
             return Ok(TokenOutput::held());
         }
         let refused = if input.rejected {

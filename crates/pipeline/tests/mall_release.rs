@@ -12,7 +12,7 @@
 use sluice_domain::{CatchUpRequest, CatchUpRequests, ResourceKind};
 use sluice_pipeline::step_io::{FetchInput, FetchNext, TokenInput};
 use sluice_pipeline::{CatchUpService, NextRun, PipelineConfig, ServiceCore, ShopService};
-use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
+use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MarkTimes, ParkedMalls, Tag};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, Fault, FaultConfig, fault::FaultInjector};
 use sluice_testkit::TestRedis;
 use sluice_testkit::pipeline::{item_plan, sandbox_token};
@@ -85,7 +85,7 @@ async fn a_release_fetches_a_failed_held_event_again_in_the_run_instead_of_putti
 
         let counters = sandbox.counters();
         assert_eq!((counters.server_errors, counters.ok), (1, HELD as u64), "one failure, then each held event once");
-        let holds = MallHolds::new(redis.conn().await, redis.keyspace());
+        let holds = ParkedMalls::new(redis.conn().await, redis.keyspace());
         assert_eq!(holds.state(&Tag::for_mall(MALL)).await.unwrap(), None, "one run released every held event");
         assert_eq!(output.next, NextRun::Idle, "{output:?}");
         assert!(recorded.0.lock().unwrap().is_empty(), "no later run was needed");
@@ -107,7 +107,7 @@ async fn setup(name: &str) -> (TestRedis, Cafe24Sandbox, ShopService<sluice_redi
 }
 
 /// `sluice tokens set` for the parked `MALL`, then the release run it
-/// queues: every held event stored, the hold ended.
+/// queues: every held event stored, the parking ended.
 async fn release(redis: &TestRedis, sandbox: &Cafe24Sandbox, shop: &ShopService<sluice_redis::Connection>) {
     let recorded = Arc::new(Recorded::default());
     let drain = CatchUpService::new(shop.clone(), recorded.clone());
@@ -115,12 +115,12 @@ async fn release(redis: &TestRedis, sandbox: &Cafe24Sandbox, shop: &ShopService<
     let request = recorded.0.lock().unwrap().pop().expect("a release run queued");
     let output = drain.catch_up(request).await.unwrap();
     assert_eq!(output.next, NextRun::Idle, "{output:?}");
-    let holds = MallHolds::new(redis.conn().await, redis.keyspace());
+    let holds = ParkedMalls::new(redis.conn().await, redis.keyspace());
     assert_eq!(holds.state(&Tag::for_mall(MALL)).await.unwrap(), None, "released");
 }
 
 async fn parked_reason(redis: &TestRedis) -> String {
-    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall(MALL)).await.unwrap();
+    let held = ParkedMalls::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall(MALL)).await.unwrap();
     let held = held.expect("the mall is parked");
     assert!(held.parked && held.held == 1, "{held:?}");
     held.reason
@@ -185,7 +185,7 @@ async fn a_403_in_a_flow_control_drain_run_parks_the_mall_instead_of_calling_aga
         let recorded = Arc::new(Recorded::default());
         let drain = CatchUpService::new(shop.clone(), recorded.clone());
         drain.catch_up(CatchUpRequest::new(MALL, "ev-1")).await.unwrap();
-        let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&tag).await.unwrap();
+        let held = ParkedMalls::new(redis.conn().await, redis.keyspace()).state(&tag).await.unwrap();
         assert!(held.as_ref().is_some_and(|h| h.parked && h.reason.contains("403")), "{held:?}");
         let calls = sandbox.calls().len();
         let output = drain.catch_up(CatchUpRequest::new(MALL, "ev-1")).await.unwrap();

@@ -9,7 +9,7 @@ use sluice_pipeline::step_io::{
 };
 use sluice_pipeline::{PipelineConfig, ServiceCore, ShopService};
 use sluice_redis::Connection;
-use sluice_redis::{BucketSpec, Coalescing, Gates, MallHolds, MarkTimes, Tag};
+use sluice_redis::{BucketSpec, Coalescing, Gates, MarkTimes, ParkedMalls, Tag};
 use sluice_sandbox::cafe24::BucketConfig;
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig, FaultConfig};
 use sluice_testkit::TestRedis;
@@ -244,7 +244,7 @@ async fn a_revoked_refresh_token_parks_the_mall_and_holds_its_events_with_one_al
         let output = steps.ensure_token(input).await.unwrap();
         assert!(output.held && output.wait_seconds == 0, "{output:?}");
     }
-    let held = MallHolds::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("gone")).await;
+    let held = ParkedMalls::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall("gone")).await;
     let held = held.unwrap().unwrap();
     assert!(held.parked && held.held == 3, "{held:?}");
     assert!(held.reason.contains("invalid_grant"), "{held:?}");
@@ -315,7 +315,7 @@ async fn a_fetch_sends_a_missing_or_expiring_token_to_the_token_step_and_holds_a
 
     // A parked mall: the item joins its held events.
     steps.set_token("parked", &sandbox_token(&sandbox, "parked")).await.unwrap();
-    let holds = MallHolds::new(redis.conn().await, redis.keyspace());
+    let holds = ParkedMalls::new(redis.conn().await, redis.keyspace());
     holds.park(&Tag::for_mall("parked"), "a test parked it", None).await.unwrap();
     let calls = sandbox.counters().calls;
     let fetched = steps.fetch(FetchInput::new(item("parked", "1", "p1"))).await.unwrap();

@@ -5,7 +5,7 @@
 --
 -- KEYS[1]   HASH: the dirty set
 -- KEYS[2]   STRING: the catch-up chain, '<token>' or 'lease:<token>'
--- KEYS[3]   ZSET: the mall's held events (mall_hold.lua): a run releases
+-- KEYS[3]   ZSET: the mall's held events (mall_park.lua): a run releases
 --           them before the dirty set, so they keep the chain going too
 -- ARGV[1]   the run's token
 -- ARGV[2]   the lease in ms (until the next request is known to be queued)

@@ -2,7 +2,7 @@
 -- turns from parked to releasing, so the next catch-up run sends its held
 -- events, oldest first, while new ones keep queueing behind them.
 --
--- KEYS[1]   HASH: the hold, {state, reason, since}
+-- KEYS[1]   HASH: the parking (key `hold`), {state, reason, since}
 --
 -- Returns 1 when the mall was held (parked or already releasing: a
 -- release whose catch-up request was lost can be asked for again), 0 when it

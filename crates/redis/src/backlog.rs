@@ -269,7 +269,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
     }
 
     /// Takes the chain for `token`, whoever held it: a catch-up run must
-    /// come now (a parked mall's new token, see `mall_hold`), and a run
+    /// come now (a parked mall's new token, see `mall_park`), and a run
     /// of the chain it displaces stops at its end. Queue the request,
     /// then [`confirm_chain`](Self::confirm_chain).
     pub async fn take_chain(&self, tag: &Tag, token: &str, lease: Duration) -> Result<(), Error> {
@@ -337,7 +337,7 @@ impl<C: ConnectionLike + Clone + Send> Backlogs<C> {
         let code: i64 = scripts::CATCH_UP_NEXT
             .key(self.key(tag, "dirty", ""))
             .key(self.key(tag, "chain", "drain"))
-            .key(self.key(tag, crate::mall_hold::HELD, ""))
+            .key(self.key(tag, crate::mall_park::HELD, ""))
             .arg(token)
             .arg(ttl_ms(lease)?)
             .invoke_async(&mut self.conn.clone())

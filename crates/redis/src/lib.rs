@@ -23,10 +23,10 @@
 //! {prefix}{mall:m}:dirty:       HASH    a mall's deferred resources    owner: the mall's catch-up runs; TTL: 14 days
 //! {prefix}{mall:m}:dirtyq:      ZSET    their order, oldest first      owner: the mall's catch-up runs; TTL: 14 days
 //! {prefix}{mall:m}:chain:drain  STRING  the next catch-up run's token     TTL: lease, then 1 h
-//! {prefix}{mall:m}:hold:        HASH    a parked mall's state          owner: `sluice tokens set`, then the release (see mall_hold)
+//! {prefix}{mall:m}:hold:        HASH    a parked mall's state          owner: `sluice tokens set`, then the release (see mall_park)
 //! {prefix}{mall:m}:held:        ZSET    its held events, in order      owner: the release (catch-up runs)
 //! {prefix}{mall:m}:heldbody:    HASH    their items (JSON)             owner: the release
-//! {prefix}{mall:m}:heldseq:     STRING  the last arrival sequence      owner: deleted with the hold
+//! {prefix}{mall:m}:heldseq:     STRING  the last arrival sequence      owner: deleted with the parking
 //! {prefix}{<tag>}:streak:<name>  STRING  failures in a row              TTL: 1 day after the latest failure (see episode)
 //! {prefix}{<tag>}:episode:<name> STRING  an open episode of failures    TTL: 1 day after the latest failure
 //! {prefix}{<tag>}:token:<name>   HASH    OAuth token pair               TTL: until the refresh token expires
@@ -70,7 +70,7 @@
 //! - [`lock`]: the fenced lock.
 //! - [`gate`]: the TTL gate and the pending mark.
 //! - [`backlog`]: flow control per mall: the dirty set and its catch-up chain.
-//! - [`mall_hold`]: a parked mall's events, held in order until its new token.
+//! - [`mall_park`]: a parked mall's events, held in order until its new token.
 //! - [`episode`]: failures in a row, for one alert when they start and one when they end.
 //! - [`coalescing`]: a resource's pending fetch, leased until enqueued, that later webhooks join.
 //! - [`delivery`]: ingest's memory of each delivery: accepted, or which attempt holds it.
@@ -107,7 +107,7 @@ pub mod group_ledger;
 pub mod keyspace;
 pub mod limiter;
 pub mod lock;
-pub mod mall_hold;
+pub mod mall_park;
 mod scripts;
 pub mod sheet_buffer;
 pub mod sheet_flow;
@@ -136,7 +136,7 @@ pub use group_ledger::{GroupLedger, LaggingGroup, SeenGroup};
 pub use keyspace::{Keyspace, Tag};
 pub use limiter::{Limit, LimitSet, SlidingWindowLimiter, WindowUsage};
 pub use lock::{Acquire, Lease, Locks};
-pub use mall_hold::{HeldEvent, Hold, HoldState, MallHolds};
+pub use mall_park::{HeldEvent, ParkState, ParkedMalls, Parking};
 pub use sheet_buffer::{Claim, SheetBacklog, SheetBuffers};
 pub use sheet_flow::{Buffered, RowAdmit, SheetFlow};
 pub use sheet_state::SheetState;

@@ -47,7 +47,7 @@ script!(DIRTY_PEEK, "dirty_peek.lua");
 script!(DIRTY_DONE, "dirty_done.lua");
 script!(CATCH_UP_NEXT, "catch_up_next.lua");
 script!(DIRTY_HAND_OVER, "dirty_record.lua" + "dirty_hand_over.lua");
-script!(MALL_HOLD, "mall_hold.lua");
+script!(MALL_PARK, "mall_park.lua");
 script!(MALL_RELEASE, "mall_release.lua");
 script!(HELD_DONE, "held_done.lua");
 script!(EPISODE_NOTE, "episode_note.lua");

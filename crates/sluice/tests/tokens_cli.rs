@@ -10,7 +10,7 @@ use serde_json::json;
 use sluice_aws::{SqsEndpoint, sqs_client};
 use sluice_domain::CatchUpRequest;
 use sluice_pipeline::shop_service::ADMIN_API;
-use sluice_redis::{MallHolds, Tag, TokenStore};
+use sluice_redis::{ParkedMalls, Tag, TokenStore};
 use sluice_testkit::TestRedis;
 use std::process::Output;
 use support::local_sqs::{LocalSqs, operator_command};
@@ -35,7 +35,7 @@ fn sluice(redis: &TestRedis, args: &[&str], sqs_endpoint: Option<&str>) -> Outpu
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_set_releases_a_parked_mall_through_the_catch_up_queue() {
     let redis = TestRedis::new("cli_tokens_parked");
-    let holds = MallHolds::new(redis.conn().await, redis.keyspace());
+    let holds = ParkedMalls::new(redis.conn().await, redis.keyspace());
     let tokens = TokenStore::new(redis.conn().await, redis.keyspace());
     let tag = Tag::for_mall("acme");
     holds.park(&tag, "Cafe24 refused its refresh token (invalid_grant)", Some(("e1", "{}"))).await.unwrap();

@@ -10,7 +10,7 @@ use sluice_domain::{CatchUpRequest, CatchUpRequests};
 use sluice_fn_catch_up::handler;
 use sluice_pipeline::CatchUpService;
 use sluice_pipeline::NextRun;
-use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MallHolds, MarkTimes, Tag};
+use sluice_redis::{Admit, Backlogs, Chain, FlowControl, MarkTimes, ParkedMalls, Tag};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -82,7 +82,7 @@ async fn a_revoked_mall_parks_its_run_without_failing_and_a_new_token_releases_i
     let request = CatchUpRequest::new("acme", "ev-1").to_body();
     let response = handler(&drain, sqs_event(&[("m1", &request)])).await.unwrap();
     assert!(response.batch_item_failures.is_empty(), "a parked mall's run does not fail (no DLQ)");
-    let holds = MallHolds::new(h.redis.conn().await, h.redis.keyspace());
+    let holds = ParkedMalls::new(h.redis.conn().await, h.redis.keyspace());
     assert!(holds.state(&tag).await.unwrap().is_some_and(|s| s.parked), "the refused refresh parked the mall");
     assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 1, "the deferred product waits");
     assert!(recorded.0.lock().unwrap().is_empty(), "no next run while parked");

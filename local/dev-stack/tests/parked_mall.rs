@@ -11,7 +11,7 @@ use crate::support;
 use sluice_aws::{SqsDelayQueue, SqsEndpoint, sqs_client};
 use sluice_domain::{Queue, QueueCatchUpRequests};
 use sluice_pipeline::CatchUpService;
-use sluice_redis::{MallHolds, Tag};
+use sluice_redis::{ParkedMalls, Tag};
 use sluice_sandbox::cafe24::ChangeReport;
 use sluice_testkit::pipeline::sandbox_token;
 use std::collections::HashSet;
@@ -65,7 +65,7 @@ async fn a_revoked_mall_is_parked_in_order_and_resumes_by_itself_after_a_new_tok
     let mut setup = Setup::new(&["mall-r", "mall-ok"]);
     setup.alert_url = Some(alert_url);
     let mut stack = Stack::start("e2e_parked_mall", setup).await;
-    let holds = MallHolds::new(stack.redis.conn().await, stack.redis.keyspace());
+    let holds = ParkedMalls::new(stack.redis.conn().await, stack.redis.keyspace());
     let tag = Tag::for_mall("mall-r");
 
     // Both malls work; then Cafe24 revokes mall-r's tokens mid-stream.

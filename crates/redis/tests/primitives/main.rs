@@ -15,7 +15,7 @@ mod group_ledger;
 mod keys;
 mod limiter;
 mod lock;
-mod mall_hold;
+mod mall_park;
 mod sheet_buffer;
 mod sheet_flow;
 mod trace_and_store;

@@ -20,7 +20,7 @@ use sluice_cafe24::{Cafe24Client, Cafe24Config, Secret, TokenGrant, TokenRespons
 use sluice_domain::QueueCatchUpRequests;
 use sluice_pipeline::shop_service::ADMIN_API;
 use sluice_pipeline::{CatchUpService, PipelineConfig, ServiceCore, ShopService, stored_token};
-use sluice_redis::{MallHolds, Tag, TokenStore};
+use sluice_redis::{ParkedMalls, Tag, TokenStore};
 use std::io::Read;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -90,7 +90,7 @@ async fn set(mall: &str, source: &str, queue_flag: Option<String>) -> anyhow::Re
     let now = now_ms();
     let token = stored_token(&grant, now);
     let tag = Tag::for_mall(mall);
-    let held = MallHolds::new(conn.clone(), redis.keyspace.clone()).state(&tag).await?;
+    let held = ParkedMalls::new(conn.clone(), redis.keyspace.clone()).state(&tag).await?;
     // A mall that is not parked needs no queue: the token is all there is
     // to set. A parked one must have its release asked for, so without a
     // queue nothing is stored (its events would stay held, unasked for).
@@ -147,7 +147,7 @@ async fn show(mall: &str) -> anyhow::Result<ExitCode> {
     let store = TokenStore::new(conn.clone(), redis.keyspace.clone());
     let tag = Tag::for_mall(mall);
     println!("{}", enrolment::describe(&redis, &tenant(mall)?).await?);
-    if let Some(held) = MallHolds::new(conn, redis.keyspace.clone()).state(&tag).await? {
+    if let Some(held) = ParkedMalls::new(conn, redis.keyspace.clone()).state(&tag).await? {
         let what = if held.parked { "PARKED" } else { "being released" };
         println!(
             "mall {mall}: {what} ({}) since {}; {} events held, in order",

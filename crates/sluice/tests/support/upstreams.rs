@@ -7,7 +7,7 @@
 use super::stack::{NotAccepted, Proc, credentials_set, post, sluice, tokens_set};
 use serde_json::Value;
 use serde_json::json;
-use sluice_redis::{Keyspace, MallHolds, Tag};
+use sluice_redis::{Keyspace, ParkedMalls, Tag};
 use sluice_testkit::alert_listener::AlertListener;
 use std::collections::HashMap;
 use std::path::Path;
@@ -143,7 +143,7 @@ impl Upstreams {
         let (workdir, set_at) = (workdir.to_owned(), Instant::now());
         tokio::task::spawn_blocking(move || tokens_set(&workdir, mall, &tokens)).await.unwrap();
         let conn = redis::Client::open(redis).unwrap().get_multiplexed_async_connection().await.unwrap();
-        let holds = MallHolds::new(conn, Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap());
+        let holds = ParkedMalls::new(conn, Keyspace::new(sluice_redis::keyspace::DEFAULT_PREFIX).unwrap());
         let tag = Tag::for_mall(mall);
         let (released, ()) = poll(limit * 3, || async { (holds.state(&tag).await.unwrap().is_none(), ()) }).await;
         assert!(released, "{mall}'s held events not released within {:?} of sluice tokens set", limit * 3);

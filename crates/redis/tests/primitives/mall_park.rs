@@ -1,16 +1,16 @@
 //! A parked mall's held events and the episodes behind alerts, against a
 //! real redis-server: the order events are held and released in, that a
-//! redelivered event keeps its place, that the hold ends exactly when the
+//! redelivered event keeps its place, that the parking ends exactly when the
 //! last held event is released, and that an episode starts and ends once.
 
-use sluice_redis::{Backlogs, ChainNext, EpisodeChange, EpisodeRule, Episodes, FlowControl, MallHolds, Tag};
+use sluice_redis::{Backlogs, ChainNext, EpisodeChange, EpisodeRule, Episodes, FlowControl, ParkedMalls, Tag};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 
 type Conn = sluice_redis::Connection;
 
-async fn holds(redis: &TestRedis) -> MallHolds<Conn> {
-    MallHolds::new(redis.conn().await, redis.keyspace())
+async fn holds(redis: &TestRedis) -> ParkedMalls<Conn> {
+    ParkedMalls::new(redis.conn().await, redis.keyspace())
 }
 
 #[tokio::test]
@@ -45,13 +45,13 @@ async fn a_parked_mall_holds_its_events_in_arrival_order_until_released() {
         }
         let (_, ended) = holds.done(&mall, Some(&event.event_id)).await.unwrap();
         released.push(event.event_id);
-        assert_eq!(ended, holds.oldest(&mall).await.unwrap().is_none(), "the hold ends with the last event");
+        assert_eq!(ended, holds.oldest(&mall).await.unwrap().is_none(), "the parking ends with the last event");
     }
     assert_eq!(released, ["e1", "e2", "e3", "e4"]);
-    assert_eq!(holds.state(&mall).await.unwrap(), None, "the hold ended");
+    assert_eq!(holds.state(&mall).await.unwrap(), None, "the parking ended");
     assert!(!holds.check(&mall, "e5", "{}").await.unwrap().held, "after the release events go through");
     let keys: Vec<String> = redis.keys().await.into_iter().filter(|k| k.contains("{mall:m}")).collect();
-    assert!(keys.is_empty(), "the hold leaves no key behind: {keys:?}");
+    assert!(keys.is_empty(), "the parking leaves no key behind: {keys:?}");
 }
 
 #[tokio::test]
@@ -61,7 +61,7 @@ async fn a_parked_release_keeps_the_hold_and_parking_during_a_release_stops_it()
     let mall = Tag::for_mall("m");
     // Parked by a catch-up run, with nothing held: the release still has an end.
     assert!(holds.park(&mall, "no token", None).await.unwrap().newly_parked);
-    assert_eq!(holds.done(&mall, None).await.unwrap(), (0, false), "parked: the hold does not end");
+    assert_eq!(holds.done(&mall, None).await.unwrap(), (0, false), "parked: the parking does not end");
     holds.release(&mall).await.unwrap();
     holds.park(&mall, "refused again", Some(("e1", "i"))).await.unwrap();
     assert!(holds.state(&mall).await.unwrap().unwrap().parked, "parked again during the release");

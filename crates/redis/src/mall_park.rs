@@ -5,13 +5,13 @@
 //! arrival order, instead of failing one by one into the dead-letter queue.
 //!
 //! ```text
-//!   event of mall M ──► token step: M held? ──no──► fetch → store (as always)
+//!   event of mall M ──► token step: M parked? ─no─► fetch → store (as always)
 //!                              │ yes (or the refresh was refused: park M, one alert)
 //!                              ▼
 //!                  M's held events (ZSET by arrival, item JSON beside)  ─► step succeeds, message deleted
 //!                              │ `sluice tokens set M`: parked → releasing, "catch up mall M" queued
 //!                              ▼
-//!             catch-up run: oldest held event → token, fetch, store → leaves the set; … ; none left → hold ends
+//!             catch-up run: oldest held event → token, fetch, store → leaves the set; … ; none left → parking ends
 //! ```
 //!
 //! **Why in Redis, not left in the queue.** SQS counts every receive toward
@@ -22,18 +22,18 @@
 //! is dropped. Held in Redis, under the mall's hash tag, the events keep
 //! their order with no clock running against them, and a message is
 //! deleted only after its event is held (the script runs before the step
-//! answers), so a crash in between redelivers it and the hold recognises
+//! answers), so a crash in between redelivers it and the parking recognises
 //! it by its event id.
 //!
 //! **Order.** A FIFO group runs one item at a time, and every item of the
-//! mall asks here first ([`MallHolds::check`]): once one event is held,
+//! mall asks here first ([`ParkedMalls::check`]): once one event is held,
 //! every later one of any of the mall's groups is held behind it, until
 //! the set is empty again. The release takes the oldest first, one at a
 //! time, and removes it only after its snapshot is stored, so a run that
 //! dies sends it again (the store is idempotent per event). The end of a
-//! release ([`MallHolds::done`], `lua/held_done.lua`) and the check are
+//! release ([`ParkedMalls::done`], `lua/held_done.lua`) and the check are
 //! each one script over the same keys: an event either joins the set
-//! before the hold ends, and is released, or finds no hold.
+//! before the parking ends, and is released, or finds the mall not parked.
 //!
 //! Keys, all under the mall's tag `{mall:<m>}`:
 //!
@@ -42,8 +42,11 @@
 //!                                    releasing; the catch-up run that releases the last held event deletes it
 //! {prefix}{mall:m}:held:      ZSET   held event id -> arrival sequence                 owner: the release (catch-up runs)
 //! {prefix}{mall:m}:heldbody:  HASH   held event id -> the item as the state machine had it (JSON)   owner: the release
-//! {prefix}{mall:m}:heldseq:   STRING the last arrival sequence                         owner: deleted with the hold
+//! {prefix}{mall:m}:heldseq:   STRING the last arrival sequence                         owner: deleted with the parking
 //! ```
+//!
+//! The `hold` key keeps the name it had when this was called a mall's hold
+//! (a parked mall's state; key layouts do not change with a word).
 //!
 //! None has a TTL: a parked mall's events must wait for the person however
 //! long it takes (the sheet path's rows held for a rejected credential do
@@ -58,9 +61,9 @@ use redis::aio::ConnectionLike;
 /// The held events' key kind, also read by `lua/catch_up_next.lua`'s caller.
 pub(crate) const HELD: &str = "held";
 
-/// What [`MallHolds::check`] or [`MallHolds::park`] did.
+/// What [`ParkedMalls::check`] or [`ParkedMalls::park`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hold {
+pub struct Parking {
     /// The event is held (the step must not fetch it).
     pub held: bool,
     /// The mall was not parked before: the one alert of the episode.
@@ -69,9 +72,9 @@ pub struct Hold {
     pub count: u64,
 }
 
-/// A mall's hold as `sluice tokens show` and the catch-up run read it.
+/// A mall's parking as `sluice tokens show` and the catch-up run read it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HoldState {
+pub struct ParkState {
     /// Parked (waiting for a person) or releasing (a new token is set).
     pub parked: bool,
     pub reason: String,
@@ -87,12 +90,12 @@ pub struct HeldEvent {
 }
 
 #[derive(Debug, Clone)]
-pub struct MallHolds<C> {
+pub struct ParkedMalls<C> {
     conn: C,
     keyspace: Keyspace,
 }
 
-impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
+impl<C: ConnectionLike + Clone + Send> ParkedMalls<C> {
     pub fn new(conn: C, keyspace: Keyspace) -> Self {
         Self { conn, keyspace }
     }
@@ -101,27 +104,27 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
         self.keyspace.key(tag, kind, "")
     }
 
-    fn hold_script(&self, tag: &Tag, script: &'static redis::Script) -> redis::ScriptInvocation<'static> {
+    fn park_script(&self, tag: &Tag, script: &'static redis::Script) -> redis::ScriptInvocation<'static> {
         let mut invocation = script.key(self.key(tag, "hold"));
         invocation.key(self.key(tag, HELD)).key(self.key(tag, "heldbody")).key(self.key(tag, "heldseq"));
         invocation
     }
 
-    /// Holds `event_id` if the mall is held (parked, or releasing events
+    /// Holds `event_id` if the mall is parked or releasing (events
     /// held before it).
-    pub async fn check(&self, tag: &Tag, event_id: &str, item: &str) -> Result<Hold, Error> {
-        let mut invocation = self.hold_script(tag, &scripts::MALL_HOLD);
+    pub async fn check(&self, tag: &Tag, event_id: &str, item: &str) -> Result<Parking, Error> {
+        let mut invocation = self.park_script(tag, &scripts::MALL_PARK);
         invocation.arg("check").arg(event_id).arg(item).arg("");
-        hold_reply(invocation.invoke_async(&mut self.conn.clone()).await?)
+        parking_reply(invocation.invoke_async(&mut self.conn.clone()).await?)
     }
 
     /// Parks the mall (why: `reason`, which must hold no secret) and holds
     /// `event` (id, item JSON) if given.
-    pub async fn park(&self, tag: &Tag, reason: &str, event: Option<(&str, &str)>) -> Result<Hold, Error> {
+    pub async fn park(&self, tag: &Tag, reason: &str, event: Option<(&str, &str)>) -> Result<Parking, Error> {
         let (id, item) = event.unwrap_or(("", ""));
-        let mut invocation = self.hold_script(tag, &scripts::MALL_HOLD);
+        let mut invocation = self.park_script(tag, &scripts::MALL_PARK);
         invocation.arg("park").arg(id).arg(item).arg(reason);
-        hold_reply(invocation.invoke_async(&mut self.conn.clone()).await?)
+        parking_reply(invocation.invoke_async(&mut self.conn.clone()).await?)
     }
 
     /// A new token is stored: a parked mall's held events may go. True
@@ -131,9 +134,9 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
         Ok(code == 1)
     }
 
-    /// The mall's hold, if it has one.
-    pub async fn state(&self, tag: &Tag) -> Result<Option<HoldState>, Error> {
-        let ((state, reason, since), held): (HoldFields, u64) = redis::pipe()
+    /// The mall's parking, if it is parked or releasing.
+    pub async fn state(&self, tag: &Tag) -> Result<Option<ParkState>, Error> {
+        let ((state, reason, since), held): (ParkFields, u64) = redis::pipe()
             .cmd("HMGET")
             .arg(self.key(tag, "hold"))
             .arg("state")
@@ -142,7 +145,7 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
             .zcard(self.key(tag, HELD))
             .query_async(&mut self.conn.clone())
             .await?;
-        Ok(state.map(|state| HoldState {
+        Ok(state.map(|state| ParkState {
             parked: state == "parked",
             reason: reason.unwrap_or_default(),
             since_ms: since.unwrap_or(0),
@@ -165,19 +168,19 @@ impl<C: ConnectionLike + Clone + Send> MallHolds<C> {
     }
 
     /// `event_id` is released (`None`: only look). Returns (events still
-    /// held, whether the hold ended now).
+    /// held, whether the parking ended now).
     pub async fn done(&self, tag: &Tag, event_id: Option<&str>) -> Result<(u64, bool), Error> {
-        let mut invocation = self.hold_script(tag, &scripts::HELD_DONE);
+        let mut invocation = self.park_script(tag, &scripts::HELD_DONE);
         invocation.arg(event_id.unwrap_or(""));
         let (left, ended): (u64, i64) = invocation.invoke_async(&mut self.conn.clone()).await?;
         Ok((left, ended == 1))
     }
 }
 
-/// The hold's state, reason and since, as HMGET reads them.
-type HoldFields = (Option<String>, Option<String>, Option<u64>);
+/// The parking's state, reason and since, as HMGET reads them.
+type ParkFields = (Option<String>, Option<String>, Option<u64>);
 
-fn hold_reply(reply: (i64, i64, u64)) -> Result<Hold, Error> {
+fn parking_reply(reply: (i64, i64, u64)) -> Result<Parking, Error> {
     let (held, newly, count) = reply;
-    Ok(Hold { held: held == 1, newly_parked: newly == 1, count })
+    Ok(Parking { held: held == 1, newly_parked: newly == 1, count })
 }

@@ -1,9 +1,9 @@
--- A shop event meets its mall's hold: while the mall is parked (Cafe24
+-- A shop event meets its mall's parking: while the mall is parked (Cafe24
 -- refused its refresh token), or while events held for it are still
 -- being released, the event joins the mall's held events, in arrival
 -- order, instead of being fetched. `park` also parks the mall.
 --
--- KEYS[1]   HASH: the hold, {state = parked | releasing, reason, since (ms)}
+-- KEYS[1]   HASH: the parking (key `hold`), {state = parked | releasing, reason, since (ms)}
 -- KEYS[2]   ZSET: held event ids -> arrival sequence
 -- KEYS[3]   HASH: held event id -> the item as the state machine gave it (JSON)
 -- KEYS[4]   STRING: the last arrival sequence handed out
