@@ -146,8 +146,8 @@ bench: deps
 	@mkdir -p bench
 	$(CARGO) bench --quiet -p sluice-redis --bench primitives | tee bench/primitives.md
 	$(CARGO) bench --quiet -p sluice-asl --bench interpreter | tee bench/asl.md
-	$(CARGO) bench --quiet -p sluice-queue --bench queue | tee bench/queue.md
-	$(CARGO) bench --quiet -p sluice-queue --bench peers | tee bench/peers.md
+	$(CARGO) bench --quiet -p sluice-sqs-emulator --bench queue | tee bench/queue.md
+	$(CARGO) bench --quiet -p sluice-sqs-emulator --bench peers | tee bench/peers.md
 	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
 	$(CARGO) bench --quiet -p sluice-local --bench sheets | tee bench/sheets.md
 	$(CARGO) bench --quiet -p sluice-local --bench noisy | tee bench/noisy.md

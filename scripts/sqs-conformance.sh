@@ -48,7 +48,7 @@ echo "moto_server on 127.0.0.1:$PORT"
 export SLUICE_SQS_ENDPOINT="http://127.0.0.1:$PORT"
 # Only the cases moto gets right: `external::` and `delay::external::`, not `external_known_wrong_on_moto::`.
 if $CARGO nextest --version >/dev/null 2>&1; then
-  $CARGO nextest run -p sluice-queue --test integration --run-ignored only -E 'test(/(^|::)external::/)'
+  $CARGO nextest run -p sluice-sqs-emulator --test integration --run-ignored only -E 'test(/(^|::)external::/)'
 else
-  $CARGO test -p sluice-queue --test integration -- --ignored external::
+  $CARGO test -p sluice-sqs-emulator --test integration -- --ignored external::
 fi

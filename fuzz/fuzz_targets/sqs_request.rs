@@ -6,8 +6,8 @@
 use axum::body::Body;
 use axum::http::Request;
 use libfuzzer_sys::fuzz_target;
-use sluice_queue::MemoryBackend;
-use sluice_queue::sqs_api::{SqsApi, router};
+use sluice_sqs_emulator::MemoryBackend;
+use sluice_sqs_emulator::sqs_api::{SqsApi, router};
 use tower::ServiceExt;
 
 const ACTIONS: [&str; 12] = [

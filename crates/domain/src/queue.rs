@@ -1,6 +1,6 @@
 //! The queue ports: what sluice needs from a FIFO queue ([`WorkQueue`]),
 //! whether that is SQS FIFO in AWS (`sluice-aws`) or the embedded queue of
-//! `sluice dev` (`sluice-queue`), and from a delay queue ([`DelayQueue`],
+//! `sluice dev` (`sluice-sqs-emulator`), and from a delay queue ([`DelayQueue`],
 //! in [`delay`]: SQS standard with per-message delays, for triggers); both
 //! are a [`Queue`] (delete, change visibility, attributes). No I/O here: the traits, the message types, SQS's rules (defined once, in
 //! [`rules`]) and the batching rule (in [`batching`]), which every

@@ -177,7 +177,7 @@ async fn send<Q: WorkQueue>(queue: &Q, batch: Vec<Job>) {
 mod tests {
     use super::*;
     use sluice_domain::{DedupId, GroupKey};
-    use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
+    use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
     use std::time::Duration;
 
     fn message(i: usize) -> OutgoingMessage {

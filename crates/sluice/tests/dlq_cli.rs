@@ -4,8 +4,8 @@
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use sluice_aws::{SqsEndpoint, sqs_client};
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::{QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_testkit::TestRedis;
 use std::process::{Command, Output};
 use std::time::Duration;

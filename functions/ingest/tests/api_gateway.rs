@@ -15,7 +15,7 @@ use sluice_domain::WorkQueue;
 use sluice_domain::queue::ReceiveRequest;
 use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_ingest::Ingest;
-use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
+use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
 use std::collections::HashMap;
 use std::time::Duration;

@@ -26,7 +26,7 @@ use sluice_fn_ingest::{IngestSettings, build};
 use sluice_ingest::{ApiKeys, Ingest};
 use sluice_lambda_local::template_tree::Node;
 use sluice_lambda_local::{Bindings, Endpoints, Template, function_spec};
-use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
+use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_redis::{ConnectSettings, Connection, Keyspace, Tag};
 use sluice_testkit::TestRedis;
 use std::collections::HashMap;

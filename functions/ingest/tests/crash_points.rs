@@ -12,7 +12,7 @@ use sluice_domain::queue::ReceiveRequest;
 use sluice_domain::{Queue, WorkQueue};
 use sluice_fn_ingest::{IngestSettings, build, ingest_config};
 use sluice_ingest::Ingest;
-use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
+use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
 use sluice_testkit::crash_point::{CrashPlan, CrashingConnection};
 use sluice_testkit::crash_scenario::{Answer, Front, every_crash_point, table};

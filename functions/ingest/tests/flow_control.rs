@@ -12,7 +12,7 @@ use serde_json::Value;
 use sluice_config::EnvSource;
 use sluice_domain::CatchUpRequests;
 use sluice_fn_ingest::{IngestSettings, build, ingest_config};
-use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
+use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
 use std::sync::Arc;
 use support::{Recorded, event};

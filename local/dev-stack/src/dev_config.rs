@@ -10,7 +10,7 @@ use sluice_asl::{Clock, SystemClock};
 use sluice_cafe24::Cafe24Config;
 use sluice_ingest::IngestConfig;
 use sluice_pipeline::PipelineConfig;
-use sluice_queue::GroupScan;
+use sluice_sqs_emulator::GroupScan;
 use sluice_redis::Keyspace;
 use sluice_sheets::SheetsConfig;
 use std::sync::Arc;

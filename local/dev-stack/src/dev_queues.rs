@@ -5,7 +5,7 @@
 
 use crate::dev_stack::DevConfig;
 use anyhow::{Context, anyhow};
-use sluice_queue::{ConsumerLease, GroupScan, QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
+use sluice_sqs_emulator::{ConsumerLease, GroupScan, QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
 use sluice_redis::Connection;
 
 /// The pipeline's queue and its dead-letter queue.

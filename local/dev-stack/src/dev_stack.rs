@@ -16,7 +16,7 @@
 //! the next start.
 //!
 //! A stack is the one consumer of its queues: it holds the store's consumer
-//! lease ([`sluice_queue::redis_store::lease`]) while it runs. Taking it
+//! lease ([`sluice_sqs_emulator::redis_store::lease`]) while it runs. Taking it
 //! from a process that died (`kill -9`), it first returns every message
 //! that process held in flight in the two queues it consumes (the event
 //! queue and the flush queue; nothing consumes the dead-letter queues), so
@@ -55,8 +55,8 @@ use sluice_ingest::{Counters, Ingest};
 use sluice_lambda_local::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{CatchUpService, ServiceCore, SheetService, ShopService};
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{ConsumerLease, RedisBackend};
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::{ConsumerLease, RedisBackend};
 use sluice_redis::Connection;
 use sluice_sheets::SheetsClient;
 use std::sync::Arc;

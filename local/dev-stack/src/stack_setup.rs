@@ -3,13 +3,13 @@
 //! bound with errors naming the flag that picks another port.
 
 use anyhow::anyhow;
-use sluice_queue::{ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, RedisBackend};
+use sluice_sqs_emulator::{ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, RedisBackend};
 use sluice_redis::{Connection, Keyspace};
 use tokio::net::TcpListener;
 
 /// Takes the consumer lease of the queues under `keyspace` for this
 /// process (waiting, bounded, for a holder that may be alive: see
-/// [`sluice_queue::redis_store::lease`]).
+/// [`sluice_sqs_emulator::redis_store::lease`]).
 pub async fn take_consumer_lease(
     conn: &Connection,
     keyspace: &Keyspace,

@@ -9,8 +9,8 @@ use crate::support;
 
 use serde_json::{Value, json};
 use sluice_lambda_local::{Endpoints, Template, serve_api_gateway};
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{MemoryBackend, QueueBackend, QueueConfig};
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::{MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;
 use support::{bindings, start};
 use tokio::net::TcpListener;

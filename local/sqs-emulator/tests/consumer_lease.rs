@@ -6,7 +6,7 @@
 
 use sluice_domain::queue::{DelayedMessage, OutgoingMessage};
 use sluice_domain::{DedupId, GroupKey};
-use sluice_queue::{
+use sluice_sqs_emulator::{
     LeaseError, LeaseOwner, LeaseSettings, QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy,
 };
 use sluice_testkit::{TestRedis, key_slot};

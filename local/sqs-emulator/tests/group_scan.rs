@@ -19,7 +19,7 @@
 
 use sluice_domain::queue::{OutgoingMessage, ReceivedMessage};
 use sluice_domain::{DedupId, GroupKey};
-use sluice_queue::{GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
+use sluice_sqs_emulator::{GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 
 use sluice_domain::queue::OutgoingMessage;
 use sluice_domain::{DedupId, GroupKey};
-use sluice_queue::{QueueBackend, QueueConfig, RedisBackend};
+use sluice_sqs_emulator::{QueueBackend, QueueConfig, RedisBackend};
 use sluice_testkit::{LatencyProxy, TestRedis};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

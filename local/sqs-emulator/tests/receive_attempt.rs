@@ -10,8 +10,8 @@ use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::operation::receive_message::ReceiveMessageError;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use sluice_aws::{SqsEndpoint, sqs_client};
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{MemoryBackend, QueueBackend, RedisBackend};
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::{MemoryBackend, QueueBackend, RedisBackend};
 use sluice_testkit::TestRedis;
 
 /// Long enough that nothing becomes visible again by itself during a test.

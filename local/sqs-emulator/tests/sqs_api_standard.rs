@@ -7,8 +7,8 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName as Attr, SendMessageBatchRequestEntry};
 use sluice_aws::{SqsEndpoint, sqs_client};
-use sluice_queue::MemoryBackend;
-use sluice_queue::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::MemoryBackend;
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
 
 async fn endpoint() -> Client {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

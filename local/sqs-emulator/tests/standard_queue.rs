@@ -7,7 +7,7 @@
 
 use sluice_domain::queue::DelayedMessage;
 use sluice_domain::{DelayQueue, Queue, WorkQueue};
-use sluice_queue::{
+use sluice_sqs_emulator::{
     EmbeddedDelayQueue, EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError, RedisBackend,
     RedrivePolicy,
 };

@@ -2,7 +2,7 @@
 //! with no order and no deduplication. In AWS it is an SQS *standard*
 //! queue with a per-message `DelaySeconds` (`sluice-aws`'s
 //! `SqsDelayQueue`); locally, a standard queue of the embedded queue
-//! (`sluice-queue`'s `EmbeddedDelayQueue`), also reachable through its SQS
+//! (`sluice-sqs-emulator`'s `EmbeddedDelayQueue`), also reachable through its SQS
 //! endpoint with that very adapter. It is what a trigger that must not poll
 //! is built on: a flush due later is a message that becomes receivable
 //! then.

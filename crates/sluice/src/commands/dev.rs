@@ -23,7 +23,7 @@
 //! fails longer than `--drain-alert-after` raises an alert.
 //!
 //! One `sluice dev` consumes the queues of a Redis and key prefix at a
-//! time (the consumer lease, `sluice_queue::redis_store::lease`). Started
+//! time (the consumer lease, `sluice_sqs_emulator::redis_store::lease`). Started
 //! after a run that was killed, it takes over at once when that run's pid
 //! is gone from this host (otherwise when its lease lapses, 15 s), and
 //! returns what the dead run held in flight before serving, so nothing
@@ -45,7 +45,7 @@ use sluice_local::{
     DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
 };
 use sluice_pipeline::{CatchUpConfig, PipelineConfig, stored_token};
-use sluice_queue::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
+use sluice_sqs_emulator::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};

@@ -3,8 +3,8 @@
 //! that Redis (the embedded queues, served over real HTTP as `sluice dev`
 //! serves them) for commands that take a queue URL.
 
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{QueueBackend, QueueConfig, RedisBackend};
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::{QueueBackend, QueueConfig, RedisBackend};
 use sluice_testkit::TestRedis;
 use std::path::PathBuf;
 use std::process::Command;

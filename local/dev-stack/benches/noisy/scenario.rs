@@ -22,7 +22,7 @@ use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork};
 use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_local::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig};
-use sluice_queue::GroupScan;
+use sluice_sqs_emulator::GroupScan;
 use sluice_redis::{BucketSpec, FlowControl, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};

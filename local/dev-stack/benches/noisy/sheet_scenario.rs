@@ -16,7 +16,7 @@ use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_local::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
-use sluice_queue::GroupScan;
+use sluice_sqs_emulator::GroupScan;
 use sluice_redis::{Keyspace, SheetFlow};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
 use sluice_testkit::sandbox::sheets_config;

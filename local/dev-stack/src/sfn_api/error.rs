@@ -15,7 +15,7 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use sluice_queue::aws_json::{CONTENT_TYPE, ServiceError};
+use sluice_sqs_emulator::aws_json::{CONTENT_TYPE, ServiceError};
 
 /// A Step Functions error response.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! application/x-amz-json-1.0`), so `aws-sdk-sfn` (the local pipe,
 //! `sluice redrive`), boto3 and the AWS CLI start executions with only an
 //! endpoint override. It mirrors the SQS endpoint of the embedded queue
-//! (`sluice_queue::sqs_api`).
+//! (`sluice_sqs_emulator::sqs_api`).
 //!
 //! Operations: StartExecution, StartSyncExecution, DescribeExecution,
 //! GetExecutionHistory, ListExecutions, ListStateMachines,
@@ -61,7 +61,7 @@ use executions::ExecutionStore;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sluice_asl::Executor;
-use sluice_queue::aws_json::{self, TargetError};
+use sluice_sqs_emulator::aws_json::{self, TargetError};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -70,7 +70,7 @@ use tokio_util::task::TaskTracker;
 pub use totals::{ExecutionCounts, ExecutionTotals};
 
 /// The region in ARNs: the SQS endpoint's.
-pub const REGION: &str = sluice_queue::sqs_api::REGION;
+pub const REGION: &str = sluice_sqs_emulator::sqs_api::REGION;
 /// Executions `sluice dev` remembers. A pipeline execution of a full batch
 /// (10 shop events) records some 190 to 335 events, about 0.4 to 0.65 MB as
 /// GetExecutionHistory answers them, and several times that in memory as

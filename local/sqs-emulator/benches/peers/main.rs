@@ -5,7 +5,7 @@
 //! as child processes against the same server; when node or npm is absent
 //! the bench says so in one line and prints nothing else.
 //!
-//! It lives in sluice-queue because that crate already depends on both
+//! It lives in sluice-sqs-emulator because that crate already depends on both
 //! sides of ours (the queue and sluice-redis's limiter): one build.
 
 mod limiter;

@@ -13,7 +13,7 @@ use crate::{Redis, node, used_memory};
 use futures::future::join_all;
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, WorkQueue};
-use sluice_queue::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend};
+use sluice_sqs_emulator::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::Keyspace;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

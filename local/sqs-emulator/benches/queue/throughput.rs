@@ -5,7 +5,7 @@ use redis::aio::MultiplexedConnection;
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};
 use sluice_private_servers::RedisProcess;
-use sluice_queue::{EmbeddedQueue, GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
+use sluice_sqs_emulator::{EmbeddedQueue, GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::Keyspace;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -8,8 +8,8 @@ mod delay;
 use aws_sdk_sqs::types::QueueAttributeName;
 use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::WorkQueue;
-use sluice_queue::sqs_api::{self, SqsApi};
-use sluice_queue::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
+use sluice_sqs_emulator::sqs_api::{self, SqsApi};
+use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 

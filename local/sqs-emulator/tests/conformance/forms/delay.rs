@@ -9,7 +9,7 @@ use super::{Embedded, External, Fixture, Form, Sqs, TestBackend};
 use aws_sdk_sqs::types::QueueAttributeName;
 use sluice_aws::{SqsDelayQueue, SqsQueue};
 use sluice_domain::DelayQueue;
-use sluice_queue::{EmbeddedDelayQueue, EmbeddedQueue, QueueBackend, QueueConfig, RedrivePolicy};
+use sluice_sqs_emulator::{EmbeddedDelayQueue, EmbeddedQueue, QueueBackend, QueueConfig, RedrivePolicy};
 use std::time::Duration;
 
 /// What a delay case asks for.
