@@ -148,10 +148,10 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-asl --bench interpreter | tee bench/asl.md
 	$(CARGO) bench --quiet -p sluice-sqs-emulator --bench queue | tee bench/queue.md
 	$(CARGO) bench --quiet -p sluice-sqs-emulator --bench peers | tee bench/peers.md
-	$(CARGO) bench --quiet -p sluice-local --bench shop | tee bench/shop.md
-	$(CARGO) bench --quiet -p sluice-local --bench sheets | tee bench/sheets.md
-	$(CARGO) bench --quiet -p sluice-local --bench noisy | tee bench/noisy.md
-	$(CARGO) test --quiet -p sluice-local --test integration -- --ignored --nocapture noisy_sheet::
+	$(CARGO) bench --quiet -p sluice-dev-stack --bench shop | tee bench/shop.md
+	$(CARGO) bench --quiet -p sluice-dev-stack --bench sheets | tee bench/sheets.md
+	$(CARGO) bench --quiet -p sluice-dev-stack --bench noisy | tee bench/noisy.md
+	$(CARGO) test --quiet -p sluice-dev-stack --test integration -- --ignored --nocapture noisy_sheet::
 	$(CARGO) bench --quiet -p sluice-sink --bench drain | tee bench/drain.md
 
 ## lint: formatting, then every committed Cargo.lock against the RustSec

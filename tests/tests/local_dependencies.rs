@@ -146,7 +146,7 @@ fn a_dependency_on_local_or_testing_is_found_in_every_form() {
         "[dependencies]\nservers = { path = \"../../local/private-servers\" }\n",
         "[build-dependencies]\nsluice-testkit.workspace = true\n",
         "[target.'cfg(unix)'.dependencies]\nsluice-sandbox.workspace = true\n",
-        "[dependencies.sluice-local]\nworkspace = true\n",
+        "[dependencies.sluice-dev-stack]\nworkspace = true\n",
         "[dependencies]\nsluice = { path = \"../sluice\" }\n",
     ];
     let dir = std::env::temp_dir().join(format!("sluice-local-deps-{}", std::process::id()));
@@ -161,7 +161,7 @@ fn a_dependency_on_local_or_testing_is_found_in_every_form() {
     fs::create_dir_all(&cli).unwrap();
     fs::write(
         cli.join("Cargo.toml"),
-        "[package]\nname = \"sluice\"\n\n[dependencies]\nsluice-local.workspace = true\n",
+        "[package]\nname = \"sluice\"\n\n[dependencies]\nsluice-dev-stack.workspace = true\n",
     )
     .unwrap();
     assert_eq!(problems(&dir, &workspace, CLI), Vec::<String>::new(), "the CLI may use local/");

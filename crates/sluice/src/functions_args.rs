@@ -1,11 +1,11 @@
 //! `--functions in-process|processes`, shared by `sluice dev` and the
 //! demos: whether the functions' code runs in this process, or their
-//! built binaries run as Lambda runs them (`sluice_local::function_processes`).
+//! built binaries run as Lambda runs them (`sluice_dev_stack::function_processes`).
 
 use crate::redis_target::RedisTarget;
 use sluice_cafe24::Secret;
 use sluice_lambda_local::FunctionBinaries;
-use sluice_local::{FunctionsMode, ProcessFunctions};
+use sluice_dev_stack::{FunctionsMode, ProcessFunctions};
 use sluice_private_servers::DeploymentKind;
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! The ARNs an execution sees in `$$.Execution.Id` and `$$.StateMachine.Id`,
 //! in Step Functions' form. One place forms them, so the local Step
-//! Functions endpoint (`sluice_local::sfn_api`) answers the very ARN the
+//! Functions endpoint (`sluice_dev_stack::sfn_api`) answers the very ARN the
 //! execution itself reads.
 
 /// The account in every local ARN (the SQS endpoint's too).

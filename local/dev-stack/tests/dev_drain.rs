@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use sluice_local::DrainSetup;
+use sluice_dev_stack::DrainSetup;
 use sluice_sink::DrainConfig;
 use sluice_testkit::postgres::PostgresServer;
 use sqlx::PgPool;

@@ -32,7 +32,7 @@ async fn a_flooding_mall_does_not_delay_quiet_malls_with_flow_control() {
     let mut outcomes = Vec::new();
     for mode in [Mode::Quiet, Mode::Flood, Mode::FloodWithFlowControl] {
         let redis = TestRedis::new(&format!("noisy_{mode:?}"));
-        let pipe = sluice_local::PipeConcurrency::OneBatchPerWorker;
+        let pipe = sluice_dev_stack::PipeConcurrency::OneBatchPerWorker;
         let outcome = scenario::run(redis.conn().await, redis.keyspace(), &scale, mode, pipe).await;
         println!(
             "{}: {} sent in {:?}; quiet p50 {} ms, p99 {} ms, max {} ms; hot stored {} at {:.2} of its bucket; \
@@ -98,5 +98,5 @@ fn the_scenario_runs_the_templates_pipes() {
     let block: Vec<&str> = template.lines().skip_while(|l| l.trim() != "PipeCount:").take(4).collect();
     let default = block.iter().find_map(|l| l.trim().strip_prefix("Default: ")).expect("PipeCount's default");
     assert_eq!(default.parse::<usize>().ok(), Some(scenario::PIPE_COUNT), "{block:?}");
-    assert_eq!(sluice_local::PipeConfig::default().workers, scenario::PIPE_COUNT);
+    assert_eq!(sluice_dev_stack::PipeConfig::default().workers, scenario::PIPE_COUNT);
 }

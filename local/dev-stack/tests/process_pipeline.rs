@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use sluice_cafe24::Secret;
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
 use sluice_lambda_local::{FunctionBinaries, Template};
-use sluice_local::{DevConfig, DevStack, FunctionsMode, PipeConfig, ProcessFunctions};
+use sluice_dev_stack::{DevConfig, DevStack, FunctionsMode, PipeConfig, ProcessFunctions};
 use sluice_pipeline::PipelineConfig;
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};

@@ -7,7 +7,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
-use sluice_local::DevStack;
+use sluice_dev_stack::DevStack;
 use sluice_pipeline::StatusReader;
 use sluice_sandbox::{SheetsOp, SheetsSandbox, SheetsSandboxConfig};
 use sluice_testkit::TestRedis;

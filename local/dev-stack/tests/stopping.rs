@@ -13,8 +13,8 @@ use sluice_domain::queue::{
     ReceivedDelayedMessage, ReceivedMessage, SendOutcome,
 };
 use sluice_domain::{DedupId, DelayQueue, GroupKey, Queue, WorkQueue};
-use sluice_local::sfn_api::{self, StepFunctionsApi};
-use sluice_local::{DelayWorkerConfig, Handled, Pipe, PipeConfig, RequestHandler, run_delay_worker};
+use sluice_dev_stack::sfn_api::{self, StepFunctionsApi};
+use sluice_dev_stack::{DelayWorkerConfig, Handled, Pipe, PipeConfig, RequestHandler, run_delay_worker};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 use sluice_asl::{ExecutionOptions, Executor, Outcome, StateMachine, TaskError, TaskRegistry, VirtualClock};
-use sluice_local::{PIPELINE_DEFINITION, substitutions};
+use sluice_dev_stack::{PIPELINE_DEFINITION, substitutions};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};

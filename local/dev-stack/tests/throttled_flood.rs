@@ -14,7 +14,7 @@
 
 use crate::support;
 
-use sluice_local::PipeConcurrency;
+use sluice_dev_stack::PipeConcurrency;
 use std::time::Duration;
 use support::{PRODUCT, Setup, Stack, product};
 

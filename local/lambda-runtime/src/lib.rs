@@ -7,7 +7,7 @@
 //! source invoke them.
 //!
 //! Why a crate of its own: it is the Lambda service, not sluice's code;
-//! `sluice-local` assembles it into `sluice dev`, and the tests of the
+//! `sluice-dev-stack` assembles it into `sluice dev`, and the tests of the
 //! functions' cold starts use it alone. It knows nothing of the state
 //! machine or the pipeline: they reach a function through
 //! [`LocalLambda::invoke`]. It starts the functions' binaries and never

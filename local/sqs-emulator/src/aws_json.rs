@@ -3,7 +3,7 @@
 //! empty body is an empty request), the answer JSON with `Content-Type:
 //! application/x-amz-json-1.0` and a request id. The SQS endpoint
 //! ([`crate::sqs_api`]) and `sluice dev`'s Step Functions endpoint
-//! (`sluice_local::sfn_api`) both speak it; each keeps its own error shape
+//! (`sluice_dev_stack::sfn_api`) both speak it; each keeps its own error shape
 //! ([`ServiceError`]).
 
 use axum::body::Bytes;

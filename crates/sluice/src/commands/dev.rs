@@ -16,7 +16,7 @@
 //! order: no new webhooks, the held ones sent, the batches in hand finished.
 //!
 //! The drain moves the stored snapshots from Redis into PostgreSQL
-//! (`sluice_local::drain_task`): `--database-url`, else the database
+//! (`sluice_dev_stack::drain_task`): `--database-url`, else the database
 //! `sluice` of a PostgreSQL on 127.0.0.1:5432 (or `PGHOST`/`PGPORT`) that lets user `postgres` in;
 //! with neither, or `--no-drain`, it is off, said in one line, and the
 //! snapshots stay in Redis. Migrations are applied at start; a drain that
@@ -41,7 +41,7 @@ use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use sluice_cafe24::{Secret, TokenGrant};
 use sluice_ingest::{ApiKeys, IngestConfig, any_route_document, first_webhook_key};
-use sluice_local::{
+use sluice_dev_stack::{
     DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
 };
 use sluice_pipeline::{CatchUpConfig, PipelineConfig, stored_token};

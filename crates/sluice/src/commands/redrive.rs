@@ -191,14 +191,14 @@ async fn run_one(
     dlq.change_visibility(&message.receipt, RUNNING)
         .await
         .with_context(|| format!("cannot keep message {id} invisible while it runs"))?;
-    let input = serde_json::Value::Array(vec![sluice_local::pipe::pipe_message(message)]).to_string();
+    let input = serde_json::Value::Array(vec![sluice_dev_stack::pipe::pipe_message(message)]).to_string();
     let execution = match machine.start_sync(&input, None).await {
         Ok(execution) => execution,
         Err(e) => return Ok(Some(format!("message {id} did not start: {e}"))),
     };
     println!("{id}  {}  {}", execution.outcome.status(), execution.execution_arn);
     match &execution.outcome {
-        SyncOutcome::Succeeded { output } => match sluice_local::pipe::failed_items(output) {
+        SyncOutcome::Succeeded { output } => match sluice_dev_stack::pipe::failed_items(output) {
             Some(failed) if !failed.contains(id) => {
                 dlq.delete(&message.receipt).await.with_context(|| format!("cannot delete message {id}"))?;
                 Ok(None)

@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, FunctionsMode};
+use sluice_dev_stack::{DevConfig, DevStack, FunctionsMode};
 use sluice_redis::Keyspace;
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
 use sluice_sheets::SheetsConfig;

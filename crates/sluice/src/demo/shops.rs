@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use sluice_cafe24::{BaseUrlTemplate, Cafe24Config, Secret};
 use sluice_domain::ResourceKind;
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, DrainSetup, DrainTask, FunctionsMode};
+use sluice_dev_stack::{DevConfig, DevStack, DrainSetup, DrainTask, FunctionsMode};
 use sluice_pipeline::PipelineConfig;
 use sluice_redis::{BucketSpec, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};

@@ -2,7 +2,7 @@
 //! the drain ran (it trims from the Redis streams what it committed), else
 //! the snapshot streams in Redis.
 
-use sluice_local::DevStack;
+use sluice_dev_stack::DevStack;
 use sluice_sandbox::cafe24::SandboxResource;
 use sqlx::PgPool;
 use std::collections::HashMap;

@@ -15,7 +15,7 @@ mod sheet_report;
 mod sheet_scenario;
 
 use scenario::{Mode, Outcome, Scale};
-use sluice_local::PipeConcurrency;
+use sluice_dev_stack::PipeConcurrency;
 use sluice_private_servers::{RedisProcess, ServerOptions};
 use sluice_redis::{ConnectSettings, Keyspace};
 use std::time::Duration;
@@ -147,7 +147,7 @@ fn malls(runtime: &tokio::runtime::Runtime) {
         scaled_controlled.refused_by_upstream + scaled_flood.refused_by_upstream,
         scaled_controlled.throttles,
         scaled_flood.throttles,
-        sluice_local::STEP_CONCURRENCY,
+        sluice_dev_stack::STEP_CONCURRENCY,
     );
 }
 

@@ -20,7 +20,7 @@ use sluice_cafe24::Secret;
 use sluice_cafe24::{Change, topic_for};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
+use sluice_dev_stack::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig};
 use sluice_sqs_emulator::GroupScan;
 use sluice_redis::{BucketSpec, FlowControl, Keyspace};

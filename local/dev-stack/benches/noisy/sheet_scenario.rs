@@ -14,7 +14,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
-use sluice_local::{DevConfig, DevStack};
+use sluice_dev_stack::{DevConfig, DevStack};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_sqs_emulator::GroupScan;
 use sluice_redis::{Keyspace, SheetFlow};

@@ -10,7 +10,7 @@
 
 use crate::rig::{DOC, Rig};
 use serde_json::Value;
-use sluice_local::sfn_api::ExecutionCounts;
+use sluice_dev_stack::sfn_api::ExecutionCounts;
 use sluice_pipeline::SheetConfig;
 use sluice_sandbox::{SheetsOp, SheetsSandboxConfig};
 use sluice_testkit::aws_prices::assumed::{

@@ -21,7 +21,7 @@ use sluice_aws::{SqsEndpoint, SqsQueue, sqs_client};
 use sluice_cafe24::Secret;
 use sluice_domain::{Queue, ResourceKind, WorkQueue};
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig};
-use sluice_local::sfn_api::ExecutionCounts;
+use sluice_dev_stack::sfn_api::ExecutionCounts;
 use sluice_private_servers::{RedisProcess, ServerOptions};
 use sluice_sqs_emulator::sqs_api::{self, SqsApi};
 use sluice_sqs_emulator::{QueueBackend, QueueConfig, RedisBackend};

@@ -2,7 +2,7 @@
 
 use sluice_cafe24::Secret;
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_local::{DevConfig, DevStack};
+use sluice_dev_stack::{DevConfig, DevStack};
 use sluice_pipeline::PipelineConfig;
 use sluice_private_servers::{RedisProcess, ServerOptions};
 use sluice_redis::ConnectSettings;

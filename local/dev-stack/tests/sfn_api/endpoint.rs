@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 use sluice_asl::{Clock, Executor, StateMachine, Substitutions, TaskError, TaskRegistry};
 use sluice_aws::{SfnEndpoint, sfn_client};
-use sluice_local::sfn_api::{self, StepFunctionsApi};
+use sluice_dev_stack::sfn_api::{self, StepFunctionsApi};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;

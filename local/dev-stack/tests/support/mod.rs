@@ -9,7 +9,7 @@ use sluice_cafe24::{Cafe24Config, Secret, topic_for};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
-use sluice_local::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
+use sluice_dev_stack::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig};
 use sluice_redis::{BucketSpec, FlowControl};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};
@@ -74,7 +74,7 @@ impl Setup {
             alert_url: None,
             flow: FlowControl::default(),
             pipe_concurrency: PipeConcurrency::OneBatchPerWorker,
-            step_concurrency: Some(sluice_local::STEP_CONCURRENCY),
+            step_concurrency: Some(sluice_dev_stack::STEP_CONCURRENCY),
             real_clock: false,
         }
     }

@@ -2,7 +2,7 @@
 //! drain have done, redrawn in place.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sluice_local::{DevStack, IngestCounts};
+use sluice_dev_stack::{DevStack, IngestCounts};
 use std::time::Duration;
 
 /// On a terminal, one line redrawn every second; elsewhere nothing (the
