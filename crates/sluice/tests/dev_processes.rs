@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use sluice_lambda_local::{FunctionBinaries, Template};
+use sluice_lambda_runtime::{FunctionBinaries, Template};
 use sluice_testkit::processes::{children, is_gone};
 use std::time::{Duration, Instant};
 use support::Dev;

@@ -24,8 +24,8 @@ use sluice_config::EnvSource;
 use sluice_domain::{CatchUpRequests, GroupKey, Secret};
 use sluice_fn_ingest::{IngestSettings, build};
 use sluice_ingest::{ApiKeys, Ingest};
-use sluice_lambda_local::template_tree::Node;
-use sluice_lambda_local::{Bindings, Endpoints, Template, function_spec};
+use sluice_lambda_runtime::template_tree::Node;
+use sluice_lambda_runtime::{Bindings, Endpoints, Template, function_spec};
 use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig};
 use sluice_redis::{ConnectSettings, Connection, Keyspace, Tag};
 use sluice_testkit::TestRedis;
@@ -85,7 +85,7 @@ fn ingest_spec(redis: &TestRedis) -> (function_spec::FunctionSpec, Bindings) {
 /// block scalar is joined as YAML joins it) and the secret that sets its
 /// password (`{{resolve:secretsmanager:${Secret}:…}}`).
 fn template_user(name: &str) -> (String, String) {
-    let root = Node::parse(sluice_lambda_local::template::TEMPLATE);
+    let root = Node::parse(sluice_lambda_runtime::template::TEMPLATE);
     let resources = root.child("Resources").expect("Resources");
     let user = resources
         .children

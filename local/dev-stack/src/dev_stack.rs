@@ -52,7 +52,7 @@ use sluice_cafe24::Cafe24Client;
 use sluice_domain::queue::QueueAttributes;
 use sluice_domain::{CatchUpRequests, Queue, QueueCatchUpRequests};
 use sluice_ingest::{Counters, Ingest};
-use sluice_lambda_local::LocalLambda;
+use sluice_lambda_runtime::LocalLambda;
 use sluice_pipeline::flush_trigger::QueueFlushTrigger;
 use sluice_pipeline::{CatchUpService, ServiceCore, SheetService, ShopService};
 use sluice_sqs_emulator::sqs_api::{self, SqsApi};
@@ -259,7 +259,7 @@ impl DevStack {
             // Ingest's counts are in its processes: their EMF lines reach `functions.metrics()`.
             Some(lambda) => {
                 let stopped = ingest_stop.clone().cancelled_owned();
-                let front = sluice_lambda_local::serve_api_gateway(ingest_listener, http_function(lambda)?, stopped);
+                let front = sluice_lambda_runtime::serve_api_gateway(ingest_listener, http_function(lambda)?, stopped);
                 (Arc::default(), tokio::spawn(front))
             }
         };

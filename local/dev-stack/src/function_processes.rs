@@ -1,5 +1,5 @@
 //! `sluice dev --functions processes`: the stack with every function run
-//! as Lambda runs it ([`sluice_lambda_local`]): the state machine's Tasks
+//! as Lambda runs it ([`sluice_lambda_runtime`]): the state machine's Tasks
 //! invoke the step binaries by ARN, webhooks and sheet rows enter through
 //! the ingest binary behind the local HTTP API, the flush queue feeds the
 //! flush-sheet binary and the catch-up queue the catch-up binary
@@ -21,7 +21,7 @@ use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
 use sluice_aws::SqsDelayQueue;
 use sluice_domain::Secret;
-use sluice_lambda_local::{
+use sluice_lambda_runtime::{
     Bindings, Endpoints, FunctionBinaries, FunctionPool, LocalLambda, LocalLambdaConfig, SqsEventSourceConfig,
     Template, run_sqs_event_source,
 };

@@ -13,7 +13,7 @@
 //! - [`sfn_api`]: the Step Functions endpoint (AWS JSON 1.0) serving the state machine's executions.
 //! - [`pipe`]: the queue → state machine pipe, starting executions through `aws-sdk-sfn`.
 //! - [`ingest_counts`]: ingest's counts, from its counters or its processes' EMF lines.
-//! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-local`).
+//! - [`function_processes`]: `--functions processes`: the functions' binaries under the local Lambda service (`sluice-lambda-runtime`).
 //! - [`delay_worker`]: a delay queue's consumer loop (a Lambda's SQS event source in AWS).
 //! - [`flush_worker`]: the flush queue → flush step worker (the flush function's event source in AWS).
 //! - [`catch_up_worker`]: the catch-up queue → catch-up run worker (flow control per mall).

@@ -32,7 +32,7 @@ use serde_json::{Map, Value, json};
 use sluice_aws::{StateMachineClient, SyncOutcome};
 use sluice_domain::WorkQueue;
 use sluice_domain::queue::{ReceiveRequest, ReceivedMessage};
-use sluice_lambda_local::sqs_event_source::sqs_record;
+use sluice_lambda_runtime::sqs_event_source::sqs_record;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

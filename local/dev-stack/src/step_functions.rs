@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use sluice_asl::{Substitutions, TaskError, TaskHandler, TaskRegistry};
 use sluice_domain::StepError;
-use sluice_lambda_local::ReservedConcurrency;
+use sluice_lambda_runtime::ReservedConcurrency;
 use sluice_pipeline::{SheetService, ShopService};
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -8,7 +8,7 @@
 use crate::support;
 
 use serde_json::{Value, json};
-use sluice_lambda_local::{Endpoints, Template, serve_api_gateway};
+use sluice_lambda_runtime::{Endpoints, Template, serve_api_gateway};
 use sluice_sqs_emulator::sqs_api::{self, SqsApi};
 use sluice_sqs_emulator::{MemoryBackend, QueueBackend, QueueConfig};
 use sluice_testkit::TestRedis;

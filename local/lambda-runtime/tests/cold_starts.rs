@@ -6,7 +6,7 @@
 use crate::support;
 
 use sluice_domain::Secret;
-use sluice_lambda_local::{Endpoints, FunctionError, LocalLambda, Template};
+use sluice_lambda_runtime::{Endpoints, FunctionError, LocalLambda, Template};
 use sluice_testkit::TestRedis;
 use sluice_testkit::processes::{children, is_gone};
 use support::{INVOKE_TIMEOUT, batch, bindings, start};
@@ -93,7 +93,7 @@ async fn a_database_that_cannot_be_reached_fails_the_drains_cold_start_naming_it
 #[tokio::test]
 async fn a_missing_variable_fails_the_cold_start_naming_it() {
     let redis = TestRedis::new("cold_start_missing");
-    let text = sluice_lambda_local::template::TEMPLATE
+    let text = sluice_lambda_runtime::template::TEMPLATE
         .lines()
         .filter(|l| !l.contains("SLUICE_CAFE24_CLIENT_ID:") && !l.contains("SLUICE_QUEUE_URL:"))
         .collect::<Vec<_>>()

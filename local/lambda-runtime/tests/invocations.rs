@@ -8,8 +8,8 @@ use crate::support;
 
 use futures::future::join_all;
 use serde_json::Value;
-use sluice_lambda_local::Template;
-use sluice_lambda_local::function_spec::lambda_variables;
+use sluice_lambda_runtime::Template;
+use sluice_lambda_runtime::function_spec::lambda_variables;
 use sluice_testkit::TestRedis;
 use sluice_testkit::processes::is_gone;
 use std::collections::BTreeSet;

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 use sluice_domain::Secret;
-use sluice_lambda_local::{Bindings, Endpoints, FunctionBinaries, LocalLambda, LocalLambdaConfig, Template};
+use sluice_lambda_runtime::{Bindings, Endpoints, FunctionBinaries, LocalLambda, LocalLambdaConfig, Template};
 use sluice_testkit::TestRedis;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
