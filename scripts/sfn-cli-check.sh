@@ -13,7 +13,9 @@ if [ -n "$TOOLS" ]; then export PATH="$TOOLS:$PATH"; fi
 fail() { echo "sfn-cli-check: $*" >&2; exit 1; }
 
 scripts/ensure-deps.sh   # cargo, and the redis-server sluice dev starts
-cargo build --quiet -p sluice
+# The sluice binary of the workspace's test build (`make test`'s, so nothing is compiled again in CI):
+# `cargo build -p sluice` resolves other features (tokio's, serde's) and compiles most dependencies again.
+cargo test --workspace --no-run --quiet
 SLUICE="$PWD/${CARGO_TARGET_DIR:-target}/debug/sluice"
 work=$(mktemp -d)
 dev_pid=

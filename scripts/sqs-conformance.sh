@@ -47,8 +47,11 @@ echo "moto_server on 127.0.0.1:$PORT"
 
 export SLUICE_SQS_ENDPOINT="http://127.0.0.1:$PORT"
 # Only the cases moto gets right: `external::` and `delay::external::`, not `external_known_wrong_on_moto::`.
+# From the workspace's test build (`make test`'s): `-p sluice-sqs-emulator` would resolve features for
+# that package alone and compile most dependencies again (scripts/test-binary.sh says why).
 if $CARGO nextest --version >/dev/null 2>&1; then
-  $CARGO nextest run -p sluice-sqs-emulator --test integration --run-ignored only -E 'test(/(^|::)external::/)'
+  $CARGO nextest run --workspace --run-ignored only \
+    -E 'package(sluice-sqs-emulator) & binary(integration) & test(/(^|::)external::/)'
 else
-  $CARGO test -p sluice-sqs-emulator --test integration -- --ignored external::
+  scripts/test-binary.sh sluice-sqs-emulator integration --ignored external::
 fi
