@@ -81,12 +81,15 @@ check-aws:
 	@scripts/sqs-conformance.sh
 	@scripts/sfn-cli-check.sh
 
-## package: every function built for Lambda (cargo lambda build --release,
-## x86_64, and arm64 when that rustup target is installed), then sam build as
-## docs/deploy.md runs it, into infra/.aws-sam/build for sam deploy: arm64, or
-## x86_64 (Architecture=x86_64) without the aarch64 target (scripts/sam-build.sh).
+## package: every function built for Lambda by sam build as docs/deploy.md
+## runs it (cargo lambda build --release of each), into infra/.aws-sam/build
+## for sam deploy: arm64, or x86_64 (Architecture=x86_64) without the aarch64
+## rustup target (scripts/sam-build.sh).
+# Only sam build: a cargo lambda build of the functions before it (what this
+# ran first until now) shared none of its artifacts (cargo-lambda's release
+# settings and zig wrappers differ by invocation), so it was a second release
+# build of everything, 4 to 10 minutes of CI, proving nothing sam build does not.
 package:
-	@scripts/lambda-build.sh
 	@scripts/sam-build.sh
 
 ## chaos: the long crash tests, then bench/chaos.md from their rows
