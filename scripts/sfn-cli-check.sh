@@ -40,7 +40,7 @@ endpoint=$(sed -n 's/^Step Functions endpoint: //p' "$work/dev.log")
 machine=$(sed -n 's/^State machine: //p' "$work/dev.log")
 
 # Nothing is read from an AWS account: fixed credentials, no pager, no profile.
-export AWS_ACCESS_KEY_ID=sluice-dev-stack AWS_SECRET_ACCESS_KEY=sluice-dev-stack AWS_DEFAULT_REGION=us-east-1 AWS_PAGER=
+export AWS_ACCESS_KEY_ID=sluice-local AWS_SECRET_ACCESS_KEY=sluice-local AWS_DEFAULT_REGION=us-east-1 AWS_PAGER=
 unset AWS_PROFILE AWS_SESSION_TOKEN
 sfn() { aws stepfunctions --endpoint-url "$endpoint" --output text "$@"; }
 

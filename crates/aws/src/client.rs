@@ -65,7 +65,7 @@ fn local_config(url: &str) -> SdkConfig {
     let region = std::env::var("AWS_REGION").unwrap_or_else(|_| LOCAL_REGION.to_owned());
     let credentials = match (std::env::var("AWS_ACCESS_KEY_ID"), std::env::var("AWS_SECRET_ACCESS_KEY")) {
         (Ok(id), Ok(secret)) => Credentials::new(id, secret, std::env::var("AWS_SESSION_TOKEN").ok(), None, "env"),
-        _ => Credentials::new("sluice-dev-stack", "sluice-dev-stack", None, None, "sluice-dev-stack"),
+        _ => Credentials::new("sluice-local", "sluice-local", None, None, "sluice-local"),
     };
     SdkConfig::builder()
         .behavior_version(BehaviorVersion::latest())

@@ -45,7 +45,7 @@ impl SecretsReader {
             .behavior_version(BehaviorVersion::latest())
             .region(Region::new(crate::client::LOCAL_REGION))
             .endpoint_url(url)
-            .credentials_provider(Credentials::new("sluice-dev-stack", "sluice-dev-stack", None, None, "sluice-dev-stack"))
+            .credentials_provider(Credentials::new("sluice-local", "sluice-local", None, None, "sluice-local"))
             .http_client(crate::client::https_client())
             .build();
         Self { client: aws_sdk_secretsmanager::Client::from_conf(config) }

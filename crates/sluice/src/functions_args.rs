@@ -4,8 +4,8 @@
 
 use crate::redis_target::RedisTarget;
 use sluice_cafe24::Secret;
-use sluice_lambda_runtime::FunctionBinaries;
 use sluice_dev_stack::{FunctionsMode, ProcessFunctions};
+use sluice_lambda_runtime::FunctionBinaries;
 use sluice_private_servers::DeploymentKind;
 use std::path::PathBuf;
 

@@ -10,9 +10,9 @@ use sluice_asl::{Clock, SystemClock};
 use sluice_cafe24::Cafe24Config;
 use sluice_ingest::IngestConfig;
 use sluice_pipeline::PipelineConfig;
-use sluice_sqs_emulator::GroupScan;
 use sluice_redis::Keyspace;
 use sluice_sheets::SheetsConfig;
+use sluice_sqs_emulator::GroupScan;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -5,8 +5,10 @@
 
 use crate::dev_stack::DevConfig;
 use anyhow::{Context, anyhow};
-use sluice_sqs_emulator::{ConsumerLease, GroupScan, QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy};
 use sluice_redis::Connection;
+use sluice_sqs_emulator::{
+    ConsumerLease, GroupScan, QueueBackend, QueueConfig, QueueError, RedisBackend, RedrivePolicy,
+};
 
 /// The pipeline's queue and its dead-letter queue.
 pub const EVENTS_QUEUE: &str = "sluice-events.fifo";

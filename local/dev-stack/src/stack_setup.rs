@@ -3,8 +3,8 @@
 //! bound with errors naming the flag that picks another port.
 
 use anyhow::anyhow;
-use sluice_sqs_emulator::{ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, RedisBackend};
 use sluice_redis::{Connection, Keyspace};
+use sluice_sqs_emulator::{ConsumerLease, LeaseError, LeaseOwner, LeaseSettings, RedisBackend};
 use tokio::net::TcpListener;
 
 /// Takes the consumer lease of the queues under `keyspace` for this

@@ -6,8 +6,8 @@ use crate::support;
 
 use sluice_cafe24::{Cafe24Config, Secret};
 use sluice_dev_stack::{DevConfig, DevStack, EVENTS_DLQ, EVENTS_QUEUE, FLUSH_QUEUE};
-use sluice_sqs_emulator::{GroupScan, QueueBackend, RedisBackend, SQS_FIFO_SCAN_WINDOW};
 use sluice_sheets::SheetsConfig;
+use sluice_sqs_emulator::{GroupScan, QueueBackend, RedisBackend, SQS_FIFO_SCAN_WINDOW};
 use sluice_testkit::TestRedis;
 
 fn config(redis: &TestRedis) -> DevConfig {

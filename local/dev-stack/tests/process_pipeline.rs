@@ -18,9 +18,9 @@ use crate::support;
 
 use serde_json::{Value, json};
 use sluice_cafe24::Secret;
+use sluice_dev_stack::{DevConfig, DevStack, FunctionsMode, PipeConfig, ProcessFunctions};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
 use sluice_lambda_runtime::{FunctionBinaries, Template};
-use sluice_dev_stack::{DevConfig, DevStack, FunctionsMode, PipeConfig, ProcessFunctions};
 use sluice_pipeline::PipelineConfig;
 use sluice_redis::BucketSpec;
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};

@@ -8,13 +8,13 @@
 
 use futures::future::BoxFuture;
 use sluice_aws::{SfnEndpoint, StateMachineClient, sfn_client};
+use sluice_dev_stack::sfn_api::{self, StepFunctionsApi};
+use sluice_dev_stack::{DelayWorkerConfig, Handled, Pipe, PipeConfig, RequestHandler, run_delay_worker};
 use sluice_domain::queue::{
     DelayedMessage, DelayedOutcome, MessageId, OutgoingMessage, QueueAttributes, ReceiptHandle, ReceiveRequest,
     ReceivedDelayedMessage, ReceivedMessage, SendOutcome,
 };
 use sluice_domain::{DedupId, DelayQueue, GroupKey, Queue, WorkQueue};
-use sluice_dev_stack::sfn_api::{self, StepFunctionsApi};
-use sluice_dev_stack::{DelayWorkerConfig, Handled, Pipe, PipeConfig, RequestHandler, run_delay_worker};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -94,7 +94,7 @@ impl Bindings {
     /// becomes a local ARN, which the local Secrets Manager answers.
     pub fn secret(mut self, logical_id: &str, value: Secret) -> Self {
         let arn =
-            format!("arn:aws:secretsmanager:{}:{LOCAL_ACCOUNT}:secret:sluice-dev-stack/{logical_id}-Local0", self.region);
+            format!("arn:aws:secretsmanager:{}:{LOCAL_ACCOUNT}:secret:sluice-local/{logical_id}-Local0", self.region);
         self.resources.insert(logical_id.to_owned(), arn.clone());
         self.secrets.retain(|s| s.logical_id != logical_id);
         self.secrets.push(LocalSecret { logical_id: logical_id.to_owned(), arn, value });
@@ -150,7 +150,7 @@ impl Bindings {
             "AWS::AccountId" => LOCAL_ACCOUNT.to_owned(),
             "AWS::Partition" => "aws".to_owned(),
             "AWS::URLSuffix" => "amazonaws.com".to_owned(),
-            "AWS::StackName" => "sluice-dev-stack".to_owned(),
+            "AWS::StackName" => "sluice-local".to_owned(),
             _ => return None,
         })
     }

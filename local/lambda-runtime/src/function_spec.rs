@@ -237,9 +237,9 @@ pub fn lambda_variables(spec: &FunctionSpec, runtime_api: &str, region: &str, st
         ("AWS_LAMBDA_INITIALIZATION_TYPE", "on-demand".to_owned()),
         ("AWS_REGION", region.to_owned()),
         ("AWS_DEFAULT_REGION", region.to_owned()),
-        ("AWS_ACCESS_KEY_ID", "sluice-dev-stack".to_owned()),
-        ("AWS_SECRET_ACCESS_KEY", "sluice-dev-stack".to_owned()),
-        ("AWS_SESSION_TOKEN", "sluice-dev-stack".to_owned()),
+        ("AWS_ACCESS_KEY_ID", "sluice-local".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "sluice-local".to_owned()),
+        ("AWS_SESSION_TOKEN", "sluice-local".to_owned()),
         ("_HANDLER", "bootstrap".to_owned()),
         ("TZ", ":UTC".to_owned()),
         ("LANG", "en_US.UTF-8".to_owned()),
@@ -298,7 +298,7 @@ mod tests {
         assert_eq!(vars["SLUICE_KEY_PREFIX"], "sluice:");
         assert_eq!(vars["SLUICE_SECRET_TTL_SECS"], "300");
         assert_eq!(vars["SLUICE_CAFE24_CLIENT_ID"], "app");
-        assert!(vars["SLUICE_CAFE24_CLIENT_SECRET_ARN"].ends_with(":secret:sluice-dev-stack/Cafe24ClientSecret-Local0"));
+        assert!(vars["SLUICE_CAFE24_CLIENT_SECRET_ARN"].ends_with(":secret:sluice-local/Cafe24ClientSecret-Local0"));
         assert_eq!(vars["SLUICE_CAFE24_BASE_URL"], "http://127.0.0.1:1/{mall_id}");
         assert!(!vars.contains_key("SLUICE_SQS_ENDPOINT"), "fetch uses no queue");
         let flush = specs.iter().find(|s| s.binary == "sluice-fn-flush-sheet").unwrap();
@@ -338,7 +338,7 @@ mod tests {
         let drain = specs.iter().find(|s| s.binary == "sluice-fn-drain").expect("the drain, with a database");
         assert_eq!((drain.timeout, drain.reserved_concurrency), (Duration::from_secs(60), Some(1)));
         let arn = drain.variables.iter().find(|(k, _)| k == "SLUICE_DATABASE_URL_SECRET_ARN").unwrap();
-        assert!(arn.1.ends_with(":secret:sluice-dev-stack/DatabaseUrlSecretArn-Local0"), "{arn:?}");
+        assert!(arn.1.ends_with(":secret:sluice-local/DatabaseUrlSecretArn-Local0"), "{arn:?}");
         assert!(
             drain.variables.iter().any(|(k, v)| k == "AWS_ENDPOINT_URL_SECRETS_MANAGER" && v == "http://127.0.0.1:2")
         );

@@ -58,7 +58,7 @@ async fn get_secret_value(State(held): State<Arc<Vec<LocalSecret>>>, headers: He
     let Some(id) = id else {
         return refusal("InvalidParameterException", "SecretId is required");
     };
-    let name = |s: &LocalSecret| format!("sluice-dev-stack/{}", s.logical_id);
+    let name = |s: &LocalSecret| format!("sluice-local/{}", s.logical_id);
     match held.iter().find(|s| s.arn == id || name(s) == id) {
         Some(secret) => answer(
             StatusCode::OK,

@@ -6,8 +6,8 @@
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};
 use sluice_private_servers::{RedisProcess, ServerOptions};
-use sluice_sqs_emulator::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_redis::Keyspace;
+use sluice_sqs_emulator::{EmbeddedQueue, QueueBackend, QueueConfig, RedisBackend, RedrivePolicy};
 use sluice_testkit::{TestRedis, key_slot};
 use std::time::{Duration, Instant};
 

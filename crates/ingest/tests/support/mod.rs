@@ -10,9 +10,9 @@ use sluice_domain::queue::{
 };
 use sluice_domain::{Queue, WorkQueue};
 use sluice_ingest::{ApiKeys, Ingest, IngestConfig, TenantPolicy};
-use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError};
 use sluice_redis::{ConnectSettings, Connection};
 use sluice_redis::{Keyspace, TraceEntry, Traces};
+use sluice_sqs_emulator::{EmbeddedQueue, MemoryBackend, QueueBackend, QueueConfig, QueueError};
 use sluice_testkit::TestRedis;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};

@@ -40,16 +40,16 @@ use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use sluice_cafe24::{Secret, TokenGrant};
-use sluice_ingest::{ApiKeys, IngestConfig, any_route_document, first_webhook_key};
 use sluice_dev_stack::{
     DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
 };
+use sluice_ingest::{ApiKeys, IngestConfig, any_route_document, first_webhook_key};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig, stored_token};
-use sluice_sqs_emulator::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
 use sluice_sandbox::cafe24::{BucketConfig, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
 use sluice_sink::DrainConfig;
+use sluice_sqs_emulator::{GroupScan, LeaseError, SQS_FIFO_SCAN_WINDOW};
 use status_line::status_line;
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -4,8 +4,8 @@
 //! checked against them.
 
 pub(crate) use super::stored_view::StoredView;
-use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
 use sluice_dev_stack::{DevStack, IngestCounts};
+use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
 use sluice_sandbox::Cafe24Sandbox;
 use sluice_sandbox::cafe24::ChangeReport;
 use std::collections::{BTreeMap, HashSet};

@@ -18,14 +18,14 @@
 use futures::StreamExt;
 use sluice_cafe24::Secret;
 use sluice_cafe24::{Change, topic_for};
+use sluice_dev_stack::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, ShopWork};
 use sluice_ingest::{ApiKeys, IngestConfig};
-use sluice_dev_stack::{DevConfig, DevStack, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig};
-use sluice_sqs_emulator::GroupScan;
 use sluice_redis::{BucketSpec, FlowControl, Keyspace};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport, WebhookTarget};
 use sluice_sandbox::{Cafe24Sandbox, Cafe24SandboxConfig};
+use sluice_sqs_emulator::GroupScan;
 use sluice_testkit::pipeline::sandbox_token;
 use sluice_testkit::sandbox::cafe24_config;
 use std::collections::HashSet;

@@ -13,12 +13,12 @@
 use futures::StreamExt;
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
-use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_dev_stack::{DevConfig, DevStack};
+use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
-use sluice_sqs_emulator::GroupScan;
 use sluice_redis::{Keyspace, SheetFlow};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
+use sluice_sqs_emulator::GroupScan;
 use sluice_testkit::sandbox::sheets_config;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 use sluice_cafe24::{Cafe24Config, Secret};
-use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_dev_stack::{DevConfig, DevStack};
+use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
 use sluice_pipeline::{PipelineConfig, SheetConfig};
 use sluice_sandbox::{SheetsSandbox, SheetsSandboxConfig};
 use sluice_testkit::TestRedis;

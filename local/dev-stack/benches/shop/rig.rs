@@ -1,8 +1,8 @@
 //! A full local stack over a sandbox Cafe24, for the benchmarks.
 
 use sluice_cafe24::Secret;
-use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_dev_stack::{DevConfig, DevStack};
+use sluice_ingest::{ApiKeys, IngestConfig};
 use sluice_pipeline::PipelineConfig;
 use sluice_private_servers::{RedisProcess, ServerOptions};
 use sluice_redis::ConnectSettings;

@@ -6,10 +6,10 @@
 
 use sluice_asl::Clock;
 use sluice_cafe24::{Cafe24Config, Secret, topic_for};
+use sluice_dev_stack::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{Queue, ResourceKind, ResourceRef, ShopEvent, ShopWork, WorkQueue};
 use sluice_ingest::{ApiKeys, IngestConfig, KeyScope};
-use sluice_dev_stack::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig};
 use sluice_redis::{BucketSpec, FlowControl};
 use sluice_sandbox::cafe24::{BucketConfig, ChangeReport};

@@ -5,8 +5,8 @@
 use sluice_domain::queue::{OutgoingMessage, ReceiveRequest};
 use sluice_domain::{DedupId, GroupKey, Queue, WorkQueue};
 use sluice_private_servers::RedisProcess;
-use sluice_sqs_emulator::{EmbeddedQueue, GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
 use sluice_redis::Keyspace;
+use sluice_sqs_emulator::{EmbeddedQueue, GroupScan, MemoryBackend, QueueBackend, QueueConfig, RedisBackend};
 use std::collections::VecDeque;
 use std::time::Duration;
 
