@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A system-wide CPU profile of one drain (the drain benchmark's
 # `--profile` mode): the drain process, redis-server and PostgreSQL,
-# recorded only while the catch-up runs. Usage:
+# recorded only while the drain runs. Usage:
 #   scripts/profile-drain.sh [consumers] [deployed]
 # Writes target/perf-drain.data and prints the top symbols per process.
 # Needs perf (Debian: linux-perf).

@@ -19,6 +19,9 @@ name = sys.argv[1]
 found = [p["manifest_path"] for p in json.load(sys.stdin)["packages"] if p["name"] == name]
 print(found[0] if found else "")' "$package")
 [ -n "$manifest" ] || { echo "test-binary: no package named $package in the workspace" >&2; exit 2; }
+# Built first on its own, so a compile error stops here, shown as cargo shows it; the listing below
+# then only reads what is built.
+cargo test --workspace --no-run --quiet
 mapfile -t binaries < <(cargo test --workspace --no-run --quiet --message-format=json |
   python3 -c 'import json, sys
 manifest, target = sys.argv[1], sys.argv[2]

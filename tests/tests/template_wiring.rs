@@ -215,7 +215,7 @@ fn the_pipes_differ_only_in_their_number() {
     assert_eq!(allowed.matches(',').count() + 1, pipes.len(), "PipeCount allows 1..{}", pipes.len());
 }
 
-/// The catch-up runs every minute, one run at a time, and stops before the next: the schedule invokes
+/// The drain runs every minute, one run at a time, and stops before the next: the schedule invokes
 /// the drain function (through a role that may invoke only it) at `rate(1 minute)` with no flexible
 /// window and no retries; the function's timeout fits in the minute with room above the margin in
 /// which it starts no round; its reserved concurrency is 1, which its one consumer name assumes; and

@@ -22,9 +22,10 @@ use std::time::Duration;
 /// One catch-up request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatchUpRequest {
-    /// Tells the request apart from the chain's other requests: always
-    /// `"mall_drain"` (its name before the catch-up was called so: requests
-    /// queued by an earlier release still read), so a message meant for another consumer is refused.
+    /// Tells the request apart from the chain's other requests, so a
+    /// message meant for another consumer is refused: always `"mall_drain"`,
+    /// its name before the catch-up was called so (requests queued by an
+    /// earlier release still read).
     pub kind: CatchUpKind,
     pub mall_id: String,
     /// The chain this request carries: the event id that started it.

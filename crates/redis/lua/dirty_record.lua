@@ -15,7 +15,7 @@
 --   lease_ms  the lease's length
 --   t         redis.call('TIME') of the caller
 -- Returns chain, since_ms: chain = 0 the caller took the chain's lease
--- (send a catch-up request, then confirm), 1 a confirmed chain will drain
+-- (send a catch-up request, then confirm), 1 a confirmed chain will fetch
 -- it, 2 another caller's lease (send a catch-up request of its own).
 
 local function dirty_record(dirty, order, chain, resource, events, max_events, retention_ms, token, lease_ms, t)

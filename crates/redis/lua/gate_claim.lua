@@ -41,7 +41,7 @@
 -- message is in the queue: a duplicate); {0, owner, pttl_ms} joined;
 -- {4, chain, since_ms} deferred, chain = 0 the caller took the chain's
 -- lease (send a catch-up request, then confirm), 1 a confirmed chain will
--- drain it, 2 another caller's lease (send a catch-up request of its own).
+-- fetch it, 2 another caller's lease (send a catch-up request of its own).
 
 local current = redis.call('GET', KEYS[1])
 local lease = 'lease:' .. ARGV[1]

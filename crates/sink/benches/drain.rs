@@ -22,7 +22,7 @@
 //! `-- --profile N` (`--profile N deployed`): one drain with N consumers
 //! and nothing else, for a profiler: with `PERF_CTL_FIFO` set (perf
 //! record's `--control fifo:…`, started with `-D -1`), perf records only
-//! while the catch-up runs (`scripts/profile-drain.sh`).
+//! while the drain runs (`scripts/profile-drain.sh`).
 //!
 //! Prints markdown (`make bench` writes it to bench/drain.md), with the
 //! CPU seconds each part used (drain, redis-server, PostgreSQL): on a
@@ -298,7 +298,7 @@ async fn main() {
         DrainConfig::default().batch
     );
     println!(
-        "## 1. Throughput\n\nEach catch-up runs between two COPYs of the same rows and is divided by their mean \
+        "## 1. Throughput\n\nEach drain runs between two COPYs of the same rows and is divided by their mean \
          (this host's speed drifts by up to half within minutes), {} rounds each: the round with the median ratio \
          is shown, with every round's ratio beside it. The naive baseline is divided by the first COPY.\n",
         paired::ROUNDS
@@ -345,7 +345,7 @@ async fn main() {
          function), each event was traced on its way ({} stages here: received, enqueued, fetched, stored): the \
          drain reads each answered event's trace, writes its journey to `sluice.events` with the outcome \
          ({journey_rows} event rows for the {SNAPSHOTS} snapshots) and adds `written` to the trace. That is the \
-         row a user's catch-up runs at; the target is read on the 2-consumer row, the workload the benchmark's task names.\n",
+         row a user's drain runs at; the target is read on the 2-consumer row, the workload the benchmark's task names.\n",
         journeys::JOURNEY.len()
     );
     println!(

@@ -1,7 +1,7 @@
 //! The drain when things go wrong, against a real PostgreSQL: a batch
 //! committed but not acknowledged (redelivered), drains claiming each
 //! other's entries, a deadlock with another client, a statement timeout,
-//! and a database restart while the catch-up runs. In every case each event
+//! and a database restart while the drain runs. In every case each event
 //! ends with one outcome, the newest snapshot wins, and nothing is
 //! acknowledged that is not committed.
 
@@ -175,7 +175,7 @@ async fn a_deadlock_with_another_client_is_retried_and_never_surfaces() {
     // deadlock, so the drain (1 s, PostgreSQL's default) is the one
     // PostgreSQL rolls back.
     let mut other = hold_row(&pg.url, "2", &["deadlock_timeout = '60s'"]).await;
-    // The catch-up locks row 1 (keys in order) and waits for row 2.
+    // The drain locks row 1 (keys in order) and waits for row 2.
     let drain = Arc::new(rig.drain("d", DrainConfig::default()));
     let shard = rig.store.shard_of("m1");
     let pass = tokio::spawn({

@@ -21,7 +21,7 @@ pub const FUNCTION: &str = "drain";
 /// absent when the database has everything (a zero is left out of EMF).
 pub const LAG: &str = "DrainLag";
 
-/// What the catch-up runs moved, summed.
+/// What the drain runs moved, summed.
 #[derive(Debug, Default)]
 pub struct DrainMetrics {
     taken: AtomicU64,

@@ -1,5 +1,5 @@
 //! End-to-end lag: stream entry → committed in PostgreSQL, at a steady
-//! rate of appends while one catch-up runs.
+//! rate of appends while one drain runs.
 
 use sluice_redis::{Connection, SnapshotStore};
 use sluice_sink::{Drain, DrainConfig, SnapshotWriter};
@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-/// Appends at `rate` per second for `seconds` while one catch-up runs; the lag
+/// Appends at `rate` per second for `seconds` while one drain runs; the lag
 /// of each row is its commit time minus its stream entry's time.
 pub(crate) async fn lag(store: &SnapshotStore<Connection>, pool: &PgPool, rate: usize, seconds: usize) -> (f64, f64) {
     let cancel = CancellationToken::new();

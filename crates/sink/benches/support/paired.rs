@@ -1,5 +1,5 @@
 //! A drain held against PostgreSQL's ceiling on a host whose speed drifts
-//! by half within minutes (other tenants): each catch-up runs between two
+//! by half within minutes (other tenants): each drain runs between two
 //! COPYs of the same rows and is divided by their mean, and the run is
 //! repeated: the median of the rounds is what the table shows (a single
 //! pair gave 0.27 to 0.43 for the same code).

@@ -1,5 +1,5 @@
 //! What `sluice dev`'s drain wrote to PostgreSQL, read the way the crash
-//! tests read the snapshot streams when no catch-up runs: each product's row
+//! tests read the snapshot streams when no drain runs: each product's row
 //! against the sandbox's state, and which events the drained snapshots
 //! answer. With a drain the streams are trimmed below what it committed,
 //! so PostgreSQL is the only place left to look.
