@@ -1,7 +1,7 @@
 //! A Step Functions state machine, started through `aws-sdk-sfn`: what the
 //! local pipe does for every batch (StartSyncExecution, as the deployed
 //! Pipe does for the Express machine) and what `sluice redrive` does for
-//! each parked message. Inputs and outputs are JSON text, as the API
+//! each dead-lettered message. Inputs and outputs are JSON text, as the API
 //! carries them; the caller parses what it needs.
 
 use crate::error::SfnError;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Why a step failed. The state machine decides from the kind alone whether
-/// to wait, retry with backoff, or park the item in the DLQ.
+/// to wait, retry with backoff, or dead-letter the item (to the DLQ).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ErrorKind {
     /// Our own limiter or bucket denied the call; retry after the wait given.

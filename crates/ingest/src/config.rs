@@ -21,7 +21,7 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
 /// again is one SQS would no longer drop either.
 pub const DEFAULT_DUPLICATE_WINDOW: Duration = DEDUP_WINDOW;
 /// How long a coalescing mark waits for its fetch, by default. A mark whose
-/// fetch never runs (its message parked in the DLQ) lapses after this, so
+/// fetch never runs (its message dead-lettered) lapses after this, so
 /// later webhooks for the resource are enqueued again.
 pub const DEFAULT_PENDING_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// How long one attempt at accepting a webhook may hold its delivery and

@@ -29,7 +29,7 @@
 //!
 //! A run that fails returns an error and stores nothing more; its request
 //! comes back after the queue's visibility timeout (the catch-up queue's
-//! redrive policy parks it after its maxReceiveCount), and what it had
+//! redrive policy dead-letters it after its maxReceiveCount), and what it had
 //! stored has left the set already.
 
 use crate::config::CatchUpConfig;

@@ -22,7 +22,7 @@ pub struct PipelineConfig {
     /// Lease of the per-mall refresh lock; longer than one refresh call.
     pub refresh_lock_lease: Duration,
     /// The queue's maxReceiveCount, so a failure's trace can say whether
-    /// the item will be retried or parked in the dead-letter queue.
+    /// the item will be retried or dead-lettered (moved to the dead-letter queue).
     pub max_receive_count: u32,
     /// Streams the snapshots are spread over, by mall.
     pub snapshot_shards: u32,

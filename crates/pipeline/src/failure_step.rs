@@ -1,15 +1,15 @@
 //! The failure step, on the state machine's Catch path: records why an item
 //! failed and what happens next (the queue redelivers it, or, at its last
-//! allowed receive, parks it in the dead-letter queue), so `sluice trace`
+//! allowed receive, moves it to the dead-letter queue), so `sluice trace`
 //! can tell where it is. Alerts come with the operations work.
 //!
-//! A shop event being parked is also appended, as an `outcome` entry, to
-//! its mall's snapshot stream (`sluice_redis::snapshot_store`): the drain
-//! records it in PostgreSQL's event log, where `sluice trace` finds it
-//! after the Redis trace has expired. Its idempotency key names the
-//! message and its receive count, so the step run again appends nothing
-//! new, while an event redriven from the dead-letter queue and parked again
-//! (a new message) is recorded again.
+//! A shop event being dead-lettered is also appended, as an `outcome`
+//! entry, to its mall's snapshot stream (`sluice_redis::snapshot_store`):
+//! the drain records it in PostgreSQL's event log, where `sluice trace`
+//! finds it after the Redis trace has expired. Its idempotency key names
+//! the message and its receive count, so the step run again appends
+//! nothing new, while an event redriven from the dead-letter queue and
+//! dead-lettered again (a new message) is recorded again.
 
 use crate::service_core::ServiceCore;
 use crate::step_io::FailureInput;
@@ -18,8 +18,12 @@ use serde_json::{Value, json};
 use sluice_domain::{ErrorKind, StepError, WorkItem};
 use sluice_redis::SnapshotStore;
 
-/// The outcome entry of an event parked in the dead-letter queue.
-const PARKED: &str = "parked";
+/// The outcome entry of an event given up to the dead-letter queue.
+/// Readers also accept `parked`, its value before this word was used.
+const DEAD_LETTERED: &str = "dead-lettered";
+
+/// The key's prefix stays `parked` (a stored layout): a receive keyed before a deploy and re-run after it dedupes.
+const KEY_PREFIX: &str = "parked";
 
 impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     pub async fn record_failure(&self, input: FailureInput) -> Result<(), StepError> {
@@ -44,7 +48,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
         });
         self.trace(&item.trace_id(), "failed", detail.clone()).await;
         if let (true, Some(WorkItem::Shop(work))) = (last, &item.work) {
-            let key = format!("{PARKED}:{}:{}:{}", work.event_id, item.item_id, item.receive_count);
+            let key = format!("{KEY_PREFIX}:{}:{}:{}", work.event_id, item.item_id, item.receive_count);
             self.append_outcome(&work.event.mall_id, &work.event_id, &detail, &key).await;
         }
         Ok(())
@@ -55,11 +59,11 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     /// logged. The message itself is in the dead-letter queue regardless.
     async fn append_outcome(&self, mall_id: &str, event_id: &str, detail: &Value, key: &str) {
         let appended = match SnapshotStore::new(self.conn.clone(), self.keyspace.clone(), self.config.snapshot_shards) {
-            Ok(store) => store.append_outcome(mall_id, event_id, PARKED, detail, key).await,
+            Ok(store) => store.append_outcome(mall_id, event_id, DEAD_LETTERED, detail, key).await,
             Err(e) => Err(e),
         };
         if let Err(e) = appended {
-            tracing::warn!(event_id, error = %e, "parked outcome not appended for the event log");
+            tracing::warn!(event_id, error = %e, "dead-lettered outcome not appended for the event log");
         }
     }
 }

@@ -30,7 +30,7 @@
 //!   counts it in the same step, so a burst of concurrent webhooks cannot
 //!   all slip under the threshold; a send that fails and the event's last
 //!   step (store) take it out ([`Backlogs::left`]). An entry whose step
-//!   died, or that was parked, is dropped by age (`queued_horizon`), so
+//!   died, or that was dead-lettered, is dropped by age (`queued_horizon`), so
 //!   the count cannot stick.
 //! - **The chain**: one key per mall names the catch-up request that will run
 //!   next. Ingest that defers an event and finds no chain takes its lease,
@@ -47,7 +47,7 @@
 //! - **Nothing is lost**: a resource leaves the set only after its snapshot
 //!   is stored, and only if no webhook came for it since the run read it
 //!   (`lua/dirty_done.lua`); a run that dies is retried by its queue. A
-//!   request its queue parks after maxReceiveCount leaves a confirmed
+//!   request its queue dead-letters after maxReceiveCount leaves a confirmed
 //!   chain that no run carries: deferred webhooks wait in the set until
 //!   the chain key lapses (`chain_ttl`) and the next one starts a chain, or
 //!   the dead-letter queue is redriven (its depth alarm says so).

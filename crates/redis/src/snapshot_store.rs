@@ -24,7 +24,7 @@
 //! idempotency key: a snapshot (one field, `snapshot`: the whole snapshot
 //! as one JSON object, see [`snapshot_entry`](crate::snapshot_entry)) and an event's outcome
 //! ([`OUTCOME_FIELD`], `event_id`, `mall_id`, `detail`: an event the
-//! failure step gave up on and the queue parks in its dead-letter queue).
+//! failure step gave up on and the queue moves to its dead-letter queue).
 //! Outcomes travel the same streams so the drain records them in the
 //! event log in the same transactions, acknowledged after the same
 //! commits; they go to the event's mall's shard like its snapshots.
@@ -47,7 +47,8 @@ pub const DEFAULT_MAX_LEN: u64 = 1_000_000;
 pub const FETCHED_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// The field that makes an entry an event's outcome, not a snapshot; its
-/// value names the outcome (`parked`).
+/// value names the outcome (`dead-lettered`; `parked` in entries appended
+/// before that word was used).
 pub const OUTCOME_FIELD: &str = "outcome";
 
 /// One stored entry: its id and fields.

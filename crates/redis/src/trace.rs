@@ -1,6 +1,6 @@
 //! Event traces: every event's journey (received, enqueued or coalesced
 //! into which pending fetch, each step with its result and wait, stored or
-//! parked), so "where did this webhook go?" has an answer in Redis.
+//! dead-lettered), so "where did this webhook go?" has an answer in Redis.
 //!
 //! Key: `{prefix}{ev:<event id>}:trace`, a LIST of JSON entries
 //! `{"at_ms", "stage", "detail"}` stamped with Redis's clock, TTL = the

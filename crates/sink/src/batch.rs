@@ -16,7 +16,7 @@ pub(crate) struct Batch {
     pub(crate) rows: Vec<SnapshotRow>,
     /// Snapshots of a resource the batch also holds a newer one of.
     pub(crate) superseded: Vec<SnapshotRow>,
-    /// Outcome entries: events parked in the dead-letter queue.
+    /// Outcome entries: events dead-lettered (given up to the dead-letter queue).
     pub(crate) outcomes: Vec<OutcomeRow>,
     /// Entries that are neither, with why.
     pub(crate) unreadable: Vec<(StoredEntry, String)>,
@@ -114,12 +114,12 @@ mod tests {
 
     #[test]
     fn a_batch_concerns_the_events_its_snapshots_answer_written_or_not_and_those_its_outcomes_record() {
-        let parked = [("outcome", "parked"), ("event_id", "e-parked"), ("mall_id", "m1"), ("detail", "{}")];
-        let parked =
-            StoredEntry { id: "9-0".into(), fields: parked.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect() };
-        let batch = Batch::read(vec![snapshot("1-0", "9", 5), snapshot("2-0", "9", 7), parked]);
+        let dead = [("outcome", "dead-lettered"), ("event_id", "e-dead"), ("mall_id", "m1"), ("detail", "{}")];
+        let dead =
+            StoredEntry { id: "9-0".into(), fields: dead.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect() };
+        let batch = Batch::read(vec![snapshot("1-0", "9", 5), snapshot("2-0", "9", 7), dead]);
         let mut concerned: Vec<_> = batch.concerned_events().collect();
         concerned.sort_unstable();
-        assert_eq!(concerned, ["e-1-0", "e-2-0", "e-parked"]);
+        assert_eq!(concerned, ["e-1-0", "e-2-0", "e-dead"]);
     }
 }

@@ -232,7 +232,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
             written: outcome.written.len() as u64,
             superseded: outcome.superseded.len() as u64,
             redelivered: outcome.redelivered.len() as u64,
-            parked: outcome.outcomes.len() as u64,
+            dead_lettered: outcome.outcomes.len() as u64,
             unreadable: outcome.unreadable as u64,
             acked,
             trimmed,
@@ -326,7 +326,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         }
     }
 
-    /// The traces of the events `entries` answer (or record as parked),
+    /// The traces of the events `entries` answer (or record as dead-lettered),
     /// read at once (a multiplexed connection sends the reads together).
     /// Best effort: an
     /// event whose trace cannot be read gets only the drain's outcome.

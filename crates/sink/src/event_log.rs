@@ -13,8 +13,8 @@ pub struct EventOutcome {
     /// A stage of its journey from its Redis trace (`received`, `enqueued`,
     /// `coalesced`, `fetched`, `stored`, `failed`, …), then `written` (its
     /// snapshot's row) or `superseded` (a newer row answers it), once per
-    /// snapshot answering it, or `parked` (the pipeline gave it up to the
-    /// dead-letter queue).
+    /// snapshot answering it, or `dead-lettered` (the pipeline gave it up
+    /// to the dead-letter queue; rows written before that word say `parked`).
     pub outcome: String,
     /// When, in ms since the epoch.
     pub at_ms: i64,

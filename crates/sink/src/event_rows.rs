@@ -1,6 +1,6 @@
 //! The `sluice.events` rows of one batch, keyed as the table is (migration
 //! 0003): by event, outcome and source. A source is the stream entry the
-//! drain recorded the outcome from (written, superseded, parked), or the
+//! drain recorded the outcome from (written, superseded, dead-lettered), or the
 //! stage's place in the event's Redis trace (its journey: received,
 //! enqueued or coalesced, fetched, stored, failed, …). So two snapshots
 //! answering one event both stay, and a journey copied again (a second
@@ -18,7 +18,7 @@ use sluice_redis::TraceEntry;
 use std::collections::{BTreeMap, HashMap};
 
 /// An outcome without a time of its own (the drain's) is stamped with the
-/// transaction's; a journey's stage and a parked event keep Redis's time
+/// transaction's; a journey's stage and a dead-lettered event keep Redis's time
 /// (ms since the epoch). A snapshot's outcome names its row in columns,
 /// with an empty `detail` (see migration 0005). `$on_conflict` is what a
 /// row does on a key that exists already (see [`Care`]).

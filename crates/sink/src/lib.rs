@@ -6,9 +6,9 @@
 //! one transaction, acknowledges the entries only after the commit, and
 //! trims from the streams what every group has acknowledged, so ElastiCache
 //! holds only what is not yet in the database. The failure step appends
-//! to the same streams each shop event it parks in the dead-letter queue
+//! to the same streams each shop event it gives up to the dead-letter queue
 //! (an `outcome` entry): the drain records those in `sluice.events` only,
-//! in the same transactions, so a parked event is in the event log too.
+//! in the same transactions, so a dead-lettered event is in the event log too.
 //!
 //! Exactly once in effect: an entry drained twice (a drain that died
 //! between commit and acknowledgement, a claimed entry) writes the same row
@@ -30,7 +30,7 @@
 //! - [`database`]: connecting, with errors that name the endpoint, never the URL.
 //! - [`schema`]: the migrations, embedded, and applying them.
 //! - [`snapshot_row`]: a snapshot stream entry read as a row.
-//! - [`outcome_row`]: an outcome stream entry (an event parked in the dead-letter queue) read as an event row.
+//! - [`outcome_row`]: an outcome stream entry (an event dead-lettered) read as an event row.
 //! - `batch`: a batch's entries read once: the newest snapshot per resource, the rest sorted out.
 //! - [`writer`]: one batch in one transaction: upsert, events, unreadable entries.
 //! - [`event_rows`]: a batch's `sluice.events` rows: the drain's outcomes and each event's journey, each recorded once.

@@ -16,9 +16,8 @@ pub struct PassReport {
     /// acknowledgement, or was slower than `claim_idle`): acknowledged,
     /// nothing written or recorded again.
     pub redelivered: u64,
-    /// Outcome entries (events parked in the dead-letter queue) recorded
-    /// in the event log.
-    pub parked: u64,
+    /// Outcome entries (events dead-lettered) recorded in the event log.
+    pub dead_lettered: u64,
     /// Entries kept as unreadable.
     pub unreadable: u64,
     /// Entries acknowledged.
@@ -34,7 +33,7 @@ impl PassReport {
         self.written += other.written;
         self.superseded += other.superseded;
         self.redelivered += other.redelivered;
-        self.parked += other.parked;
+        self.dead_lettered += other.dead_lettered;
         self.unreadable += other.unreadable;
         self.acked += other.acked;
         self.trimmed += other.trimmed;

@@ -29,7 +29,7 @@
 //! at the time Redis stamped it, so the event log tells the whole story
 //! once the 7-day trace has expired (see `event_rows`).
 //!
-//! An outcome entry (an event parked in the dead-letter queue, see
+//! An outcome entry (an event dead-lettered, see
 //! `outcome_row`) becomes event rows only: its outcome at the time Redis
 //! appended it, after the event's journey. Its rows are keyed by the
 //! entry, so a redelivered one records nothing again.
@@ -130,7 +130,7 @@ ON CONFLICT (stream, entry_id) DO NOTHING";
 /// drain whose events carry their journeys.
 /// `Careful` skips existing keys: the batch is written again that way
 /// after the fast way met one (a person deleted a snapshot row, so an old
-/// entry was written again; an event parked, redriven and then answered,
+/// entry was written again; an event dead-lettered, redriven and then answered,
 /// its journey copied a second time; a redelivered outcome entry): a rare
 /// batch runs twice instead of every row paying for the check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +149,7 @@ pub struct BatchOutcome {
     /// Entries an earlier transaction already committed (redelivered),
     /// with the outcome it recorded for them: nothing recorded again.
     pub redelivered: Vec<(SnapshotRow, String)>,
-    /// Outcome entries (events parked in the dead-letter queue) recorded,
+    /// Outcome entries (events dead-lettered) recorded,
     /// now or by an earlier transaction.
     pub outcomes: Vec<OutcomeRow>,
     /// Entries kept in `sluice.unreadable_entries`.
@@ -353,7 +353,7 @@ fn written_places(batch: &Batch, places: Vec<i32>) -> Vec<bool> {
     written
 }
 
-/// A parked event: its journey, then its outcome at the time Redis appended it.
+/// A dead-lettered event: its journey, then its outcome at the time Redis appended it.
 fn record_outcome<'a>(events: &mut EventRows<'a>, outcome: &'a OutcomeRow, journeys: &'a Journeys) {
     events.journey(&outcome.event_id, journeys);
     events.outcome(&outcome.event_id, &outcome.outcome, &outcome.entry_id, &outcome.detail, Some(outcome.at_ms));

@@ -1,9 +1,10 @@
 //! The event log against a real PostgreSQL and a real Redis: an event
-//! parked in the dead-letter queue lands in `sluice.events` with its
-//! journey (from the outcome entry the failure step appends to the
-//! snapshot streams), with no snapshot row; an event answered by two
-//! snapshots keeps both outcomes; a batch written again records nothing
-//! twice; migration 0003 rekeys the rows an older drain wrote.
+//! dead-lettered (given up to the dead-letter queue) lands in
+//! `sluice.events` with its journey (from the outcome entry the failure
+//! step appends to the snapshot streams), with no snapshot row; an event
+//! answered by two snapshots keeps both outcomes; a batch written again
+//! records nothing twice, an outcome entry appended as `parked` before the
+//! rename included; migration 0003 rekeys the rows an older drain wrote.
 
 use crate::support;
 
@@ -33,31 +34,32 @@ async fn entries(rig: &Rig) -> Vec<(String, Vec<StoredEntry>)> {
 }
 
 #[tokio::test]
-async fn a_parked_event_lands_in_the_event_log_after_its_journey_without_a_snapshot() {
-    let pg = TestPostgres::new("parked").await;
-    let rig = Rig::new("parked", pg.pool.clone()).await;
+async fn a_dead_lettered_event_lands_in_the_event_log_after_its_journey_without_a_snapshot() {
+    let pg = TestPostgres::new("dead_lettered").await;
+    let rig = Rig::new("dead_lettered", pg.pool.clone()).await;
     let traces = Traces::new(rig.redis.conn().await, rig.redis.keyspace(), Duration::from_secs(60));
     let failed = json!({"error": "Sluice.CredentialRejected", "next": "dead-letter queue", "receive_count": 5});
     for stage in ["received", "enqueued", "dequeued"] {
-        traces.record("ev-parked", stage, &json!({})).await.unwrap();
+        traces.record("ev-dead", stage, &json!({})).await.unwrap();
     }
-    traces.record("ev-parked", "failed", &failed).await.unwrap();
-    let first = rig.store.append_outcome("m1", "ev-parked", "parked", &failed, "parked:ev-parked:msg-1:5").await;
-    let again = rig.store.append_outcome("m1", "ev-parked", "parked", &failed, "parked:ev-parked:msg-1:5").await;
+    traces.record("ev-dead", "failed", &failed).await.unwrap();
+    // The key's `parked:` prefix is the failure step's (a stored layout, kept).
+    let first = rig.store.append_outcome("m1", "ev-dead", "dead-lettered", &failed, "parked:ev-dead:msg-1:5").await;
+    let again = rig.store.append_outcome("m1", "ev-dead", "dead-lettered", &failed, "parked:ev-dead:msg-1:5").await;
     let (first, again) = (first.unwrap(), again.unwrap());
     assert!(again.duplicate && again.entry_id == first.entry_id, "the failure step run twice appends once");
     rig.append("m1", "1", 100, &["ev-stored"]).await;
 
     let drain = rig.drain("a", DrainConfig::default()).with_traces(traces.clone());
     let report = drain.until_empty(deadline()).await.unwrap();
-    assert_eq!((report.taken, report.written, report.parked, report.acked), (2, 1, 1, 2));
-    assert_eq!(rig.rows().await, 1, "a parked event has no snapshot row");
-    assert_eq!(stages(&rig.pool, "ev-parked").await, ["received", "enqueued", "dequeued", "failed", "parked"]);
-    let outcomes = sluice_sink::outcomes(&rig.pool, "ev-parked").await.unwrap();
-    let parked = outcomes.last().unwrap();
-    assert_eq!(parked.detail, failed, "the failure's detail is kept");
+    assert_eq!((report.taken, report.written, report.dead_lettered, report.acked), (2, 1, 1, 2));
+    assert_eq!(rig.rows().await, 1, "a dead-lettered event has no snapshot row");
+    assert_eq!(stages(&rig.pool, "ev-dead").await, ["received", "enqueued", "dequeued", "failed", "dead-lettered"]);
+    let outcomes = sluice_sink::outcomes(&rig.pool, "ev-dead").await.unwrap();
+    let dead = outcomes.last().unwrap();
+    assert_eq!(dead.detail, failed, "the failure's detail is kept");
     let appended_ms: i64 = first.entry_id.split_once('-').unwrap().0.parse().unwrap();
-    assert_eq!(parked.at_ms, appended_ms, "parked at the time Redis appended the outcome");
+    assert_eq!(dead.at_ms, appended_ms, "dead-lettered at the time Redis appended the outcome");
     assert_eq!(stages(&rig.pool, "ev-stored").await, ["written"]);
     assert_eq!(rig.stream_lengths().await, 0, "acknowledged and trimmed like a snapshot");
 }
@@ -71,7 +73,9 @@ async fn an_event_answered_by_two_snapshots_keeps_both_and_a_batch_written_again
         traces.record("ev-1", stage, &json!({})).await.unwrap();
     }
     // ev-1 answered by two products in two passes (its journey copied
-    // twice); ev-2 by two products within one batch; ev-3 parked.
+    // twice); ev-2 by two products within one batch; ev-3 dead-lettered
+    // before the outcome's rename (its entry says `parked`, as such entries
+    // still in a stream at the deploy do).
     rig.append("m1", "1", 100, &["ev-1"]).await;
     let drain = rig.drain("a", DrainConfig::default()).with_traces(traces.clone());
     assert_eq!(drain.until_empty(deadline()).await.unwrap().written, 1);
@@ -81,7 +85,7 @@ async fn an_event_answered_by_two_snapshots_keeps_both_and_a_batch_written_again
     rig.store.append_outcome("m1", "ev-3", "parked", &json!({}), "parked:ev-3").await.unwrap();
     let batch = entries(&rig).await;
     let report = drain.until_empty(deadline()).await.unwrap();
-    assert_eq!((report.written, report.parked), (3, 1));
+    assert_eq!((report.written, report.dead_lettered), (3, 1), "an old `parked` entry counts as dead-lettered");
 
     assert_eq!(stages(&rig.pool, "ev-1").await, ["received", "enqueued", "stored", "stored", "written", "written"]);
     let mut written: Vec<serde_json::Value> = (sluice_sink::outcomes(&rig.pool, "ev-2").await.unwrap().into_iter())
@@ -101,7 +105,7 @@ async fn an_event_answered_by_two_snapshots_keeps_both_and_a_batch_written_again
         assert!(again.written.is_empty() && again.superseded.is_empty(), "{again:?}");
     }
     assert_eq!(event_rows(&rig.pool).await, before);
-    assert_eq!(stages(&rig.pool, "ev-3").await, ["parked"]);
+    assert_eq!(stages(&rig.pool, "ev-3").await, ["parked"], "recorded as appended, once");
 }
 
 #[tokio::test]

@@ -63,7 +63,7 @@ enum Command {
         #[command(subcommand)]
         command: commands::dlq::DlqCommand,
     },
-    /// Run one FIFO group's parked messages through the state machine, in
+    /// Run one FIFO group's dead-lettered messages through the state machine, in
     /// order, deleting each once its execution succeeded (local `sluice dev` or AWS).
     Redrive(commands::redrive::Args),
     /// How far behind sluice is: queue depths, the groups waiting longest,

@@ -1,6 +1,8 @@
 //! The event log through a real `sluice dev` and `sluice trace`: a shop
-//! event parked in the dead-letter queue reaches PostgreSQL's
-//! `sluice.events` and is traced from there once its Redis trace is gone.
+//! event dead-lettered (given up to the dead-letter queue) reaches
+//! PostgreSQL's `sluice.events` and is traced from there once its Redis
+//! trace is gone; a row written before the outcome's rename (`parked`) is
+//! read as dead-lettered too.
 
 use crate::support;
 
@@ -33,27 +35,29 @@ async fn webhook(ingest: &str, mall: &str, product: u64, trace_id: &str) -> Stri
 /// Gives mall `tokenless`, which Cafe24 does not know, an expired token:
 /// its refresh is refused (404), which no retry mends, so its events fail
 /// into the dead-letter queue. (A mall with no token at all is parked
-/// instead, its events held until `sluice tokens set`.)
+/// instead, waiting for a person: its events held until `sluice tokens set`.)
 fn seed_unknown_mall(dev: &Dev) {
     let expired = json!({"access_token": "at", "expires_at": "2020-01-01T00:00:00.000",
         "refresh_token": "rt", "refresh_token_expires_at": "2099-01-01T00:00:00.000"});
     dev.set_tokens("tokenless", &expired);
 }
 
-/// Waits until `event` has a `parked` row in `pool`'s `sluice.events`.
-async fn wait_parked(pool: &PgPool, event: &str) {
+/// Waits until `event` has a dead-lettered row in `pool`'s `sluice.events`
+/// (`parked` in rows written before the outcome's rename).
+async fn wait_dead_lettered(pool: &PgPool, event: &str) {
     let deadline = Instant::now() + LIMIT;
     loop {
-        let parked: i64 =
-            sqlx::query_scalar("SELECT count(*) FROM sluice.events WHERE event_id = $1 AND outcome = 'parked'")
-                .bind(event)
-                .fetch_one(pool)
-                .await
-                .unwrap_or(0);
-        if parked == 1 {
+        let dead: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM sluice.events WHERE event_id = $1 AND outcome IN ('dead-lettered', 'parked')",
+        )
+        .bind(event)
+        .fetch_one(pool)
+        .await
+        .unwrap_or(0);
+        if dead == 1 {
             return;
         }
-        assert!(Instant::now() < deadline, "{event} not parked in sluice.events within {LIMIT:?}");
+        assert!(Instant::now() < deadline, "{event} not dead-lettered in sluice.events within {LIMIT:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -71,31 +75,36 @@ async fn expire_trace(dev: &Dev, event: &str) {
 }
 
 #[tokio::test]
-async fn a_parked_event_is_traced_from_postgresql_after_its_redis_trace_is_gone() {
-    let pg = TestPostgres::new("parked_trace").await;
-    // One receive: the first failure parks the event.
+async fn a_dead_lettered_event_is_traced_from_postgresql_after_its_redis_trace_is_gone() {
+    let pg = TestPostgres::new("dead_lettered_trace").await;
+    // One receive: the first failure dead-letters the event.
     let mut dev = Dev::start(None, &["--sandbox-mall", "acme", "--max-receive-count", "1", "--database-url", &pg.url]);
     let ingest = dev.url("Ingest");
     seed_unknown_mall(&dev);
-    let event = webhook(&ingest, "tokenless", 5, "parked-1").await;
-    wait_parked(&pg.pool, &event).await;
+    let event = webhook(&ingest, "tokenless", 5, "dead-lettered-1").await;
+    wait_dead_lettered(&pg.pool, &event).await;
     expire_trace(&dev, &event).await;
 
     let (code, output) = dev.trace_with_env(&event, &[("SLUICE_DATABASE_URL", &pg.url)]);
     assert_eq!(code, Some(0), "{output}");
     assert!(output.starts_with(&format!("{event} (from PostgreSQL")), "{output}");
-    for stage in [" received ", " enqueued ", " failed ", " parked "] {
+    for stage in [" received ", " enqueued ", " failed ", " dead-lettered "] {
         assert!(output.contains(stage), "no{stage}stage:\n{output}");
     }
     assert!(output.contains("refreshing mall tokenless's token"), "the reason is kept:\n{output}");
-    assert!(
-        output
-            .trim_end()
-            .ends_with("now: parked in the dead-letter queue when last seen (sluice dlq show, sluice redrive)"),
-        "{output}"
-    );
+    let now = "now: dead-lettered: in the dead-letter queue when last seen (sluice dlq show, sluice redrive)";
+    assert!(output.trim_end().ends_with(now), "{output}");
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM sluice.snapshots").fetch_one(&pg.pool).await.unwrap();
-    assert_eq!(rows, 0, "a parked event has no snapshot");
+    assert_eq!(rows, 0, "a dead-lettered event has no snapshot");
+
+    // The same row as a drain before the outcome's rename wrote it: read
+    // as dead-lettered all the same.
+    let old =
+        sqlx::query("UPDATE sluice.events SET outcome = 'parked' WHERE event_id = $1 AND outcome = 'dead-lettered'");
+    assert_eq!(old.bind(&event).execute(&pg.pool).await.unwrap().rows_affected(), 1);
+    let (code, output) = dev.trace_with_env(&event, &[("SLUICE_DATABASE_URL", &pg.url)]);
+    assert_eq!(code, Some(0), "{output}");
+    assert!(output.contains(" parked ") && output.trim_end().ends_with(now), "{output}");
     dev.signal("-INT");
     assert!(dev.wait(Duration::from_secs(15)).success());
 }
@@ -117,14 +126,14 @@ async fn sluice_trace_reads_the_database_sluice_dev_drains_into_by_default() {
     assert_eq!(dev.url("PostgreSQL"), format!("127.0.0.1:{port}/sluice"));
     let ingest = dev.url("Ingest");
     seed_unknown_mall(&dev);
-    let event = webhook(&ingest, "tokenless", 6, "parked-2").await;
+    let event = webhook(&ingest, "tokenless", 6, "dead-lettered-2").await;
     let sluice_db = sluice_sink::connect(&format!("postgres://postgres@127.0.0.1:{port}/sluice")).await.unwrap();
-    wait_parked(&sluice_db, &event).await;
+    wait_dead_lettered(&sluice_db, &event).await;
     expire_trace(&dev, &event).await;
 
     let (code, output) = dev.trace(&event);
     assert_eq!(code, Some(0), "{output}");
-    assert!(output.contains(" parked "), "{output}");
+    assert!(output.contains(" dead-lettered "), "{output}");
 
     let closed = closed_port();
     let (code, output) = dev.trace_with_env(&event, &[("PGPORT", &closed)]);

@@ -1,5 +1,5 @@
 //! `sluice redrive` against a real `sluice dev` (its SQS and Step Functions
-//! endpoints, a sandbox Cafe24): parked messages of one group run through
+//! endpoints, a sandbox Cafe24): dead-lettered messages of one group run through
 //! the state machine in order, each deleted only once its execution
 //! succeeded, stopping at the first that fails; other groups' messages are
 //! left where they were; each execution ARN is printed. Bad flags exit 2.
@@ -34,8 +34,8 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// Parks `body` in the dead-letter queue under `group`: (message id).
-async fn park(sqs: &aws_sdk_sqs::Client, dlq: &str, group: &str, dedup: &str, body: &str) -> String {
+/// Dead-letters `body` (sends it to the dead-letter queue) under `group`: (message id).
+async fn dead_letter(sqs: &aws_sdk_sqs::Client, dlq: &str, group: &str, dedup: &str, body: &str) -> String {
     let sent = sqs.send_message().queue_url(dlq).message_body(body).message_group_id(group);
     let sent = sent.message_deduplication_id(dedup).send().await.expect("SendMessage to the DLQ");
     sent.message_id().expect("message id").to_owned()
@@ -58,7 +58,7 @@ async fn depth(sqs: &aws_sdk_sqs::Client, queue: &str) -> (String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_groups_parked_messages_run_in_order_until_the_first_failure() {
+async fn a_groups_dead_lettered_messages_run_in_order_until_the_first_failure() {
     let mut dev = Dev::start(None, &["--sandbox-mall", "acme"]);
     let sandbox = dev.url("Cafe24 sandbox");
     let (sqs_url, dlq) = (dev.url("SQS endpoint"), dev.url("Dead-letter queue"));
@@ -77,7 +77,7 @@ async fn a_groups_parked_messages_run_in_order_until_the_first_failure() {
     let event_no = change["webhook"]["event_no"].as_u64().expect("event_no") as u32;
 
     // Group G: a good event, a body that is no work item, a good event;
-    // another group's message parked too.
+    // another group's message dead-lettered too.
     let sqs = sqs_client(&SqsEndpoint::Local(sqs_url.clone())).await;
     let (first, second) =
         (product_event(product, event_no, "redrive-1"), product_event(product, event_no, "redrive-2"));
@@ -88,9 +88,9 @@ async fn a_groups_parked_messages_run_in_order_until_the_first_failure() {
         ("not-work".to_owned(), "not a work item".to_owned()),
         (second.event_id.clone(), second.to_message().body),
     ] {
-        ids.push(park(&sqs, &dlq, &group, &dedup, &body).await);
+        ids.push(dead_letter(&sqs, &dlq, &group, &dedup, &body).await);
     }
-    park(&sqs, &dlq, "another-group", "other-1", "{}").await;
+    dead_letter(&sqs, &dlq, "another-group", "other-1", "{}").await;
 
     // From the directory of `sluice dev`: its queue and state machine.
     let out = redrive(&dev.workdir, &["--group", &group]);
@@ -129,7 +129,7 @@ async fn a_groups_parked_messages_run_in_order_until_the_first_failure() {
 
     let out = redrive(&dev.workdir, &["--group", &group]);
     assert!(out.status.success());
-    assert!(text(&out.stdout).contains(&format!("no parked message of group {group}")), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains(&format!("no dead-lettered message of group {group}")), "{}", text(&out.stdout));
 
     dev.signal("-INT");
     assert!(dev.wait(Duration::from_secs(15)).success());

@@ -1,9 +1,9 @@
 //! The failure step's Lambda: [`ServiceCore::record_failure`] behind
 //! `lambda_runtime`. It records why an item failed and whether it will be
-//! redelivered or parked in the dead-letter queue; a shop event parked is
-//! also appended to its mall's snapshot stream as an `outcome` entry, so
-//! the drain records it in PostgreSQL's event log. The `RecordFailure` state of
-//! `statemachine/pipeline.asl.json` invokes it through
+//! redelivered or dead-lettered (moved to the dead-letter queue); a shop
+//! event dead-lettered is also appended to its mall's snapshot stream as an
+//! `outcome` entry, so the drain records it in PostgreSQL's event log. The
+//! `RecordFailure` state of `statemachine/pipeline.asl.json` invokes it through
 //! `arn:aws:states:::lambda:invoke` as `${RecordFailureFunction}`.
 //!
 //! `main` serves [`handler`] with `sluice_lambda::serve_step`, the shared core built

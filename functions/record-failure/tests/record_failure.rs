@@ -35,34 +35,52 @@ async fn a_failure_is_traced_with_what_happens_to_the_item_next() {
     h.stop().await;
 }
 
-/// A shop event at its last receive is parked: an `outcome` entry in its
+/// A shop event at its last receive is dead-lettered: an `outcome` entry in its
 /// mall's snapshot stream tells the drain to record it in PostgreSQL's
 /// event log. Earlier failures append nothing; the step run twice for one
 /// failure (a Lambda retry) appends once.
 #[tokio::test]
-async fn a_parked_shop_event_is_appended_to_its_malls_snapshot_stream_once() {
-    let h = Harness::start("fn_failure_parked", &[]).await;
+async fn a_dead_lettered_shop_event_is_appended_to_its_malls_snapshot_stream_once() {
+    let h = Harness::start("fn_failure_dead_lettered", &[]).await;
     let store = h.shop.snapshots();
     let shard = store.shard_of("acme");
     let (early, _) = failure(1, "r5");
     handler(&h.core, event(early)).await.unwrap();
     assert!(store.read(shard, "-", 10).await.unwrap().is_empty(), "a failure that will be redelivered is no outcome");
-    let (parked, event_id) = failure(5, "r6");
-    handler(&h.core, event(parked.clone())).await.unwrap();
-    handler(&h.core, event(parked)).await.unwrap();
+    let (dead, event_id) = failure(5, "r6");
+    handler(&h.core, event(dead.clone())).await.unwrap();
+    handler(&h.core, event(dead)).await.unwrap();
     let entries = store.read(shard, "-", 10).await.unwrap();
     assert_eq!(entries.len(), 1, "{entries:?}");
     let fields = &entries[0].fields;
     assert!(entries[0].is_outcome());
     assert_eq!(
         (fields["outcome"].as_str(), fields["event_id"].as_str(), fields["mall_id"].as_str()),
-        ("parked", event_id.as_str(), "acme")
+        ("dead-lettered", event_id.as_str(), "acme")
     );
     let detail: Value = serde_json::from_str(&fields["detail"]).unwrap();
     assert_eq!(
         (detail["next"].as_str(), detail["error"].as_str()),
         (Some("dead-letter queue"), Some("Sluice.UpstreamUnavailable"))
     );
+    h.stop().await;
+}
+
+/// A receive whose outcome was appended before the rename (`parked`, under
+/// the key `parked:EVENT:MESSAGE:RECEIVE`), run again after the deploy: the
+/// key's prefix is unchanged, so it is still one entry.
+#[tokio::test]
+async fn a_receive_recorded_as_parked_before_the_rename_is_not_appended_again() {
+    let h = Harness::start("fn_failure_renamed", &[]).await;
+    let store = h.shop.snapshots();
+    let shard = store.shard_of("acme");
+    let (payload, event_id) = failure(5, "r7");
+    let key = format!("parked:{event_id}:msg-r7:5");
+    let old = store.append_outcome("acme", &event_id, "parked", &json!({}), &key).await.unwrap();
+    handler(&h.core, event(payload)).await.unwrap();
+    let entries = store.read(shard, "-", 10).await.unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!((entries[0].id.as_str(), entries[0].fields["outcome"].as_str()), (old.entry_id.as_str(), "parked"));
     h.stop().await;
 }
 

@@ -47,7 +47,7 @@ pub enum Handled {
     Done,
     /// Failed: let it come back.
     Failed,
-    /// Never readable: leave it for the queue's redrive to park.
+    /// Never readable: leave it for the queue's redrive policy to dead-letter.
     Unreadable,
 }
 

@@ -79,7 +79,7 @@ pub struct DevStack {
     pub released: u64,
     /// The event queue and its dead-letter queue, as the pipe and ingest
     /// reach them: for a caller that sends work bypassing ingest (and its
-    /// coalescing), or reads what was parked.
+    /// coalescing), or reads what was dead-lettered.
     pub events: SqsQueue,
     pub dlq: SqsQueue,
     /// The local Lambda service running the functions (`--functions processes`).

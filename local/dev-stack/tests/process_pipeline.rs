@@ -132,7 +132,7 @@ async fn webhooks_and_rows_run_through_the_deployed_functions_as_processes() {
         assert_eq!(ordered[1..], expected_order[..], "one sender's rows in order, once each");
         assert_eq!(sheets.calls().iter().filter(|c| c.status == 429).count(), 0, "no Google 429");
 
-        // Nothing parked, and every function did its part as a process.
+        // Nothing dead-lettered, and every function did its part as a process.
         let (_, dlq) = stack.queues().await.unwrap();
         assert_eq!(dlq.visible + dlq.in_flight, 0);
         assert_eq!(stack.flush_dead_letters().await.unwrap().visible, 0);

@@ -150,14 +150,14 @@ async fn throttled_calls_are_retried_never_dropped() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_body_that_is_not_a_work_item_is_parked_with_its_reason() {
+async fn a_body_that_is_not_a_work_item_is_dead_lettered_with_its_reason() {
     let mut setup = Setup::new(&["mall-x"]);
     setup.max_receive_count = 2;
     let stack = Stack::start("e2e_poison", setup).await;
     stack.enqueue_raw("gs:mall-x:90002", "poison-1", "{\"not\": \"a work item\"}").await;
-    let parked = stack.wait_for_dlq(1, LIMIT).await;
-    assert_eq!(parked[0].body, "{\"not\": \"a work item\"}");
-    let trace = stack.dev.shop.traces().read(&format!("message:{}", parked[0].message_id)).await.unwrap();
+    let dead = stack.wait_for_dlq(1, LIMIT).await;
+    assert_eq!(dead[0].body, "{\"not\": \"a work item\"}");
+    let trace = stack.dev.shop.traces().read(&format!("message:{}", dead[0].message_id)).await.unwrap();
     let failures: Vec<_> = trace.iter().filter(|e| e.stage == "failed").collect();
     assert_eq!(failures.len(), 2, "{trace:?}");
     assert_eq!(failures[0].detail["error"], "Sluice.InvalidRequest");
@@ -198,6 +198,6 @@ async fn a_300_kb_product_goes_through_the_state_machine_and_is_stored_whole() {
     let relaxed = std::sync::atomic::Ordering::Relaxed;
     assert_eq!(stack.dev.pipe.executions_failed.load(relaxed), 0, "{:?}", stack.dev.pipe);
     assert_eq!(stack.dev.pipe.items_failed.load(relaxed), 0, "{:?}", stack.dev.pipe);
-    assert_eq!(stack.dev.dlq.attributes().await.unwrap().visible, 0, "nothing parked");
+    assert_eq!(stack.dev.dlq.attributes().await.unwrap().visible, 0, "nothing dead-lettered");
     stack.stop().await;
 }

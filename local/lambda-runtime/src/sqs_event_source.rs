@@ -9,7 +9,7 @@
 //! One deliberate difference, as in the local pipe: a message left behind
 //! is made visible again after `retry_after` instead of waiting out its
 //! visibility timeout (540 s in the template), so development need not
-//! wait minutes for a retry; the queue's maxReceiveCount still parks it.
+//! wait minutes for a retry; the queue's maxReceiveCount still dead-letters it.
 
 use crate::function_pool::FunctionPool;
 use crate::function_spec::SqsSource;

@@ -1,11 +1,11 @@
-//! `sluice redrive --group G`: the parked messages of one FIFO group,
+//! `sluice redrive --group G`: the dead-lettered messages of one FIFO group,
 //! taken from the events dead-letter queue and run through the state
 //! machine one at a time, in the group's order, through `aws-sdk-sfn`
 //! (StartSyncExecution, as the Pipe starts the Express machine): each
 //! message's execution must succeed, and the message not come back in its
 //! `batchItemFailures`, before the message is deleted and the next one
 //! starts. The first that does not succeed stops the redrive; it and the
-//! rest of the group stay parked, in order. Each execution ARN is printed.
+//! rest of the group stay in the dead-letter queue, in order. Each execution ARN is printed.
 //!
 //! Unlike `sluice dlq redrive` (StartMessageMoveTask, the whole queue back
 //! to its source, where other groups' new events interleave with it), this
@@ -41,7 +41,7 @@ const POLL: Duration = Duration::from_secs(1);
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The FIFO group whose parked messages to run, as `sluice dlq show`
+    /// The FIFO group whose dead-lettered messages to run, as `sluice dlq show`
     /// prints it (its MessageGroupId).
     #[arg(long)]
     group: String,
@@ -82,7 +82,9 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
     release(&dlq, &held).await;
     let report = outcome?;
     match report.stopped_at {
-        None if report.done == 0 => println!("no parked message of group {} in {}", target.group, target.dlq_url),
+        None if report.done == 0 => {
+            println!("no dead-lettered message of group {} in {}", target.group, target.dlq_url)
+        }
         None => println!("redrove {} messages of group {}", report.done, target.group),
         Some(reason) => {
             println!(

@@ -1,6 +1,6 @@
 //! `sluice trace EVENT_ID`: where an event is and what happened to it,
-//! from received to stored (or parked), following it into the fetch it was
-//! coalesced into. Event ids are what ingest answered (`event_ids`). A
+//! from received to stored (or dead-lettered), following it into the fetch
+//! it was coalesced into. Event ids are what ingest answered (`event_ids`). A
 //! sheet row is traced by its event id (`r:…`, what ingest answered) or
 //! by its row id and credential (`sluice trace ROW_ID --credential C`:
 //! each credential's rows have their own logs): its transaction log (INIT
@@ -103,7 +103,10 @@ async fn from_event_log(event: &str) -> anyhow::Result<ExitCode> {
     let now = match last.outcome.as_str() {
         "written" => "in PostgreSQL (sluice.snapshots)",
         "superseded" => "answered by a newer snapshot in PostgreSQL (sluice.snapshots)",
-        "parked" => "parked in the dead-letter queue when last seen (sluice dlq show, sluice redrive)",
+        // `parked`: the same outcome, as rows written before it was renamed say.
+        "dead-lettered" | "parked" => {
+            "dead-lettered: in the dead-letter queue when last seen (sluice dlq show, sluice redrive)"
+        }
         _ => "see above",
     };
     println!("  now: {now}");
@@ -190,7 +193,7 @@ fn now(last: &TraceEntry) -> String {
         "written" => "in PostgreSQL (sluice.snapshots)",
         "superseded" => "answered by a newer snapshot already in PostgreSQL",
         "coalesced" => "answered by the pending fetch it joined",
-        "failed" if last.detail["next"] == "dead-letter queue" => "parked in the dead-letter queue",
+        "failed" if last.detail["next"] == "dead-letter queue" => "dead-lettered: in the dead-letter queue",
         "failed" => "waiting for redelivery",
         "enqueued" | "dequeued" | "fetch" | "token" | "penalized" => "in the pipeline",
         "rejected" => "rejected at ingest",

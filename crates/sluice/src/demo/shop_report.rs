@@ -93,7 +93,7 @@ impl Report {
         let ledger_waiting = groups.iter().map(|g| g.pending).sum();
         let mut lost = Vec::new();
         for event in sent.iter().filter_map(|s| s.event_id.as_ref()) {
-            if view.answered.contains_key(event) || parked(stack, event).await {
+            if view.answered.contains_key(event) || dead_lettered(stack, event).await {
                 continue;
             }
             lost.push(event.clone());
@@ -231,9 +231,11 @@ impl Report {
     }
 }
 
-/// Whether an event's trace says it is parked in the dead-letter queue
-/// (itself, or the fetch it was coalesced into).
-async fn parked(stack: &DevStack, event: &str) -> bool {
+/// Whether an event's trace says it was dead-lettered (given up to the
+/// dead-letter queue: its failure step's `next`), itself or the fetch it
+/// was coalesced into. The Redis trace has no outcome stage to read, so
+/// neither `dead-lettered` nor the older `parked` is looked for here.
+async fn dead_lettered(stack: &DevStack, event: &str) -> bool {
     let traces = stack.shop.traces();
     let mut current = event.to_owned();
     for _ in 0..5 {

@@ -85,7 +85,7 @@ impl StoredView {
                 let entries = store.read(shard, &after, 1000).await?;
                 let Some(last) = entries.last() else { break };
                 after = last.id.clone();
-                // Outcome entries (parked events) are no snapshots.
+                // Outcome entries (dead-lettered events) are no snapshots.
                 for entry in entries.iter().filter(|e| !e.is_outcome()) {
                     view.snapshots += 1;
                     // An entry that holds no snapshot answers nothing and

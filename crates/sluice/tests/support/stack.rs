@@ -356,7 +356,7 @@ pub(crate) async fn stored(redis: &ConnectSettings) -> Vec<Fields> {
             let entries = store.read(shard, &after, 1000).await.expect("read snapshots");
             let Some(last) = entries.last() else { break };
             after = last.id.clone();
-            // Outcome entries (parked events) are no snapshots.
+            // Outcome entries (dead-lettered events) are no snapshots.
             let snapshots = entries.iter().filter(|e| !e.is_outcome());
             all.extend(snapshots.map(|e| serde_json::to_value(e.snapshot().expect("a snapshot")).unwrap()));
         }

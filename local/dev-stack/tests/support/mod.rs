@@ -167,7 +167,7 @@ impl Stack {
             for (id, fields) in entries {
                 let entry = sluice_redis::StoredEntry { id, fields: fields.into_iter().collect() };
                 if entry.is_outcome() {
-                    continue; // a parked event, no snapshot
+                    continue; // a dead-lettered event, no snapshot
                 }
                 let snapshot = entry.snapshot().expect("a snapshot");
                 out.push(Stored {
