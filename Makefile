@@ -73,7 +73,8 @@ test: deps
 ## then the SQS conformance cases `make test` skips, against moto_server on a
 ## free port (scripts/sqs-conformance.sh), and the AWS CLI (aws stepfunctions …
 ## --endpoint-url) against the Step Functions endpoint of a `sluice dev` it starts and stops.
-## Installs the tools into .cache/ once (scripts/aws-tools.sh; npm ci for CDK; moto).
+## Installs the pinned tools once into ~/.cache/sluice-tools, which every checkout
+## shares (scripts/tool-cache.sh: aws-tools.sh, moto), and npm ci for CDK.
 check-aws:
 	@scripts/guard-check.sh
 	@scripts/template-lint.sh
@@ -135,7 +136,7 @@ chaos: deps
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
 ## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with
-## cargo-fuzz (installed into .cache/cargo-tools when missing) on the stable
+## cargo-fuzz (installed into ~/.cache/sluice-tools when missing) on the stable
 ## toolchain (RUSTC_BOOTSTRAP=1; scripts/fuzz.sh).
 fuzz:
 	@scripts/fuzz.sh
@@ -158,7 +159,7 @@ bench: deps
 	$(CARGO) bench --quiet -p sluice-sink --bench drain | tee bench/drain.md
 
 ## lint: formatting, then every committed Cargo.lock against the RustSec
-## advisory database (cargo-audit, built into .cache/cargo-tools once; fails on
+## advisory database (cargo-audit, built into ~/.cache/sluice-tools once; fails on
 ## any advisory .cargo/audit.toml does not ignore with its reason): offline from
 ## SLUICE_ADVISORY_DB when set, else from ../shared/advisory-db beside the
 ## checkout when it is there, else fetched from GitHub (scripts/advisory-check.sh);

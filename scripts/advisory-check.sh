@@ -15,8 +15,8 @@
 # advisory the file is named after.
 #
 # cargo-audit, pinned and without its binary-scanning feature (unused here, and syn is slow to build), is
-# built from crates.io into .cache/cargo-tools when it is not on PATH
-# (8 min on a busy 2-core machine, once), as scripts/aws-tools.sh does for cfn-guard.
+# built from crates.io into the tool cache every checkout shares (scripts/tool-cache.sh) when it is not
+# on PATH: 8 min on a busy 2-core machine, once.
 #
 # Usage: scripts/advisory-check.sh [LOCKFILE...]   (default: the committed lockfiles and the cases)
 set -euo pipefail
@@ -25,14 +25,11 @@ for f in "$@"; do lockfiles+=("$(cd "$(dirname "$f")" && pwd)/$(basename "$f")")
 cd "$(dirname "$0")/.."
 
 AUDIT_VERSION=0.22.2
-CARGO_TOOLS=.cache/cargo-tools
 if ! cargo audit --version >/dev/null 2>&1; then
-  if [ ! -x "$CARGO_TOOLS/bin/cargo-audit" ]; then
-    echo "building cargo-audit $AUDIT_VERSION into $CARGO_TOOLS (about 8 minutes, once)..." >&2
-    cargo install --quiet --locked --no-default-features cargo-audit --version "$AUDIT_VERSION" --root "$CARGO_TOOLS" >&2 \
-      || { echo "advisory check: cargo install cargo-audit $AUDIT_VERSION failed (crates.io unreachable?)" >&2; exit 1; }
-  fi
-  export PATH="$PWD/$CARGO_TOOLS/bin:$PATH"
+  # shellcheck source=scripts/tool-cache.sh
+  . scripts/tool-cache.sh
+  bin=$(cargo_tool cargo-audit "$AUDIT_VERSION" --no-default-features) || exit 1
+  export PATH="$bin:$PATH"
 fi
 
 db="${SLUICE_ADVISORY_DB:-}"

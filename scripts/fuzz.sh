@@ -8,15 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
-# cargo-fuzz from crates.io into .cache/cargo-tools when it is not on PATH
-# (about a minute, once), as scripts/aws-tools.sh does for cfn-guard.
+# cargo-fuzz from crates.io into the tool cache every checkout shares (scripts/tool-cache.sh) when
+# it is not on PATH (about a minute, once).
 if ! cargo fuzz --version >/dev/null 2>&1; then
-  if [ ! -x .cache/cargo-tools/bin/cargo-fuzz ]; then
-    echo "installing cargo-fuzz into .cache/cargo-tools..." >&2
-    cargo install --quiet --locked --root .cache/cargo-tools cargo-fuzz \
-      || { echo "cargo install cargo-fuzz failed (crates.io unreachable?)" >&2; exit 1; }
-  fi
-  export PATH="$PWD/.cache/cargo-tools/bin:$PATH"
+  # shellcheck source=scripts/tool-cache.sh
+  . scripts/tool-cache.sh
+  bin=$(cargo_tool cargo-fuzz 0.13.2) || exit 1
+  export PATH="$bin:$PATH"
 fi
 export RUSTC_BOOTSTRAP=1
 for target in webhook_body sheet_row_body sqs_request asl_loader; do

@@ -4,22 +4,18 @@
 # `make test` (local/sqs-emulator/tests/conformance/main.rs says why); this runs those of `external` and
 # `delay::external`, with SLUICE_SQS_ENDPOINT pointing at moto. The cases moto is known to get wrong
 # stay ignored, each with its reason (`external_known_wrong_on_moto`). moto comes from PATH, or is
-# installed once into .cache/moto (a private virtualenv, as scripts/aws-tools.sh does for cfn-lint).
+# installed once into a private virtualenv in the tool cache every checkout shares
+# (scripts/tool-cache.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
 have() { command -v "$1" >/dev/null 2>&1; }
 
-VENV=.cache/moto
 if ! have moto_server; then
-  if [ ! -x "$VENV/bin/moto_server" ]; then
-    have python3 || { echo "python3 is missing: install it (apt-get install python3 python3-venv) for moto" >&2; exit 1; }
-    echo "installing moto[server] into $VENV..." >&2
-    python3 -m venv "$VENV" >/dev/null || { echo "python3 -m venv failed: install python3-venv" >&2; exit 1; }
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check 'moto[server]>=5,<6' >&2 \
-      || { echo "pip install moto[server] failed (PyPI unreachable?)" >&2; exit 1; }
-  fi
-  export PATH="$PWD/$VENV/bin:$PATH"
+  # shellcheck source=scripts/tool-cache.sh
+  . scripts/tool-cache.sh
+  bin=$(venv_tool moto-5.2.5 moto_server 'moto[server]==5.2.5') || exit 1
+  export PATH="$bin:$PATH"
 fi
 
 # A port nothing listens on now; moto binds it a moment later.
