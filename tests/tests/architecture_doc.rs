@@ -184,7 +184,7 @@ fn the_check_reports_a_file_moved_a_state_renamed_and_a_link_broken() {
     let mut broken = page.clone();
     for (from, to) in [
         ("`crates/pipeline/src/fetch_step.rs`", "`crates/pipeline/src/fetch_steps.rs`"),
-        ("`GroupDeferred`", "`GroupPostponed`"),
+        ("`GroupSentBack`", "`GroupReturned`"),
         ("](../crates/redis/src/lib.rs)", "](../crates/redis/src/keys.rs)"),
     ] {
         assert!(broken.contains(from), "{PAGE} has no {from} to break");
@@ -192,7 +192,7 @@ fn the_check_reports_a_file_moved_a_state_renamed_and_a_link_broken() {
     }
     let checked = check(&broken, root(), &definition_states(), &template_names(&template()));
     let problems = checked.problems.join("\n");
-    for expected in ["fetch_steps.rs", "GroupPostponed", "keys.rs"] {
+    for expected in ["fetch_steps.rs", "GroupReturned", "keys.rs"] {
         assert!(problems.contains(expected), "{expected} not reported:\n{problems}");
     }
 }

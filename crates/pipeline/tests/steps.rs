@@ -84,7 +84,7 @@ async fn plan_groups_a_mixed_batch_in_arrival_order() {
     assert_eq!(tails, vec![vec!["m1", "m3", "m4"], vec!["m3", "m4"], vec!["m4"]]);
     assert_eq!(plan.groups[1].items[0].item_id, "m2");
     // At maxReceiveCount 2, the second receive is the last before the
-    // dead-letter queue: a throttle then records the failure (the definition's DeferOrRecord).
+    // dead-letter queue: a throttle then records the failure (the definition's SendBackOrRecord).
     let input = PlanInput { messages: vec![message("m5", "gs:a:90002", body(&a1))] };
     assert!(last_steps.core().plan_batch(input).await.unwrap().groups[0].items[0].last_receive);
     sandbox.stop().await;
