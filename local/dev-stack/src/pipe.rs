@@ -167,6 +167,7 @@ impl<Q: WorkQueue + 'static> Pipe<Q> {
             queue: self.queue.clone(),
             state_machine: self.state_machine.clone(),
             retry_after: self.config.retry_after,
+            settle_patience: self.config.visibility_timeout,
             stats: self.stats.clone(),
         });
         for _ in 0..self.config.workers.max(1) {
@@ -182,6 +183,9 @@ struct Worker<Q> {
     queue: Arc<Q>,
     state_machine: StateMachineClient,
     retry_after: Option<Duration>,
+    /// How long a settle the queue refuses is tried again: the messages'
+    /// visibility timeout, after which the receipt is stale anyway.
+    settle_patience: Duration,
     stats: Arc<PipeStats>,
 }
 
@@ -242,11 +246,16 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
         self.stats.finished();
     }
 
-    /// Runs the execution and settles its messages. A stop lets both
-    /// finish, but a settle that fails once stopped is not tried again (one
-    /// backing off when the stop came tries once more, at once): the
-    /// message comes back as after a crash (a stack returns what its
-    /// predecessor held in flight when it starts).
+    /// Runs the execution and settles its messages. A settle the queue
+    /// refuses (its Redis away) is tried again until the receipt would be
+    /// stale anyway: a message left in flight blocks its whole FIFO group
+    /// until its visibility timeout (330 s), where Redis is usually back
+    /// within seconds (a fixed 15 s gave up during a 20 s outage, and the
+    /// group waited out the 330 s). A stop lets both finish, but a settle
+    /// that fails once stopped is not tried again (one backing off when the
+    /// stop came tries once more, at once): the message comes back as after
+    /// a crash (a stack returns what its predecessor held in flight when it
+    /// starts).
     async fn run_batch(&self, batch: Vec<ReceivedMessage>, stop: &CancellationToken) {
         let input = Value::Array(batch.iter().map(pipe_message).collect()).to_string();
         let whole_batch = || batch.iter().map(|m| m.message_id.to_string()).collect();
@@ -278,7 +287,7 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
             if failed && self.retry_after.is_none() {
                 return;
             }
-            let give_up = tokio::time::Instant::now() + SETTLE_PATIENCE;
+            let give_up = tokio::time::Instant::now() + self.settle_patience;
             let mut backoff = Duration::from_millis(100);
             loop {
                 let outcome = match self.retry_after {
@@ -304,12 +313,6 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
         futures::future::join_all(settle).await;
     }
 }
-
-/// How long the pipe keeps trying to delete (or make visible again) a
-/// message the queue could not settle, Redis being away: a message left
-/// in flight blocks its whole FIFO group until its visibility timeout
-/// (330 s), where the queue is usually back within seconds.
-const SETTLE_PATIENCE: Duration = Duration::from_secs(15);
 
 /// A received message as Pipes hands it to Step Functions: an SQS event
 /// record with the FIFO queue's attributes (the queue's ARN left out: the
