@@ -121,18 +121,10 @@ package:
 ## the person's deletions kept, every trace ending COMPLETED).
 ## `make test` runs one of each of the first three kinds, one short kill
 ## of a cluster master, one short upstream-faults run and an 8 s load_held.
-CHAOS_ROWS = $(or $(CARGO_TARGET_DIR),target)/tmp/chaos
+## Two lanes side by side (most of each scenario is waiting on a lease, an
+## outage or a timeout), then load_held alone: scripts/chaos.sh.
 chaos: deps
-	rm -rf $(CHAOS_ROWS)
-	scripts/test-binary.sh sluice integration --ignored --nocapture crash_restart::
-	scripts/test-binary.sh sluice integration --ignored --nocapture redis_restart:: --test-threads 1
-	scripts/test-binary.sh sluice integration --ignored --nocapture cluster_failover::
-	scripts/test-binary.sh sluice integration --ignored --nocapture abuse::
-	scripts/test-binary.sh sluice integration --ignored --nocapture sheet_crash::
-	scripts/test-binary.sh sluice integration --ignored --nocapture upstream_faults::
-	scripts/test-binary.sh sluice integration --ignored --nocapture load_held::
-	scripts/test-binary.sh sluice-pipeline integration --ignored --nocapture sheet_edits_seeded::
-	@scripts/chaos-table.sh
+	@scripts/chaos.sh
 
 ## fuzz: the fuzz targets of fuzz/ (webhook body, sheet row body, SQS JSON
 ## protocol request, ASL loader), each for FUZZ_SECONDS (default 30) with
