@@ -39,14 +39,16 @@ async fn a_flooding_sheet_does_not_delay_quiet_sheets_and_its_rows_land_once_in_
     let o = sheet_scenario::run(redis.conn().await, redis.keyspace(), &scale, SheetMode::BurstWithOverflow).await;
     let (before, during) = (&o.quiet_before_burst_ms, &o.quiet_during_burst_ms);
     println!(
-        "{}: {} rows in {:?}; quiet p50/p99 {}/{} ms before the burst, {}/{} ms during it ({} and {} rows), \
+        "{}: {} rows in {:?}; quiet p50/p95/p99 {}/{}/{} ms before the burst, {}/{}/{} ms during it ({} and {} rows), \
          p50 {} ms over the run; depth {}; held {}; hot sheet landed in {:?}",
         o.mode.label(),
         o.sent,
         o.elapsed,
         percentile(before, 0.5),
+        percentile(before, 0.95),
         percentile(before, 0.99),
         percentile(during, 0.5),
+        percentile(during, 0.95),
         percentile(during, 0.99),
         before.len(),
         during.len(),
@@ -61,12 +63,16 @@ async fn a_flooding_sheet_does_not_delay_quiet_sheets_and_its_rows_land_once_in_
     let bound = u64::from(scale.max_queued) + scale.quiet_sheets as u64 * 2 + 10;
     assert!(o.max_depth <= bound, "FIFO depth {} above {bound}", o.max_depth);
     assert!(before.len() >= 10 && during.len() >= 10, "too few quiet rows to compare: {o:?}");
-    let p99 = |v: &[u64]| percentile(v, 0.99).max(1) as f64;
+    // At the 95th percentile: of the ~50 quiet rows each side, the 99th is
+    // the single slowest, which a busy host decides (1,221 ms seen beside a
+    // compile, p50 656). One message per row puts the quiet rows behind the
+    // whole burst, far above this bound at any percentile.
+    let p95 = |v: &[u64]| percentile(v, 0.95).max(1) as f64;
     assert!(
-        p99(during) <= 4.0 * p99(before).max(250.0),
-        "quiet p99 {} ms during the burst vs {} ms before",
-        p99(during),
-        p99(before)
+        p95(during) <= 4.0 * p95(before).max(250.0),
+        "quiet p95 {} ms during the burst vs {} ms before",
+        p95(during),
+        p95(before)
     );
 }
 
