@@ -1,11 +1,11 @@
 //! The effects of a valid sheet row: `INIT` in its transaction log, then
 //! flow control per sheet (`sluice_redis::sheet_flow`), then the queue.
 //!
-//! 1. **Admit**, one script under the sheet's tag: a row buffered or held
+//! 1. **Admit**, one script under the sheet's tag: a row buffered or overflowed
 //!    before (its marker is set) is a `duplicate`. A sheet with fewer than
 //!    `sheet_flow.max_queued` rows counted in the queue and nothing in its
 //!    overflow has the row counted and let through. Otherwise the row is
-//!    held in the sheet's overflow, marked as the buffer marks it, and
+//!    put in the sheet's overflow, marked as the buffer marks it, and
 //!    answered `deferred` (`OVERFLOW` in its log): the overflow joins the
 //!    buffer behind the sheet's last queued row, so it lands in order and
 //!    costs the queue nothing.
@@ -15,10 +15,10 @@
 //!
 //! Rows are not coalesced: each must become a row of its own.
 //! Redeliveries are dropped by the marker once the row is buffered or
-//! held, and before that by SQS's deduplication id (a row still counted is
-//! sent again rather than held, so it keeps its place).
+//! overflowed, and before that by SQS's deduplication id (a row still counted is
+//! sent again rather than overflowed, so it keeps its place).
 //!
-//! A crash loses nothing answered `202`: a held row is in Redis before the
+//! A crash loses nothing answered `202`: an overflowed row is in Redis before the
 //! answer; a row let through is answered only once the queue took it, and
 //! the sender's retry of one that was not is sent again (it is still
 //! counted). Rows that the admit moved from the overflow into the buffer
@@ -55,7 +55,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
                 self.log(&log, stages::DUPLICATE, &json!({"sheet": group.as_str()})).await;
                 return Ok(receipt(&work, Status::Duplicate));
             }
-            RowAdmit::Held { overflow_len } => {
+            RowAdmit::Overflowed { overflow_len } => {
                 let detail = json!({"sheet": group.as_str(), "overflow_len": overflow_len});
                 self.log(&log, stages::OVERFLOW, &detail).await;
                 return Ok(receipt(&work, Status::Deferred));

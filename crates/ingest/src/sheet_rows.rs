@@ -6,7 +6,7 @@
 //! spreadsheet + sheet), its deduplication id comes from its identity
 //! (row id included), and its transaction log, keyed by row id
 //! (`sluice trace ROW_ID`), records `INIT`, then `ENQUEUED`, `OVERFLOW`
-//! (held by flow control per sheet) or `DUPLICATE`, or `VALIDATION_FAILED`
+//! (put in its sheet's overflow by flow control per sheet) or `DUPLICATE`, or `VALIDATION_FAILED`
 //! / `FAILED` with the reason. A rejected row leaves
 //! nothing but that log (when it has a usable row id); nothing is enqueued.
 
@@ -24,11 +24,11 @@ pub mod stages {
     pub const VALIDATION_FAILED: &str = "VALIDATION_FAILED";
     pub const ENQUEUED: &str = "ENQUEUED";
     pub const FAILED: &str = "FAILED";
-    /// Held in the sheet's overflow (flow control per sheet).
+    /// Put in the sheet's overflow (flow control per sheet).
     pub const OVERFLOW: &str = "OVERFLOW";
     /// Buffered: written here for rows ingest moved from the overflow.
     pub const BUFFERED: &str = "BUFFERED";
-    /// Buffered or held already.
+    /// Buffered or overflowed already.
     pub const DUPLICATE: &str = "DUPLICATE";
 }
 

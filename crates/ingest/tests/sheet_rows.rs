@@ -114,8 +114,8 @@ async fn a_row_the_queue_does_not_take_is_a_503_and_logged_failed() {
 }
 
 /// Flow control per sheet at ingest: past `sheet_flow.max_queued` rows in
-/// the queue, a sheet's rows are held in its overflow (`deferred`, logged
-/// OVERFLOW), not sent; a held row sent again is a duplicate; a row whose
+/// the queue, a sheet's rows go to its overflow (`deferred`, logged
+/// OVERFLOW), not sent; an overflowed row sent again is a duplicate; a row whose
 /// send failed stops counting; another sheet is not held back.
 #[tokio::test]
 async fn past_the_threshold_a_sheets_rows_are_held_not_enqueued() {
@@ -131,7 +131,7 @@ async fn past_the_threshold_a_sheets_rows_are_held_not_enqueued() {
     assert_eq!(h.stages("row:cred-1:f-3").await, ["INIT", "OVERFLOW"]);
     let overflow = h.trace("row:cred-1:f-4").await.pop().unwrap();
     assert_eq!(overflow.detail, json!({"sheet": "gr:cred-1:1Sheet_id:0", "overflow_len": 2}));
-    // A held row sent again is a duplicate; a queued one is sent again,
+    // An overflowed row sent again is a duplicate; a queued one is sent again,
     // keeping its place (the queue drops the copy).
     let (_, again) = h.post_row(&row("f-3"), Some(KEY)).await;
     assert_eq!(status_of(&again), "duplicate");
@@ -145,7 +145,7 @@ async fn past_the_threshold_a_sheets_rows_are_held_not_enqueued() {
     assert_eq!(status_of(&answer), "enqueued");
     let ids: Vec<String> =
         h.drain().await.iter().map(|m| m.dedup.as_str().rsplit(':').next().unwrap().to_owned()).collect();
-    assert_eq!(ids, ["f-1", "f-2", "o-1"], "held rows are not in the queue");
+    assert_eq!(ids, ["f-1", "f-2", "o-1"], "overflowed rows are not in the queue");
 }
 
 #[tokio::test]

@@ -22,20 +22,20 @@
 //! ```
 //!
 //! - **Order**: a row is let through only while the overflow is empty, and
-//!   held while it is not, so every counted row arrived before every row
+//!   overflowed while it is not, so every counted row arrived before every row
 //!   in the overflow. The overflow joins the buffer only when no counted
 //!   row is left in the queue: in the buffer step that buffers the last
 //!   one (`lua/sheet_buffer.lua`), or in the admit that finds the count at
-//!   zero with rows held (`lua/sheet_admit.lua`: counted rows lapsed, or
+//!   zero with rows overflowed (`lua/sheet_admit.lua`: counted rows lapsed, or
 //!   their sends failed), which then lets its own row through behind them.
 //! - **Counting**: the admit that lets a row through counts it in the same
 //!   step, so a burst of concurrent requests cannot all slip under the
 //!   threshold; the buffer step and a failed send take it out
 //!   ([`SheetBuffers::left`]). A row whose message died (the dead-letter
 //!   queue) stops counting after `queued_horizon`.
-//! - **Exactly once**: a held row gets the marker the buffer step sets, so
+//! - **Exactly once**: an overflowed row gets the marker the buffer step sets, so
 //!   a redelivery of it is a duplicate wherever it is; a row already
-//!   counted is sent again (the queue drops the copy) rather than held, so
+//!   counted is sent again (the queue drops the copy) rather than overflowed, so
 //!   it keeps its place.
 //! - **What starts the flush**: the buffer step that moved the overflow
 //!   asks for it, as for its own row. When the admit moves it, the row it
@@ -48,7 +48,7 @@
 //!
 //! ```text
 //! {prefix}{sheet:…}:queued:     ZSET    row id -> ms it was counted       TTL: queued_horizon after the latest row counted
-//! {prefix}{sheet:…}:overflow:   LIST    rows held back, as JSON, oldest   owner: the buffer step and ingest (move it into the buffer)
+//! {prefix}{sheet:…}:overflow:   LIST    rows overflowed, as JSON, oldest   owner: the buffer step and ingest (move it into the buffer)
 //! ```
 
 use crate::error::Error;
@@ -63,7 +63,7 @@ use std::time::Duration;
 /// The thresholds of flow control per sheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SheetFlow {
-    /// Rows of one sheet counted in the queue from which its rows are held
+    /// Rows of one sheet counted in the queue from which its rows overflow
     /// in its overflow instead.
     pub max_queued: u32,
     /// After this, a counted row no longer counts: its message died
@@ -83,16 +83,16 @@ pub enum RowAdmit {
     /// Send the row's message: it is counted. `moved` are the rows (as
     /// JSON, oldest first) that joined the buffer from the overflow first.
     Send { moved: Vec<String> },
-    /// Held in the sheet's overflow, now this long.
-    Held { overflow_len: u64 },
-    /// The row is buffered or held already.
+    /// Put in the sheet's overflow, now this long.
+    Overflowed { overflow_len: u64 },
+    /// The row is buffered or overflowed already.
     Duplicate,
 }
 
 /// What buffering one row did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Buffered {
-    /// False for a row buffered (or held) before: a redelivery.
+    /// False for a row buffered (or overflowed) before: a redelivery.
     pub added: bool,
     pub buffer_len: u64,
     /// Rows (as JSON, oldest first) that joined the buffer from the
@@ -119,7 +119,7 @@ impl<C: ConnectionLike + Clone + Send> SheetBuffers<C> {
         match reply.split_first() {
             Some((Value::Int(0), [])) => Ok(RowAdmit::Duplicate),
             Some((Value::Int(1), moved)) => Ok(RowAdmit::Send { moved: strings(moved, "sheet_admit.lua")? }),
-            Some((Value::Int(2), [Value::Int(len)])) => Ok(RowAdmit::Held { overflow_len: *len as u64 }),
+            Some((Value::Int(2), [Value::Int(len)])) => Ok(RowAdmit::Overflowed { overflow_len: *len as u64 }),
             _ => Err(Error::UnexpectedReply { script: "sheet_admit.lua", reply: format!("{reply:?}") }),
         }
     }
@@ -131,7 +131,7 @@ impl<C: ConnectionLike + Clone + Send> SheetBuffers<C> {
         Ok(())
     }
 
-    /// Buffers `row_json` unless row `row_id` was buffered (or held)
+    /// Buffers `row_json` unless row `row_id` was buffered (or overflowed)
     /// before; it stops counting as queued, and the overflow follows it
     /// when it was the last one counted (see [`Buffered`]).
     pub async fn buffer(&self, sheet: &Tag, row_id: &str, row_json: &str) -> Result<Buffered, Error> {

@@ -40,7 +40,7 @@ async fn a_flooding_sheet_does_not_delay_quiet_sheets_and_its_rows_land_once_in_
     let (before, during) = (&o.quiet_before_burst_ms, &o.quiet_during_burst_ms);
     println!(
         "{}: {} rows in {:?}; quiet p50/p95/p99 {}/{}/{} ms before the burst, {}/{}/{} ms during it ({} and {} rows), \
-         p50 {} ms over the run; depth {}; held {}; hot sheet landed in {:?}",
+         p50 {} ms over the run; depth {}; overflowed {}; hot sheet landed in {:?}",
         o.mode.label(),
         o.sent,
         o.elapsed,
@@ -54,12 +54,12 @@ async fn a_flooding_sheet_does_not_delay_quiet_sheets_and_its_rows_land_once_in_
         during.len(),
         percentile(&o.quiet_ms, 0.5),
         o.max_depth,
-        o.held,
+        o.overflowed,
         o.hot_landed,
     );
     assert_eq!((o.lost, o.duplicated, o.bad_headers, o.upstream_429s), (0, 0, 0, 0), "{o:?}");
     assert!(o.out_of_order.is_empty(), "senders whose rows are out of order: {:?}", o.out_of_order);
-    assert!(o.held > 0, "the burst was never held back: {o:?}");
+    assert!(o.overflowed > 0, "the burst never overflowed: {o:?}");
     let bound = u64::from(scale.max_queued) + scale.quiet_sheets as u64 * 2 + 10;
     assert!(o.max_depth <= bound, "FIFO depth {} above {bound}", o.max_depth);
     assert!(before.len() >= 10 && during.len() >= 10, "too few quiet rows to compare: {o:?}");

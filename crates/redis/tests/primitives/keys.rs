@@ -199,7 +199,7 @@ async fn exercise(redis: &TestRedis, op: Op) {
             // Flow control's keys: one row counted, the next held, both
             // buffered by the first one's buffer step.
             assert_eq!(buffers.admit(&tag, "row-1", "[1]").await.unwrap(), RowAdmit::Send { moved: vec![] });
-            assert_eq!(buffers.admit(&tag, "row-2", "[2]").await.unwrap(), RowAdmit::Held { overflow_len: 1 });
+            assert_eq!(buffers.admit(&tag, "row-2", "[2]").await.unwrap(), RowAdmit::Overflowed { overflow_len: 1 });
             let first = buffers.buffer(&tag, "row-1", "[1]").await.unwrap();
             assert_eq!(first.moved, ["[2]"]);
             assert_eq!(added(first), (true, 2));

@@ -44,7 +44,7 @@ async fn rows_past_the_threshold_wait_in_the_overflow_and_join_the_buffer_in_ord
         if i < 3 {
             assert_eq!(admit, RowAdmit::Send { moved: vec![] }, "{id}");
         } else {
-            assert_eq!(admit, RowAdmit::Held { overflow_len: i as u64 - 2 }, "{id}");
+            assert_eq!(admit, RowAdmit::Overflowed { overflow_len: i as u64 - 2 }, "{id}");
         }
     }
     // The first counted rows are buffered; the overflow waits for the last.
@@ -53,7 +53,7 @@ async fn rows_past_the_threshold_wait_in_the_overflow_and_join_the_buffer_in_ord
         assert!(step.added && step.moved.is_empty(), "{id}: {step:?}");
     }
     // A row arriving now is held too: the overflow is not empty.
-    assert_eq!(buffers.admit(&sheet, &all[8], &row(&all[8])).await.unwrap(), RowAdmit::Held { overflow_len: 6 });
+    assert_eq!(buffers.admit(&sheet, &all[8], &row(&all[8])).await.unwrap(), RowAdmit::Overflowed { overflow_len: 6 });
     let last = buffers.buffer(&sheet, &all[2], &row(&all[2])).await.unwrap();
     assert!(last.added);
     assert_eq!(moved_ids(&last.moved), all[3..9]);
@@ -81,7 +81,7 @@ async fn a_row_sent_again_is_a_duplicate_once_buffered_or_held_and_keeps_its_pla
     // neither held behind rows that came after it nor counted twice.
     assert_eq!(buffers.admit(&sheet, "a", &row("a")).await.unwrap(), send);
     assert_eq!(buffers.backlog(&sheet).await.unwrap().queued, 2);
-    assert_eq!(buffers.admit(&sheet, "c", &row("c")).await.unwrap(), RowAdmit::Held { overflow_len: 1 });
+    assert_eq!(buffers.admit(&sheet, "c", &row("c")).await.unwrap(), RowAdmit::Overflowed { overflow_len: 1 });
     assert_eq!(buffers.admit(&sheet, "c", &row("c")).await.unwrap(), RowAdmit::Duplicate);
     buffers.buffer(&sheet, "a", &row("a")).await.unwrap();
     assert_eq!(buffers.admit(&sheet, "a", &row("a")).await.unwrap(), RowAdmit::Duplicate);
@@ -105,7 +105,7 @@ async fn counted_rows_past_the_horizon_or_whose_send_failed_stop_holding_the_ove
     for id in ["a", "b"] {
         assert_eq!(buffers.admit(&sheet, id, &row(id)).await.unwrap(), RowAdmit::Send { moved: vec![] });
     }
-    assert_eq!(buffers.admit(&sheet, "c", &row("c")).await.unwrap(), RowAdmit::Held { overflow_len: 1 });
+    assert_eq!(buffers.admit(&sheet, "c", &row("c")).await.unwrap(), RowAdmit::Overflowed { overflow_len: 1 });
     // "a"'s send failed; "b"'s message died without its buffer step
     // (counted long ago: its score is set back past the horizon).
     buffers.left(&sheet, "a").await.unwrap();

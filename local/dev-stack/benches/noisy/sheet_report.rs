@@ -59,7 +59,7 @@ pub(crate) fn run(runtime: &tokio::runtime::Runtime) {
         outcomes
     });
     println!(
-        "| run | quiet p50 | quiet p99 | quiet max | quiet p99 before / during the burst | hot sheet landed | FIFO depth max | sent | lost | duplicated | out of order | headers wrong | upstream 429s | held | run |"
+        "| run | quiet p50 | quiet p99 | quiet max | quiet p99 before / during the burst | hot sheet landed | FIFO depth max | sent | lost | duplicated | out of order | headers wrong | upstream 429s | overflowed | run |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for o in &outcomes {
@@ -87,7 +87,7 @@ pub(crate) fn run(runtime: &tokio::runtime::Runtime) {
             o.out_of_order.len(),
             o.bad_headers,
             o.upstream_429s,
-            o.held,
+            o.overflowed,
             o.elapsed.as_secs_f64(),
         );
     }

@@ -90,8 +90,8 @@ pub(crate) struct SheetOutcome {
     /// Sheets whose header is not exactly once, at the top.
     pub(crate) bad_headers: usize,
     pub(crate) upstream_429s: usize,
-    /// Rows ingest answered `deferred` (held in an overflow).
-    pub(crate) held: u64,
+    /// Rows ingest answered `deferred` (put in an overflow).
+    pub(crate) overflowed: u64,
     /// From the burst's first row until the hot sheet held every row.
     pub(crate) hot_landed: Duration,
     pub(crate) elapsed: Duration,
@@ -113,7 +113,7 @@ fn row(sheet: &str, id: &str) -> Value {
 struct Sender {
     http: reqwest::Client,
     url: String,
-    held: AtomicU64,
+    overflowed: AtomicU64,
 }
 
 impl Sender {
@@ -126,7 +126,7 @@ impl Sender {
                 Ok(answer) if answer.status() == 202 => {
                     let receipt: Value = answer.json().await.unwrap_or_default();
                     if receipt["status"] == "deferred" {
-                        self.held.fetch_add(1, Ordering::Relaxed);
+                        self.overflowed.fetch_add(1, Ordering::Relaxed);
                     }
                     return;
                 }
@@ -188,7 +188,7 @@ pub(crate) async fn run(
         stack.sheet.set_google_credential(&format!("cred-{sheet}"), &Secret::new(refresh), None).await.expect("cred");
     }
     let url = stack.urls.iter().find(|(w, _)| *w == "Sheet rows").map(|(_, u)| u.clone()).expect("rows url");
-    let sender = Arc::new(Sender { http: sluice_http::client(), url, held: AtomicU64::new(0) });
+    let sender = Arc::new(Sender { http: sluice_http::client(), url, overflowed: AtomicU64::new(0) });
     let started = Instant::now();
 
     let done = Arc::new(AtomicBool::new(false));
@@ -338,7 +338,7 @@ pub(crate) async fn run(
         out_of_order,
         bad_headers,
         upstream_429s: sandbox.calls().iter().filter(|c| c.status == 429).count(),
-        held: sender.held.load(Ordering::Relaxed),
+        overflowed: sender.overflowed.load(Ordering::Relaxed),
         hot_landed,
         elapsed,
     };
