@@ -42,35 +42,3 @@ pub struct AwsUse {
     pub calls: &'static [ApiCall],
     pub resource: Resource,
 }
-
-/// The suffix by which IAM's SQS actions differ from the batch operations
-/// they allow.
-const BATCH: &str = "Batch";
-
-/// Whether `call`'s action is the one IAM documents for its operation:
-/// `service:Operation`, and for SQS's batch operations the single-message
-/// action ("setting permissions for SendMessage, DeleteMessage, or
-/// ChangeMessageVisibility sets permissions for the corresponding batch
-/// versions", Amazon SQS Developer Guide, batch actions).
-pub fn action_matches_operation(call: &ApiCall) -> bool {
-    let Some((service, action)) = call.action.split_once(':') else { return false };
-    let single = match service {
-        "sqs" => call.operation.strip_suffix(BATCH).unwrap_or(call.operation),
-        _ => call.operation,
-    };
-    action == single
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_sqs_batch_operation_is_allowed_by_its_single_message_action() {
-        assert!(action_matches_operation(&ApiCall::new("SendMessageBatch", "sqs:SendMessage")));
-        assert!(action_matches_operation(&ApiCall::new("GetSecretValue", "secretsmanager:GetSecretValue")));
-        assert!(!action_matches_operation(&ApiCall::new("SendMessageBatch", "sqs:SendMessageBatch")));
-        assert!(!action_matches_operation(&ApiCall::new("ReceiveMessage", "sqs:SendMessage")));
-        assert!(!action_matches_operation(&ApiCall::new("ReceiveMessage", "ReceiveMessage")));
-    }
-}

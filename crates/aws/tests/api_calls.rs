@@ -11,7 +11,6 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
-use sluice_aws::api_calls::action_matches_operation;
 use sluice_aws::{ApiCall, SqsDelayQueue, SqsEndpoint, SqsQueue, sqs_client};
 use sluice_domain::queue::{DelayedMessage, OutgoingMessage, ReceiptHandle, ReceiveRequest};
 use sluice_domain::{DedupId, DelayQueue, GroupKey, Queue, WorkQueue};
@@ -141,4 +140,31 @@ fn every_listed_action_is_the_one_iam_documents_for_its_operation() {
     for call in lists.iter().flat_map(|l| l.iter()) {
         assert!(action_matches_operation(call), "{call:?}");
     }
+}
+
+/// The suffix by which IAM's SQS actions differ from the batch operations
+/// they allow.
+const BATCH: &str = "Batch";
+
+/// Whether `call`'s action is the one IAM documents for its operation:
+/// `service:Operation`, and for SQS's batch operations the single-message
+/// action ("setting permissions for SendMessage, DeleteMessage, or
+/// ChangeMessageVisibility sets permissions for the corresponding batch
+/// versions", Amazon SQS Developer Guide, batch actions).
+pub(crate) fn action_matches_operation(call: &ApiCall) -> bool {
+    let Some((service, action)) = call.action.split_once(':') else { return false };
+    let single = match service {
+        "sqs" => call.operation.strip_suffix(BATCH).unwrap_or(call.operation),
+        _ => call.operation,
+    };
+    action == single
+}
+
+#[test]
+fn an_sqs_batch_operation_is_allowed_by_its_single_message_action() {
+    assert!(action_matches_operation(&ApiCall::new("SendMessageBatch", "sqs:SendMessage")));
+    assert!(action_matches_operation(&ApiCall::new("GetSecretValue", "secretsmanager:GetSecretValue")));
+    assert!(!action_matches_operation(&ApiCall::new("SendMessageBatch", "sqs:SendMessageBatch")));
+    assert!(!action_matches_operation(&ApiCall::new("ReceiveMessage", "sqs:SendMessage")));
+    assert!(!action_matches_operation(&ApiCall::new("ReceiveMessage", "ReceiveMessage")));
 }

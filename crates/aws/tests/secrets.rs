@@ -83,7 +83,7 @@ async fn a_read_calls_what_the_reader_lists() {
     let listed: Vec<String> = SecretsReader::CALLS.iter().map(|c| format!("secretsmanager.{}", c.operation)).collect();
     let sent = stand_in.targets.lock().unwrap().clone();
     assert_eq!(sent, [listed.clone(), listed].concat());
-    assert!(SecretsReader::CALLS.iter().all(sluice_aws::api_calls::action_matches_operation));
+    assert!(SecretsReader::CALLS.iter().all(crate::api_calls::action_matches_operation));
 }
 
 #[tokio::test]

@@ -296,12 +296,6 @@ pub(crate) fn cell_text(cell: &Value) -> Option<String> {
     }
 }
 
-/// The whole of column A (`A1:A`): where sluice looks for its row ids,
-/// wherever people have moved them.
-pub(crate) fn column_a() -> CellRange {
-    CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } }
-}
-
 fn parse_rows(rows: &[String]) -> Result<Vec<BufferedRow>, StepError> {
     rows.iter()
         .map(|row| {

@@ -13,11 +13,9 @@ use crate::flush_step::{Next, RunTally, Spend};
 use crate::sheet_io::FlushRequest;
 use crate::sheet_service::SheetService;
 use crate::sheet_settle::duplicated_ids;
-use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use sluice_domain::StepError;
 use sluice_redis::Tag;
-use sluice_sheets::Outcome;
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
@@ -40,7 +38,13 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         if let Some(next) = self.admit(request, Spend::Read, started).await? {
             return Ok(Some(next));
         }
-        let Some(cells) = self.column_a(request, tally).await? else {
+        let client = self.sheets_client()?;
+        let read = match self.google_token(&request.credential_id, false).await {
+            Ok(token) => self.column_a(client, &token.access, request, tally).await.ok(),
+            // Whatever the reason, this check can always wait.
+            Err(_) => None,
+        };
+        let Some(cells) = read else {
             // Google did not answer the read: look again after a backoff.
             return Ok(Some(Next::Later(self.backoff(sheet).await.max(Duration::from_secs(1)))));
         };
@@ -48,23 +52,5 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         self.report_duplicates(request, &duplicated_ids(&ids, &cells)).await;
         self.sheet_state.clear_resent(sheet).await?;
         Ok(None)
-    }
-
-    /// Column A's cells, or `None` when the read failed (whatever the
-    /// reason: this check can always wait).
-    async fn column_a(
-        &self,
-        request: &FlushRequest,
-        tally: &mut RunTally,
-    ) -> Result<Option<Vec<serde_json::Value>>, StepError> {
-        let client = self.sheets_client()?;
-        let Ok(token) = self.google_token(&request.credential_id, false).await else { return Ok(None) };
-        let column_a = crate::sheet_append::column_a();
-        tally.calls += 1;
-        StepMetrics::add(&self.core.metrics.sheets_calls, 1);
-        match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
-            Outcome::Ok(range) => Ok(Some(range.values.into_iter().filter_map(|row| row.into_iter().next()).collect())),
-            _ => Ok(None),
-        }
     }
 }

@@ -27,16 +27,18 @@
 use crate::alerts::EPISODE_TTL;
 use crate::flush_step::{Next, RunTally, Spend};
 use crate::google_token::{CredentialRead, TokenProblem};
-use crate::sheet_append::{Failure, cell_text, classify, column_a, found_ids, missing_rows, trace_ids};
+use crate::sheet_append::{Failure, cell_text, classify, found_ids, missing_rows, trace_ids};
 use crate::sheet_io::{BufferedRow, FlushRequest};
 use crate::sheet_service::SheetService;
 use crate::step_metrics::StepMetrics;
 use crate::suggested_command::command;
 use redis::aio::ConnectionLike;
 use serde_json::json;
+use sluice_cafe24::Secret;
 use sluice_domain::{StepError, row_trace_id};
 use sluice_redis::{EpisodeChange, EpisodeRule, Tag};
-use sluice_sheets::Outcome;
+use sluice_sheets::a1::{CellRange, CellRef};
+use sluice_sheets::{Outcome, SheetsClient};
 use std::time::{Duration, Instant};
 
 impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
@@ -195,7 +197,6 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             return Ok(Err(next));
         }
         let client = self.sheets_client()?;
-        let column_a = column_a();
         let mut force = false;
         loop {
             let token = match self.google_token(&request.credential_id, force).await {
@@ -208,11 +209,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                     return Ok(Err(Next::Later(self.backoff(sheet).await)));
                 }
             };
-            tally.calls += 1;
-            StepMetrics::add(&self.core.metrics.sheets_calls, 1);
-            match client.get(&token.access, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await {
-                Outcome::Ok(range) => {
-                    let cells: Vec<_> = range.values.iter().filter_map(|row| row.first()).collect();
+            match self.column_a(client, &token.access, request, tally).await {
+                Outcome::Ok(cells) => {
+                    let cells: Vec<_> = cells.iter().collect();
                     let ids: Vec<String> = rows.iter().map(|row| row.row_id.clone()).collect();
                     self.report_duplicates(request, &duplicated_ids(&ids, &cells)).await;
                     return Ok(Ok(missing_rows(rows, &found_ids(cells))));
@@ -226,6 +225,22 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 },
             }
         }
+    }
+
+    /// Column A's cells, one counted read of the whole column (`A1:A`):
+    /// where sluice looks for its row ids, wherever people have moved them.
+    pub(crate) async fn column_a(
+        &self,
+        client: &SheetsClient,
+        token: &Secret,
+        request: &FlushRequest,
+        tally: &mut RunTally,
+    ) -> Outcome<Vec<serde_json::Value>> {
+        tally.calls += 1;
+        StepMetrics::add(&self.core.metrics.sheets_calls, 1);
+        let column_a = CellRange { start: CellRef::cell(1, 1), end: CellRef { column: Some(1), row: None } };
+        let read = client.get(token, &request.spreadsheet_id, request.sheet_gid, Some(column_a)).await;
+        read.map(|range| range.values.into_iter().filter_map(|row| row.into_iter().next()).collect())
     }
 
     /// Rows of a batch found in the sheet while others of it are sent

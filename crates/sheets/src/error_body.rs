@@ -26,14 +26,10 @@
 //! "after 1 minute, you can execute requests again".
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The `@type` of the detail that carries `reason` and `metadata`.
 pub const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";
-/// The `@type` of the detail with links to help.
-pub const HELP_TYPE: &str = "type.googleapis.com/google.rpc.Help";
-/// The service name in error metadata.
-pub const SHEETS_SERVICE: &str = "sheets.googleapis.com";
 
 /// A Google API error body (the object under `error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,25 +49,9 @@ struct Envelope {
 }
 
 impl GoogleError {
-    pub fn new(code: u16, status: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), status: status.into(), details: Vec::new() }
-    }
-
-    /// Adds a `google.rpc.ErrorInfo` detail.
-    pub fn with_error_info(mut self, reason: &str, metadata: Value) -> Self {
-        self.details.push(json!({"@type": ERROR_INFO_TYPE, "reason": reason, "domain": "googleapis.com",
-                                 "metadata": metadata}));
-        self
-    }
-
     /// Parses `{"error":{…}}`; `None` for any other body.
     pub fn parse(body: &[u8]) -> Option<Self> {
         serde_json::from_slice::<Envelope>(body).ok().map(|e| e.error)
-    }
-
-    /// The wire body.
-    pub fn to_body(&self) -> Value {
-        json!({ "error": self })
     }
 
     fn error_info(&self) -> Option<&Map<String, Value>> {
@@ -110,23 +90,6 @@ impl GoogleError {
     /// A 400 saying the range names no sheet of the spreadsheet.
     pub fn is_unknown_title(&self) -> bool {
         self.code == 400 && self.message.starts_with(UNABLE_TO_PARSE_RANGE)
-    }
-
-    /// The 429 the Sheets API answers when `quota` is spent.
-    pub fn quota_exceeded(quota: Quota, limit_value: u64, project_number: u64) -> Self {
-        let message = format!(
-            "Quota exceeded for quota metric '{}' and limit '{}' of service '{SHEETS_SERVICE}' for consumer \
-             'project_number:{project_number}'.",
-            quota.metric_title(),
-            quota.limit_title()
-        );
-        let metadata = json!({"service": SHEETS_SERVICE, "consumer": format!("projects/{project_number}"),
-                              "quota_metric": quota.metric(), "quota_limit": quota.limit_name(),
-                              "quota_limit_value": limit_value.to_string(), "quota_location": "global"});
-        let mut error = Self::new(429, "RESOURCE_EXHAUSTED", message).with_error_info("RATE_LIMIT_EXCEEDED", metadata);
-        error.details.push(json!({"@type": HELP_TYPE, "links": [{"description": "Request a higher quota limit.",
-            "url": "https://cloud.google.com/docs/quotas/help/request_increase"}]}));
-        error
     }
 }
 
@@ -169,24 +132,6 @@ impl Quota {
         }
     }
 
-    /// `quota_metric` in the error metadata.
-    pub fn metric(self) -> &'static str {
-        if self.is_write() { "sheets.googleapis.com/write_requests" } else { "sheets.googleapis.com/read_requests" }
-    }
-
-    fn metric_title(self) -> &'static str {
-        if self.is_write() { "Write requests" } else { "Read requests" }
-    }
-
-    fn limit_title(self) -> &'static str {
-        match self {
-            Self::WritePerUser => "Write requests per minute per user",
-            Self::WritePerProject => "Write requests per minute",
-            Self::ReadPerUser => "Read requests per minute per user",
-            Self::ReadPerProject => "Read requests per minute",
-        }
-    }
-
     pub fn is_write(self) -> bool {
         matches!(self, Self::WritePerUser | Self::WritePerProject)
     }
@@ -206,6 +151,75 @@ pub struct QuotaViolation {
     /// `quota_limit_value`, the requests allowed per minute.
     pub limit_value: Option<u64>,
     pub metric: Option<String>,
+}
+
+/// The writing side, which only tests need: sluice reads Google's errors,
+/// and these build them as Google sends them.
+#[cfg(test)]
+mod build {
+    use super::*;
+    use serde_json::json;
+
+    /// The `@type` of the detail with links to help.
+    const HELP_TYPE: &str = "type.googleapis.com/google.rpc.Help";
+    /// The service name in error metadata.
+    const SHEETS_SERVICE: &str = "sheets.googleapis.com";
+
+    impl GoogleError {
+        pub(crate) fn new(code: u16, status: impl Into<String>, message: impl Into<String>) -> Self {
+            Self { code, message: message.into(), status: status.into(), details: Vec::new() }
+        }
+
+        /// Adds a `google.rpc.ErrorInfo` detail.
+        pub(crate) fn with_error_info(mut self, reason: &str, metadata: Value) -> Self {
+            self.details.push(json!({"@type": ERROR_INFO_TYPE, "reason": reason, "domain": "googleapis.com",
+                                     "metadata": metadata}));
+            self
+        }
+
+        /// The wire body.
+        pub(crate) fn to_body(&self) -> Value {
+            json!({ "error": self })
+        }
+
+        /// The 429 the Sheets API answers when `quota` is spent.
+        pub(crate) fn quota_exceeded(quota: Quota, limit_value: u64, project_number: u64) -> Self {
+            let message = format!(
+                "Quota exceeded for quota metric '{}' and limit '{}' of service '{SHEETS_SERVICE}' for consumer \
+                 'project_number:{project_number}'.",
+                quota.metric_title(),
+                quota.limit_title()
+            );
+            let metadata = json!({"service": SHEETS_SERVICE, "consumer": format!("projects/{project_number}"),
+                                  "quota_metric": quota.metric(), "quota_limit": quota.limit_name(),
+                                  "quota_limit_value": limit_value.to_string(), "quota_location": "global"});
+            let mut error =
+                Self::new(429, "RESOURCE_EXHAUSTED", message).with_error_info("RATE_LIMIT_EXCEEDED", metadata);
+            error.details.push(json!({"@type": HELP_TYPE, "links": [{"description": "Request a higher quota limit.",
+                "url": "https://cloud.google.com/docs/quotas/help/request_increase"}]}));
+            error
+        }
+    }
+
+    impl Quota {
+        /// `quota_metric` in the error metadata.
+        pub(crate) fn metric(self) -> &'static str {
+            if self.is_write() { "sheets.googleapis.com/write_requests" } else { "sheets.googleapis.com/read_requests" }
+        }
+
+        fn metric_title(self) -> &'static str {
+            if self.is_write() { "Write requests" } else { "Read requests" }
+        }
+
+        fn limit_title(self) -> &'static str {
+            match self {
+                Self::WritePerUser => "Write requests per minute per user",
+                Self::WritePerProject => "Write requests per minute",
+                Self::ReadPerUser => "Read requests per minute per user",
+                Self::ReadPerProject => "Read requests per minute",
+            }
+        }
+    }
 }
 
 #[cfg(test)]

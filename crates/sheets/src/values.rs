@@ -46,10 +46,6 @@ impl ValueInputOption {
         }
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::UserEntered, Self::Raw].into_iter().find(|o| o.as_str() == text)
-    }
-
     /// `value` as it must be sent under this option for a spreadsheet to
     /// hold no formula it did not mean: under `USER_ENTERED` a string that
     /// [`reads_as_formula`] gets a leading apostrophe, which Sheets takes
@@ -111,10 +107,6 @@ impl ValueRenderOption {
             Self::Formula => "FORMULA",
         }
     }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::FormattedValue, Self::UnformattedValue, Self::Formula].into_iter().find(|o| o.as_str() == text)
-    }
 }
 
 /// Where appended rows go: into newly inserted rows (what sluice uses), or
@@ -134,10 +126,6 @@ impl InsertDataOption {
             Self::Overwrite => "OVERWRITE",
             Self::InsertRows => "INSERT_ROWS",
         }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::Overwrite, Self::InsertRows].into_iter().find(|o| o.as_str() == text)
     }
 }
 
@@ -303,11 +291,24 @@ mod tests {
 
     #[test]
     fn options_spell_as_google_does() {
-        assert_eq!(serde_json::to_value(ValueInputOption::UserEntered).unwrap(), "USER_ENTERED");
-        assert_eq!(ValueInputOption::parse("RAW"), Some(ValueInputOption::Raw));
-        assert_eq!(ValueRenderOption::parse("UNFORMATTED_VALUE"), Some(ValueRenderOption::UnformattedValue));
+        // `as_str` (query parameters) and serde (configuration) agree.
+        fn spelled<T: Serialize>(option: T, text: &str) {
+            assert_eq!(serde_json::to_value(option).unwrap(), text);
+        }
+        for option in [ValueInputOption::UserEntered, ValueInputOption::Raw] {
+            spelled(option, option.as_str());
+        }
+        for option in
+            [ValueRenderOption::FormattedValue, ValueRenderOption::UnformattedValue, ValueRenderOption::Formula]
+        {
+            spelled(option, option.as_str());
+        }
+        for option in [InsertDataOption::Overwrite, InsertDataOption::InsertRows] {
+            spelled(option, option.as_str());
+        }
+        assert_eq!(ValueInputOption::UserEntered.as_str(), "USER_ENTERED");
         assert_eq!(InsertDataOption::default().as_str(), "OVERWRITE");
-        assert_eq!(InsertDataOption::parse("raw"), None);
+        assert!(serde_json::from_value::<InsertDataOption>(serde_json::json!("raw")).is_err());
         let empty = serde_json::to_value(ValueRange::default()).unwrap();
         assert_eq!(empty, serde_json::json!({}));
     }

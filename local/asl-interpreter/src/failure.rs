@@ -2,7 +2,7 @@
 //! match on, and a cause for people.
 
 use crate::error_name;
-use serde_json::{Map, Value};
+use serde_json::{Value, json};
 use std::fmt;
 
 /// An error raised while a state runs: by a task handler, by the
@@ -39,12 +39,11 @@ impl Failure {
 
     /// The "error output" a catcher passes on: `{"Error": …, "Cause": …}`.
     pub(crate) fn error_output(&self) -> Value {
-        let mut output = Map::new();
-        output.insert("Error".to_owned(), Value::String(self.error.clone()));
+        let mut output = json!({ "Error": self.error });
         if let Some(cause) = &self.cause {
-            output.insert("Cause".to_owned(), Value::String(cause.clone()));
+            output["Cause"] = json!(cause);
         }
-        Value::Object(output)
+        output
     }
 }
 

@@ -36,12 +36,6 @@ impl LoadError {
     pub(crate) fn document(message: impl Into<String>) -> Self {
         Self { problems: vec![Problem { state: None, field: None, message: message.into() }] }
     }
-
-    /// Whether some problem names this state and field (used by tests and
-    /// callers that react to one kind of problem).
-    pub fn mentions(&self, state: Option<&str>, field: &str) -> bool {
-        self.problems.iter().any(|p| p.state.as_deref() == state && p.field.as_deref() == Some(field))
-    }
 }
 
 impl fmt::Display for LoadError {

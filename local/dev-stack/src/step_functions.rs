@@ -94,11 +94,6 @@ impl StepLimits {
     pub fn invocations(&self, step: &str) -> u64 {
         self.0.get(step).map_or(0, |r| r.invocations())
     }
-
-    /// Refusals by step, for reports.
-    pub fn by_step(&self) -> Vec<(&'static str, u64)> {
-        self.0.iter().map(|(name, r)| (*name, r.throttles())).collect()
-    }
 }
 
 /// `handler` behind `reservation`: an invocation that finds every place

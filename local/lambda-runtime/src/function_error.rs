@@ -6,7 +6,6 @@
 //! that failed says why without a look at the logs.
 
 use serde::Deserialize;
-use std::fmt;
 
 /// Lambda's error types for failures of the environment, not of the handler.
 pub mod kinds {
@@ -24,7 +23,8 @@ pub mod kinds {
 }
 
 /// See the module docs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error_type}: {}", self.message_with_log())]
 pub struct FunctionError {
     pub error_type: String,
     pub error_message: String,
@@ -69,14 +69,6 @@ impl FunctionError {
         }
     }
 }
-
-impl fmt::Display for FunctionError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.error_type, self.message_with_log())
-    }
-}
-
-impl std::error::Error for FunctionError {}
 
 #[cfg(test)]
 mod tests {

@@ -120,11 +120,6 @@ impl Template {
     pub fn binaries(&self) -> Vec<&str> {
         self.functions.iter().map(|f| f.binary.as_str()).collect()
     }
-
-    /// The function whose binary is `binary` (`sluice-fn-fetch`).
-    pub fn function_by_binary(&self, binary: &str) -> Option<&TemplateFunction> {
-        self.functions.iter().find(|f| f.binary == binary)
-    }
 }
 
 fn properties(node: &Node) -> FunctionProperties {
@@ -194,6 +189,13 @@ fn unquoted(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Template {
+        /// The function whose binary is `binary` (`sluice-fn-fetch`).
+        fn function_by_binary(&self, binary: &str) -> Option<&TemplateFunction> {
+            self.functions.iter().find(|f| f.binary == binary)
+        }
+    }
 
     #[test]
     fn the_bundled_template_has_every_function_with_what_it_needs() {

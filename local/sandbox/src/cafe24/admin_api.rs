@@ -64,20 +64,41 @@ fn faulted(fault: Option<Fault>, latency: Duration) -> Option<Answer> {
     })
 }
 
-fn record(shared: &Shared, now: Instant, mall_id: &str, method: &str, path: String, headers: &HeaderMap) -> CallRecord {
-    CallRecord {
-        seq: 0,
-        at: shared.since_epoch(now),
-        mall_id: mall_id.to_owned(),
-        method: method.to_owned(),
-        path,
-        status: 0,
-        bucket_before: 0.0,
-        bucket_after: 0.0,
-        refused: None,
-        fault: None,
-        api_version: headers.get(sluice_cafe24::API_VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned),
-    }
+/// Serves one call to `mall_id` and records it. `call` answers it, or
+/// finds no such mall (`None`: a 404).
+async fn serve_call(
+    shared: &Shared,
+    mall_id: &str,
+    method: &str,
+    path: String,
+    headers: &HeaderMap,
+    call: impl FnOnce(&mut Inner, &mut CallRecord, Instant) -> Option<Answer>,
+) -> Response {
+    let answer = {
+        // The clock is read under the lock, so records are in time order.
+        let mut guard = shared.lock();
+        let now = Instant::now();
+        let api_version = headers.get(sluice_cafe24::API_VERSION_HEADER).and_then(|v| v.to_str().ok());
+        let mut rec = CallRecord {
+            seq: 0,
+            at: shared.since_epoch(now),
+            mall_id: mall_id.to_owned(),
+            method: method.to_owned(),
+            path,
+            status: 0,
+            bucket_before: 0.0,
+            bucket_after: 0.0,
+            refused: None,
+            fault: None,
+            api_version: api_version.map(str::to_owned),
+        };
+        let answer = call(&mut guard, &mut rec, now)
+            .unwrap_or_else(|| Answer::error(StatusCode::NOT_FOUND, "Cannot locate API. (no such mall)"));
+        rec.status = answer.status.as_u16();
+        guard.log.push(rec);
+        answer
+    };
+    answer.deliver(BROKEN).await
 }
 
 async fn get_resource(
@@ -85,24 +106,13 @@ async fn get_resource(
     Path((mall_id, segment, id)): Path<(String, String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    let answer = {
-        // The clock is read under the lock, so records are in time order.
-        let mut guard = shared.lock();
-        let now = Instant::now();
-        let mut rec = record(&shared, now, &mall_id, "GET", format!("/api/v2/admin/{segment}/{id}"), &headers);
-        let inner: &mut Inner = &mut guard;
-        let answer = match inner.malls.get_mut(&mall_id) {
-            None => Answer::error(StatusCode::NOT_FOUND, "Cannot locate API. (no such mall)"),
-            Some(mall) => {
-                let answer = admin_call(mall, &mut inner.faults, now, &segment, &id, &headers, &mut rec);
-                with_limit_headers(answer, mall, rec.bucket_after, now)
-            }
-        };
-        rec.status = answer.status.as_u16();
-        inner.log.push(rec);
-        answer
-    };
-    answer.deliver(BROKEN).await
+    let path = format!("/api/v2/admin/{segment}/{id}");
+    serve_call(&shared, &mall_id, "GET", path, &headers, |inner, rec, now| {
+        let mall = inner.malls.get_mut(&mall_id)?;
+        let answer = admin_call(mall, &mut inner.faults, now, &segment, &id, &headers, rec);
+        Some(with_limit_headers(answer, mall, rec.bucket_after, now))
+    })
+    .await
 }
 
 fn admin_call(
@@ -195,29 +205,18 @@ async fn token(
     headers: HeaderMap,
     form: Result<Form<TokenForm>, FormRejection>,
 ) -> Response {
-    let answer = {
-        let mut guard = shared.lock();
-        let now = Instant::now();
-        let mut rec = record(&shared, now, &mall_id, "POST", TOKEN_PATH.to_owned(), &headers);
-        let inner: &mut Inner = &mut guard;
+    serve_call(&shared, &mall_id, "POST", TOKEN_PATH.to_owned(), &headers, |inner, rec, now| {
         let fault = if inner.faults_on_token_endpoint { Some(inner.faults.decide()) } else { None };
-        let answer = match inner.malls.get_mut(&mall_id) {
-            None => Answer::error(StatusCode::NOT_FOUND, "Cannot locate API. (no such mall)"),
-            Some(mall) => {
-                let level = mall.bucket.level(now);
-                (rec.bucket_before, rec.bucket_after) = (level, level);
-                rec.fault = fault.and_then(|f| f.fault);
-                faulted(rec.fault, Duration::ZERO).unwrap_or_else(|| {
-                    let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());
-                    exchange(mall, &mall_id, client_ok, form, &shared, &mut inner.token_rng, now)
-                })
-            }
-        };
-        rec.status = answer.status.as_u16();
-        inner.log.push(rec);
-        answer
-    };
-    answer.deliver(BROKEN).await
+        let mall = inner.malls.get_mut(&mall_id)?;
+        let level = mall.bucket.level(now);
+        (rec.bucket_before, rec.bucket_after) = (level, level);
+        rec.fault = fault.and_then(|f| f.fault);
+        Some(faulted(rec.fault, Duration::ZERO).unwrap_or_else(|| {
+            let client_ok = basic_auth_matches(&headers, &shared.client_id, shared.client_secret.expose());
+            exchange(mall, &mall_id, client_ok, form, &shared, &mut inner.token_rng, now)
+        }))
+    })
+    .await
 }
 
 fn exchange(

@@ -37,7 +37,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -82,6 +82,11 @@ impl Done {
 
     pub(crate) fn bad(e: BadRequest) -> Self {
         Self::refused(Answer::google(StatusCode::BAD_REQUEST, &e.0))
+    }
+
+    /// An operation's answer and the rows it touched, or its 400.
+    pub(crate) fn of(outcome: Result<(Value, usize), BadRequest>) -> Self {
+        outcome.map_or_else(Self::bad, |(body, rows)| Self::ok(body, rows))
     }
 }
 
@@ -279,21 +284,16 @@ async fn values_get(
     let (major, render) = (param(&params, "majorDimension"), param(&params, "valueRenderOption"));
     let record_range = range.clone();
     let get = Box::new(move |spreadsheet: &mut Spreadsheet| {
-        let read = Major::parse(major.as_deref()).and_then(|major| {
+        Done::of(Major::parse(major.as_deref()).and_then(|major| {
             let render = RenderOption::parse(render.as_deref()).map_err(BadRequest)?;
-            Ok((major, spreadsheet.get(&range, major, render)?))
-        });
-        match read {
-            Err(e) => Done::bad(e),
-            Ok((major, read)) => {
-                let rows = read.values.len();
-                let mut body = json!({"range": read.range, "majorDimension": major.name()});
-                if rows > 0 {
-                    body["values"] = Value::from(read.values);
-                }
-                Done::ok(body, rows)
+            let read = spreadsheet.get(&range, major, render)?;
+            let rows = read.values.len();
+            let mut body = json!({"range": read.range, "majorDimension": major.name()});
+            if rows > 0 {
+                body["values"] = Value::from(read.values);
             }
-        }
+            Ok((body, rows))
+        }))
     });
     serve(&shared, SheetsOp::ValuesGet, &headers, id, Some(record_range), get).deliver().await
 }
@@ -328,15 +328,11 @@ fn rows_of(body: &Bytes, path_range: &str) -> Result<Vec<Vec<Value>>, BadRequest
 }
 
 fn written_json(id: &str, written: &Written) -> Value {
-    let mut updates = Map::new();
-    updates.insert("spreadsheetId".into(), json!(id));
-    if let Some(range) = &written.range {
-        updates.insert("updatedRange".into(), json!(range));
-        updates.insert("updatedRows".into(), json!(written.rows));
-        updates.insert("updatedColumns".into(), json!(written.columns));
-        updates.insert("updatedCells".into(), json!(written.cells));
+    match &written.range {
+        Some(range) => json!({"spreadsheetId": id, "updatedRange": range, "updatedRows": written.rows,
+                              "updatedColumns": written.columns, "updatedCells": written.cells}),
+        None => json!({"spreadsheetId": id}),
     }
-    Value::Object(updates)
 }
 
 async fn values_append(
@@ -362,17 +358,14 @@ async fn values_append(
             let rows = rows_of(&body, &range)?;
             spreadsheet.append(&range, &rows, option, insert_rows)
         })();
-        match appended {
-            Err(e) => Done::bad(e),
-            Ok((table_range, written)) => {
-                let id = answer_id;
-                let mut answer = json!({"spreadsheetId": id, "updates": written_json(&id, &written)});
-                if let Some(table_range) = table_range {
-                    answer["tableRange"] = json!(table_range);
-                }
-                Done::ok(answer, written.rows)
+        Done::of(appended.map(|(table_range, written)| {
+            let id = answer_id;
+            let mut answer = json!({"spreadsheetId": id, "updates": written_json(&id, &written)});
+            if let Some(table_range) = table_range {
+                answer["tableRange"] = json!(table_range);
             }
-        }
+            (answer, written.rows)
+        }))
     });
     serve(&shared, SheetsOp::ValuesAppend, &headers, id, Some(record_range), append).deliver().await
 }
@@ -390,10 +383,7 @@ async fn values_update(
         let updated = InputOption::parse(input.as_deref())
             .map_err(BadRequest)
             .and_then(|option| spreadsheet.update(&range, &rows_of(&body, &range)?, option));
-        match updated {
-            Err(e) => Done::bad(e),
-            Ok(written) => Done::ok(written_json(&answer_id, &written), written.rows),
-        }
+        Done::of(updated.map(|written| (written_json(&answer_id, &written), written.rows)))
     });
     serve(&shared, SheetsOp::ValuesUpdate, &headers, id, Some(record_range), update).deliver().await
 }

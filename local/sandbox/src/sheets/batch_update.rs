@@ -63,10 +63,7 @@ pub(crate) async fn batch_update(
     // `{id}:batchUpdate` is one segment, as `{range}:append` is.
     let Some(id) = segment.strip_suffix(":batchUpdate").map(str::to_owned) else { return not_found().await };
     let answer_id = id.clone();
-    let operation = Box::new(move |spreadsheet: &mut Spreadsheet| match run(&answer_id, &body, spreadsheet) {
-        Ok((answer, rows)) => Done::ok(answer, rows),
-        Err(e) => Done::bad(e),
-    });
+    let operation = Box::new(move |spreadsheet: &mut Spreadsheet| Done::of(run(&answer_id, &body, spreadsheet)));
     serve(&shared, SheetsOp::BatchUpdate, &headers, id, None, operation).deliver().await
 }
 

@@ -37,12 +37,29 @@ pub(crate) struct ApiError {
     pub(crate) message: String,
 }
 
-/// A constructor of a sender's error: `400 Bad Request` unless a status is given.
+/// A constructor of a sender's error: `400 Bad Request` unless a status is
+/// given. `sqs "X"` is SQS's own shape `com.amazonaws.sqs#X` with the Query
+/// code `X`; `legacy "X"` the same shape with the older Query code
+/// `AWS.SimpleQueueService.X`; otherwise shape and code are written out.
 macro_rules! sqs_error {
+    ($fn:ident, sqs $name:literal) => {
+        sqs_error!($fn, sqs $name, StatusCode::BAD_REQUEST);
+    };
+    ($fn:ident, sqs $name:literal, $status:expr) => {
+        sqs_error!($fn, $status, concat!("com.amazonaws.sqs#", $name), $name);
+    };
+    ($fn:ident, legacy $name:literal) => {
+        sqs_error!(
+            $fn,
+            StatusCode::BAD_REQUEST,
+            concat!("com.amazonaws.sqs#", $name),
+            concat!("AWS.SimpleQueueService.", $name)
+        );
+    };
     ($fn:ident, $shape:literal, $code:literal) => {
         sqs_error!($fn, StatusCode::BAD_REQUEST, $shape, $code);
     };
-    ($fn:ident, $status:expr, $shape:literal, $code:literal) => {
+    ($fn:ident, $status:expr, $shape:expr, $code:expr) => {
         pub(crate) fn $fn(message: impl Into<String>) -> Self {
             Self { status: $status, shape: $shape, code: $code, sender_fault: true, message: message.into() }
         }
@@ -54,47 +71,17 @@ impl ApiError {
     sqs_error!(queue_name_exists, "com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists");
     sqs_error!(invalid_parameter, "com.amazon.coral.service#InvalidParameterValueException", "InvalidParameterValue");
     sqs_error!(missing_parameter, "com.amazon.coral.service#MissingParameterException", "MissingParameter");
-    sqs_error!(invalid_attribute_name, "com.amazonaws.sqs#InvalidAttributeName", "InvalidAttributeName");
-    sqs_error!(invalid_attribute_value, "com.amazonaws.sqs#InvalidAttributeValue", "InvalidAttributeValue");
-    sqs_error!(
-        receipt_handle_is_invalid,
-        StatusCode::NOT_FOUND,
-        "com.amazonaws.sqs#ReceiptHandleIsInvalid",
-        "ReceiptHandleIsInvalid"
-    );
-    sqs_error!(invalid_message_contents, "com.amazonaws.sqs#InvalidMessageContents", "InvalidMessageContents");
-    sqs_error!(empty_batch_request, "com.amazonaws.sqs#EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest");
-    sqs_error!(
-        too_many_entries,
-        "com.amazonaws.sqs#TooManyEntriesInBatchRequest",
-        "AWS.SimpleQueueService.TooManyEntriesInBatchRequest"
-    );
-    sqs_error!(
-        batch_entry_ids_not_distinct,
-        "com.amazonaws.sqs#BatchEntryIdsNotDistinct",
-        "AWS.SimpleQueueService.BatchEntryIdsNotDistinct"
-    );
-    sqs_error!(
-        invalid_batch_entry_id,
-        "com.amazonaws.sqs#InvalidBatchEntryId",
-        "AWS.SimpleQueueService.InvalidBatchEntryId"
-    );
-    sqs_error!(
-        batch_request_too_long,
-        "com.amazonaws.sqs#BatchRequestTooLong",
-        "AWS.SimpleQueueService.BatchRequestTooLong"
-    );
-    sqs_error!(
-        unsupported_operation,
-        "com.amazonaws.sqs#UnsupportedOperation",
-        "AWS.SimpleQueueService.UnsupportedOperation"
-    );
-    sqs_error!(
-        resource_not_found,
-        StatusCode::NOT_FOUND,
-        "com.amazonaws.sqs#ResourceNotFoundException",
-        "ResourceNotFoundException"
-    );
+    sqs_error!(invalid_attribute_name, sqs "InvalidAttributeName");
+    sqs_error!(invalid_attribute_value, sqs "InvalidAttributeValue");
+    sqs_error!(receipt_handle_is_invalid, sqs "ReceiptHandleIsInvalid", StatusCode::NOT_FOUND);
+    sqs_error!(invalid_message_contents, sqs "InvalidMessageContents");
+    sqs_error!(empty_batch_request, legacy "EmptyBatchRequest");
+    sqs_error!(too_many_entries, legacy "TooManyEntriesInBatchRequest");
+    sqs_error!(batch_entry_ids_not_distinct, legacy "BatchEntryIdsNotDistinct");
+    sqs_error!(invalid_batch_entry_id, legacy "InvalidBatchEntryId");
+    sqs_error!(batch_request_too_long, legacy "BatchRequestTooLong");
+    sqs_error!(unsupported_operation, legacy "UnsupportedOperation");
+    sqs_error!(resource_not_found, sqs "ResourceNotFoundException", StatusCode::NOT_FOUND);
     sqs_error!(unknown_operation, "com.amazon.coral.service#UnknownOperationException", "InvalidAction");
     sqs_error!(serialization, "com.amazon.coral.service#SerializationException", "SerializationException");
 

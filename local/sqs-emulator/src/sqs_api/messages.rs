@@ -19,8 +19,7 @@ pub(super) async fn receive_message<B: QueueBackend>(
     api: &SqsApi<B>,
     request: wire::ReceiveMessage,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
+    let name = api.queue_name(request.queue_url.as_deref())?;
     let info = api.backend().queue_info(name).await?;
     let max = match request.max_number_of_messages {
         None => 1,
@@ -146,11 +145,10 @@ impl ReceiptAction {
 /// DeleteMessage or ChangeMessageVisibility.
 pub(super) async fn receipt_one<B: QueueBackend>(
     api: &SqsApi<B>,
-    request: wire::ReceiptRequest,
+    request: wire::Single<ReceiptEntry>,
     action: ReceiptAction,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    action.apply(api, api.queue_name(&url)?, request.entry).await?;
+    action.apply(api, api.queue_name(request.queue_url.as_deref())?, request.entry).await?;
     Ok(json!({}))
 }
 
@@ -159,11 +157,10 @@ pub(super) async fn receipt_one<B: QueueBackend>(
 /// batch actions do.
 pub(super) async fn receipt_batch<B: QueueBackend>(
     api: &SqsApi<B>,
-    request: wire::ReceiptBatch,
+    request: wire::Batch<ReceiptEntry>,
     action: ReceiptAction,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
+    let name = api.queue_name(request.queue_url.as_deref())?;
     let entries = request.entries.unwrap_or_default();
     rules::check_entry_ids(entries.iter().map(|e| e.id.as_deref().unwrap_or("")))?;
     api.backend().queue_info(name).await?;

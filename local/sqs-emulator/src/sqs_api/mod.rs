@@ -96,9 +96,11 @@ impl<B: QueueBackend> SqsApi<B> {
         format!("{}/{ACCOUNT_ID}/{name}", self.base_url)
     }
 
-    /// The name a queue URL points at, if it is one of this endpoint's form.
-    /// The host is not compared: SQS clients may reach us by any name.
-    pub(crate) fn queue_name<'u>(&self, url: &'u str) -> Result<&'u str, ApiError> {
+    /// The name a request's `QueueUrl` points at, if it is one of this
+    /// endpoint's form (`MissingParameter` without one). The host is not
+    /// compared: SQS clients may reach us by any name.
+    pub(crate) fn queue_name<'u>(&self, url: Option<&'u str>) -> Result<&'u str, ApiError> {
+        let url = wire::required(url, "QueueUrl")?;
         let missing = || ApiError::queue_does_not_exist("The specified queue does not exist.");
         let mut segments = url.trim_end_matches('/').rsplit('/');
         let name = segments.next().filter(|n| !n.is_empty()).ok_or_else(missing)?;

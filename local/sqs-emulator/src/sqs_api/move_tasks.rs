@@ -97,8 +97,7 @@ pub(super) async fn dead_letter_sources<B: QueueBackend>(
     api: &SqsApi<B>,
     request: wire::QueueOnly,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let dlq = api.queue_name(&url)?;
+    let dlq = api.queue_name(request.queue_url.as_deref())?;
     api.backend().queue_info(dlq).await?;
     let urls: Vec<String> = sources_of(api, dlq).await?.iter().map(|q| api.queue_url(q)).collect();
     Ok(json!({ "queueUrls": urls }))

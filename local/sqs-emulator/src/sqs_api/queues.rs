@@ -176,14 +176,12 @@ pub(super) async fn delete_queue<B: QueueBackend>(
     api: &SqsApi<B>,
     request: wire::QueueOnly,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    api.backend().delete_queue(api.queue_name(&url)?).await?;
+    api.backend().delete_queue(api.queue_name(request.queue_url.as_deref())?).await?;
     Ok(json!({}))
 }
 
 pub(super) async fn purge_queue<B: QueueBackend>(api: &SqsApi<B>, request: wire::QueueOnly) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    api.backend().purge_queue(api.queue_name(&url)?).await?;
+    api.backend().purge_queue(api.queue_name(request.queue_url.as_deref())?).await?;
     Ok(json!({}))
 }
 
@@ -219,8 +217,7 @@ pub(super) async fn get_queue_attributes<B: QueueBackend>(
     api: &SqsApi<B>,
     request: wire::GetQueueAttributes,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
+    let name = api.queue_name(request.queue_url.as_deref())?;
     for wanted in &request.attribute_names {
         if wanted != "All"
             && !ALL_ATTRIBUTES.contains(&wanted.as_str())

@@ -43,10 +43,9 @@ impl Sent {
 
 pub(super) async fn send_message<B: QueueBackend>(
     api: &SqsApi<B>,
-    request: wire::SendMessage,
+    request: wire::Single<SendEntry>,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
+    let name = api.queue_name(request.queue_url.as_deref())?;
     let sent = send(api, name, vec![request.entry]).await?;
     let sent = sent.into_iter().next().ok_or_else(|| ApiError::internal("the queue answered no outcome"))??;
     Ok(sent.json(None))
@@ -54,10 +53,9 @@ pub(super) async fn send_message<B: QueueBackend>(
 
 pub(super) async fn send_message_batch<B: QueueBackend>(
     api: &SqsApi<B>,
-    request: wire::SendMessageBatch,
+    request: wire::Batch<SendEntry>,
 ) -> Result<Value, ApiError> {
-    let url = required(request.queue_url, "QueueUrl")?;
-    let name = api.queue_name(&url)?;
+    let name = api.queue_name(request.queue_url.as_deref())?;
     let entries = request.entries.unwrap_or_default();
     rules::check_entry_ids(entries.iter().map(|e| e.id.as_deref().unwrap_or("")))?;
     rules::check_batch_payload(entries.iter().map(|e| e.message_body.as_deref().unwrap_or("")))?;

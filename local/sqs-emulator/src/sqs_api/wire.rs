@@ -66,21 +66,6 @@ pub(super) struct SendEntry {
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub(super) struct SendMessage {
-    pub(super) queue_url: Option<String>,
-    #[serde(flatten)]
-    pub(super) entry: SendEntry,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
-pub(super) struct SendMessageBatch {
-    pub(super) queue_url: Option<String>,
-    pub(super) entries: Option<Vec<SendEntry>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "PascalCase")]
 pub(super) struct ReceiveMessage {
     pub(super) queue_url: Option<String>,
     #[serde(default)]
@@ -103,19 +88,22 @@ pub(super) struct ReceiptEntry {
     pub(super) visibility_timeout: Option<i64>,
 }
 
+/// A request of one entry (SendMessage, DeleteMessage,
+/// ChangeMessageVisibility): the queue, and the entry's members beside it.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub(super) struct ReceiptRequest {
+pub(super) struct Single<Entry> {
     pub(super) queue_url: Option<String>,
     #[serde(flatten)]
-    pub(super) entry: ReceiptEntry,
+    pub(super) entry: Entry,
 }
 
+/// The batch form of a [`Single`] request (SendMessageBatch, …).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "PascalCase")]
-pub(super) struct ReceiptBatch {
+pub(super) struct Batch<Entry> {
     pub(super) queue_url: Option<String>,
-    pub(super) entries: Option<Vec<ReceiptEntry>>,
+    pub(super) entries: Option<Vec<Entry>>,
 }
 
 #[derive(Debug, Deserialize)]
