@@ -58,7 +58,7 @@ impl Plan {
             before: Duration::from_secs(3),
             down: Duration::from_secs(3),
             after: Duration::from_secs(3),
-            signal: if seed % 2 == 0 { "-KILL" } else { "-TERM" },
+            signal: if seed.is_multiple_of(2) { "-KILL" } else { "-TERM" },
         }
     }
 }

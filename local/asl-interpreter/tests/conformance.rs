@@ -199,10 +199,10 @@ fn run_case(case: &Value) -> Vec<String> {
                 problems.push(format!("peak concurrency of {key}: expected {peak}, got {seen}"));
             }
         }
-        if let Some(wanted) = expect["elapsed_seconds"].as_f64() {
-            if (elapsed - wanted).abs() > 1e-6 {
-                problems.push(format!("elapsed virtual time: expected {wanted} s, got {elapsed} s"));
-            }
+        if let Some(wanted) = expect["elapsed_seconds"].as_f64()
+            && (elapsed - wanted).abs() > 1e-6
+        {
+            problems.push(format!("elapsed virtual time: expected {wanted} s, got {elapsed} s"));
         }
     });
     problems
@@ -217,15 +217,15 @@ fn check_outcome(expect: &Value, outcome: &Outcome, problems: &mut Vec<String>) 
             if Some(error.as_str()) != expect["error"].as_str() {
                 problems.push(format!("error: expected {}, got {error:?} ({cause:?})", expect["error"]));
             }
-            if let Some(wanted) = expect["cause"].as_str() {
-                if cause.as_deref() != Some(wanted) {
-                    problems.push(format!("cause: expected {wanted:?}, got {cause:?}"));
-                }
+            if let Some(wanted) = expect["cause"].as_str()
+                && cause.as_deref() != Some(wanted)
+            {
+                problems.push(format!("cause: expected {wanted:?}, got {cause:?}"));
             }
-            if let Some(part) = expect["cause_contains"].as_str() {
-                if !cause.as_deref().is_some_and(|c| c.contains(part)) {
-                    problems.push(format!("cause: expected it to contain {part:?}, got {cause:?}"));
-                }
+            if let Some(part) = expect["cause_contains"].as_str()
+                && !cause.as_deref().is_some_and(|c| c.contains(part))
+            {
+                problems.push(format!("cause: expected it to contain {part:?}, got {cause:?}"));
             }
         }
         (Outcome::Failed { error, cause }, Some(_)) => problems.push(format!("failed with {error}: {cause:?}")),

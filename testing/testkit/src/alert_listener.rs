@@ -88,10 +88,10 @@ fn serve(stream: TcpStream, alerts: &Mutex<Vec<String>>) {
                 break;
             }
             first = false;
-            if let Some((name, value)) = trimmed.split_once(':') {
-                if name.trim().eq_ignore_ascii_case("content-length") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
+            if let Some((name, value)) = trimmed.split_once(':')
+                && name.trim().eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
             }
         }
         let mut body = vec![0; length];

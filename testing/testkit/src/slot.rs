@@ -9,12 +9,11 @@ pub fn key_slot(key: &str) -> u16 {
 }
 
 fn hash_tag(key: &[u8]) -> &[u8] {
-    if let Some(open) = key.iter().position(|&b| b == b'{') {
-        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
-            if len > 0 {
-                return &key[open + 1..open + 1 + len];
-            }
-        }
+    if let Some(open) = key.iter().position(|&b| b == b'{')
+        && let Some(len) = key[open + 1..].iter().position(|&b| b == b'}')
+        && len > 0
+    {
+        return &key[open + 1..open + 1 + len];
     }
     key
 }

@@ -114,10 +114,10 @@ async fn hammer(redis: &TestRedis, bucket: &Bucket, ends: u64, admitted: &Mutex<
                 return;
             }
             Admission::Denied { wait, server_time_us } => {
-                if let Some(at) = server_time_us {
-                    if at < ends {
-                        assert_eq!(at + us(wait), ends, "a denial during the penalty pointed elsewhere");
-                    }
+                if let Some(at) = server_time_us
+                    && at < ends
+                {
+                    assert_eq!(at + us(wait), ends, "a denial during the penalty pointed elsewhere");
                 }
                 tokio::time::sleep(wait).await;
             }

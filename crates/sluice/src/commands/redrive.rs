@@ -108,13 +108,14 @@ fn resolve(args: Args) -> anyhow::Result<Target> {
     let mut sfn = args.sfn_endpoint.or(env.sfn_endpoint);
     // Nothing named: the `sluice dev` of this directory, all of it (a
     // queue of one stack and a state machine of another would not do).
-    if dlq_url.is_none() && state_machine_arn.is_none() {
-        if let Some(dev) = DevState::read(&DevState::path()) {
-            dlq_url = dev.url("Dead-letter queue");
-            state_machine_arn = dev.url("State machine");
-            sqs = sqs.or_else(|| dev.url("SQS endpoint"));
-            sfn = sfn.or_else(|| dev.url("Step Functions endpoint"));
-        }
+    if dlq_url.is_none()
+        && state_machine_arn.is_none()
+        && let Some(dev) = DevState::read(&DevState::path())
+    {
+        dlq_url = dev.url("Dead-letter queue");
+        state_machine_arn = dev.url("State machine");
+        sqs = sqs.or_else(|| dev.url("SQS endpoint"));
+        sfn = sfn.or_else(|| dev.url("Step Functions endpoint"));
     }
     let dlq_url = dlq_url.ok_or_else(|| {
         usage(WHO, "no dead-letter queue: pass --dlq-url (or set SLUICE_EVENTS_DLQ_URL), or run `sluice dev` here")

@@ -81,21 +81,21 @@ impl Ready {
     /// A ready group's head changed from `old` to `new` (`None`: it is
     /// empty now). A ring does not care: it serves whatever head it finds.
     pub(super) fn head_changed(&mut self, name: &GroupKey, old: u64, new: Option<u64>) {
-        if let Self::ByHead { groups, .. } = self {
-            if groups.remove(&(old, name.clone())) {
-                if let Some(new) = new {
-                    groups.insert((new, name.clone()));
-                }
-            }
+        if let Self::ByHead { groups, .. } = self
+            && groups.remove(&(old, name.clone()))
+            && let Some(new) = new
+        {
+            groups.insert((new, name.clone()));
         }
     }
 
     /// Message `seq` was added to `messages` (it holds it already).
     pub(super) fn inserted<V>(&mut self, messages: &BTreeMap<u64, V>) {
-        if let Self::ByHead { window, .. } = self {
-            if window.edge.is_none() && messages.len() > window.size {
-                window.edge = messages.keys().nth(window.size - 1).copied();
-            }
+        if let Self::ByHead { window, .. } = self
+            && window.edge.is_none()
+            && messages.len() > window.size
+        {
+            window.edge = messages.keys().nth(window.size - 1).copied();
         }
     }
 
