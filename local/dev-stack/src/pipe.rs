@@ -38,6 +38,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::Semaphore;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -183,8 +184,9 @@ struct Worker<Q> {
     queue: Arc<Q>,
     state_machine: StateMachineClient,
     retry_after: Option<Duration>,
-    /// How long a settle the queue refuses is tried again: the messages'
-    /// visibility timeout, after which the receipt is stale anyway.
+    /// How long after their receive a settle the queue refuses is tried
+    /// again: the messages' visibility timeout, after which the receipt is
+    /// stale anyway.
     settle_patience: Duration,
     stats: Arc<PipeStats>,
 }
@@ -210,6 +212,9 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
             // Not raced with `stop`: a receive dropped mid-call may have
             // taken messages, hidden then for the visibility timeout. Its
             // long-poll wait bounds how late a stop is seen.
+            // The messages' visibility timeout runs from their receive: no
+            // later than now.
+            let received = Instant::now();
             let batch = match self.queue.receive(request).await {
                 Ok(batch) => batch,
                 Err(e) => {
@@ -227,11 +232,11 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
                 continue;
             }
             match permit {
-                None => self.process(batch, &stop).await,
+                None => self.process(batch, received, &stop).await,
                 Some(permit) => {
                     let (worker, stop) = (self.clone(), stop.clone());
                     batches.spawn(async move {
-                        worker.process(batch, &stop).await;
+                        worker.process(batch, received, &stop).await;
                         drop(permit);
                     });
                 }
@@ -239,16 +244,16 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
         }
     }
 
-    async fn process(&self, batch: Vec<ReceivedMessage>, stop: &CancellationToken) {
+    async fn process(&self, batch: Vec<ReceivedMessage>, received: Instant, stop: &CancellationToken) {
         self.stats.batches.fetch_add(1, Ordering::Relaxed);
         self.stats.started();
-        self.run_batch(batch, stop).await;
+        self.run_batch(batch, received, stop).await;
         self.stats.finished();
     }
 
     /// Runs the execution and settles its messages. A settle the queue
     /// refuses (its Redis away) is tried again until the receipt would be
-    /// stale anyway: a message left in flight blocks its whole FIFO group
+    /// stale anyway (`received` + the visibility timeout): a message left in flight blocks its whole FIFO group
     /// until its visibility timeout (330 s), where Redis is usually back
     /// within seconds (a fixed 15 s gave up during a 20 s outage, and the
     /// group waited out the 330 s). A stop lets both finish, but a settle
@@ -256,7 +261,7 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
     /// stop came tries once more, at once): the message comes back as after
     /// a crash (a stack returns what its predecessor held in flight when it
     /// starts).
-    async fn run_batch(&self, batch: Vec<ReceivedMessage>, stop: &CancellationToken) {
+    async fn run_batch(&self, batch: Vec<ReceivedMessage>, received: Instant, stop: &CancellationToken) {
         let input = Value::Array(batch.iter().map(pipe_message).collect()).to_string();
         let whole_batch = || batch.iter().map(|m| m.message_id.to_string()).collect();
         let failed: HashSet<String> = match self.state_machine.start_sync(&input, None).await {
@@ -287,7 +292,7 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
             if failed && self.retry_after.is_none() {
                 return;
             }
-            let give_up = tokio::time::Instant::now() + self.settle_patience;
+            let give_up = received + self.settle_patience;
             let mut backoff = Duration::from_millis(100);
             loop {
                 let outcome = match self.retry_after {
@@ -299,7 +304,7 @@ impl<Q: WorkQueue + 'static> Worker<Q> {
                 };
                 let Err(e) = outcome else { return };
                 self.stats.queue_errors.fetch_add(1, Ordering::Relaxed);
-                if tokio::time::Instant::now() + backoff > give_up || stop.is_cancelled() {
+                if Instant::now() + backoff > give_up || stop.is_cancelled() {
                     tracing::warn!(message = %message.message_id, error = %e, "pipe could not settle a message");
                     return;
                 }
