@@ -20,10 +20,10 @@ part! {
 
 pub fn cafe24_config(source: &EnvSource) -> Result<(Cafe24Config, SecretSetting), ConfigError> {
     let v: Cafe24Vars = source.extract()?;
-    let client_id = v.cafe24_client_id.ok_or_else(|| ConfigError::missing(crate::variable("cafe24_client_id")))?;
+    let client_id = v.cafe24_client_id.ok_or_else(|| ConfigError::missing("cafe24_client_id"))?;
     let secret =
         either("cafe24_client_secret", v.cafe24_client_secret, "cafe24_client_secret_arn", v.cafe24_client_secret_arn)?
-            .ok_or_else(|| ConfigError::missing(crate::variable("cafe24_client_secret")))?;
+            .ok_or_else(|| ConfigError::missing("cafe24_client_secret"))?;
     let base_url =
         BaseUrlTemplate::new(v.cafe24_base_url).map_err(|e| ConfigError::invalid("cafe24_base_url", e.to_string()))?;
     let version = v.cafe24_api_version;

@@ -41,7 +41,7 @@ pub struct Common {
 impl Common {
     /// From `source`; the Redis URL is required.
     pub fn read(source: &EnvSource) -> Result<Self, ConfigError> {
-        Self::read_optional(source)?.ok_or_else(|| ConfigError::missing(crate::variable("redis_url")))
+        Self::read_optional(source)?.ok_or_else(|| ConfigError::missing("redis_url"))
     }
 
     /// From `source`; `None` without a Redis URL (the CLI then uses its own Redis).

@@ -80,8 +80,7 @@ pub struct DrainSettings {
 impl DrainSettings {
     pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
         let step = StepSettings::from_source(source)?;
-        let database_url =
-            crate::database_url(source)?.ok_or_else(|| ConfigError::missing(crate::variable("database_url")))?;
+        let database_url = crate::database_url(source)?.ok_or_else(|| ConfigError::missing("database_url"))?;
         Ok(Self { step, database_url })
     }
 }
@@ -126,7 +125,7 @@ impl SheetSettings {
     pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
         let step = StepSettings::from_source(source)?;
         let v: SheetVars = source.extract()?;
-        let url = v.flush_queue_url.clone().ok_or_else(|| ConfigError::missing(crate::variable("flush_queue_url")))?;
+        let url = v.flush_queue_url.clone().ok_or_else(|| ConfigError::missing("flush_queue_url"))?;
         if url.ends_with(".fifo") {
             // A FIFO queue has no per-message DelaySeconds, which the flush's wait relies on.
             let problem = "a FIFO queue; flush requests need a standard queue (DelaySeconds)";
@@ -160,13 +159,13 @@ impl IngestSettings {
     pub fn from_source(source: &EnvSource) -> Result<Self, ConfigError> {
         let v: crate::ingest_vars::IngestVars = source.extract()?;
         let common = Common::read(source)?;
-        let queue_url = v.queue_url.ok_or_else(|| ConfigError::missing(crate::variable("queue_url")))?;
+        let queue_url = v.queue_url.ok_or_else(|| ConfigError::missing("queue_url"))?;
         if !queue_url.ends_with(".fifo") {
             let problem = format!("{queue_url:?} is not a FIFO queue URL (it must end in .fifo)");
             return Err(ConfigError::invalid("queue_url", problem));
         }
         let api_keys = either("api_keys", v.api_keys, "api_keys_secret_arn", v.api_keys_secret_arn)?
-            .ok_or_else(|| ConfigError::missing(crate::variable("api_keys")))?;
+            .ok_or_else(|| ConfigError::missing("api_keys"))?;
         if let SecretSetting::Value(keys) = &api_keys {
             ApiKeys::from_list(keys).map_err(|e| ConfigError::invalid("api_keys", e.to_string()))?;
         }

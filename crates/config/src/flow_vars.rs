@@ -60,7 +60,7 @@ impl FlowSettings {
 
     /// The queue, which the catch-up function cannot run without.
     pub fn required_queue(&self) -> Result<&CatchUpQueue, ConfigError> {
-        self.queue.as_ref().ok_or_else(|| ConfigError::missing(crate::variable("catch_up_queue_url")))
+        self.queue.as_ref().ok_or_else(|| ConfigError::missing("catch_up_queue_url"))
     }
 
     /// `flow` with this threshold.

@@ -70,8 +70,9 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    /// `name` is missing; what it is comes from the variables' tables.
-    pub(crate) fn missing(name: String) -> Self {
+    /// The variable `field` (no prefix) is missing; what it is comes from the tables.
+    pub(crate) fn missing(field: &str) -> Self {
+        let name = variable(field);
         let what = variables::meaning(&name).unwrap_or("required");
         Self::Missing { name, what }
     }

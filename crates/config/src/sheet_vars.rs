@@ -44,7 +44,7 @@ pub(crate) fn google(v: &SheetVars) -> Result<Option<GoogleClient>, ConfigError>
         "google_client_secret_arn",
         v.google_client_secret_arn.clone(),
     )?
-    .ok_or_else(|| ConfigError::missing(crate::variable("google_client_secret")))?;
+    .ok_or_else(|| ConfigError::missing("google_client_secret"))?;
     let value = match &secret {
         SecretSetting::Value(value) => value.clone(),
         SecretSetting::Arn(_) => Secret::new(String::new()),

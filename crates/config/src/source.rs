@@ -114,7 +114,7 @@ pub fn variable(field: &str) -> String {
 fn named(error: &figment::Error) -> ConfigError {
     use figment::error::Kind;
     match &error.kind {
-        Kind::MissingField(field) => ConfigError::missing(variable(field)),
+        Kind::MissingField(field) => ConfigError::missing(field),
         kind => {
             let field = error.path.last().map_or("?", String::as_str);
             let problem = match kind {

@@ -85,18 +85,11 @@ impl EmfLine {
         let names: Vec<&str> = self.dimensions.iter().map(|(k, _)| k.as_str()).collect();
         let definitions: Vec<Value> =
             self.metrics.iter().map(|(name, unit, _)| json!({"Name": name, "Unit": unit.as_str()})).collect();
-        let mut root = Map::new();
-        root.insert(
-            "_aws".into(),
-            json!({"Timestamp": timestamp_ms, "CloudWatchMetrics": [{
-                "Namespace": NAMESPACE, "Dimensions": [names], "Metrics": definitions}]}),
-        );
-        for (key, value) in &self.dimensions {
-            root.insert(key.clone(), Value::String(value.clone()));
-        }
-        for (name, _, value) in &self.metrics {
-            root.insert(name.clone(), json!(value));
-        }
+        let aws = json!({"Timestamp": timestamp_ms, "CloudWatchMetrics": [{
+            "Namespace": NAMESPACE, "Dimensions": [names], "Metrics": definitions}]});
+        let dimensions = self.dimensions.iter().map(|(key, value)| (key.clone(), Value::String(value.clone())));
+        let metrics = self.metrics.iter().map(|(name, _, value)| (name.clone(), json!(value)));
+        let root: Map<String, Value> = std::iter::once(("_aws".into(), aws)).chain(dimensions).chain(metrics).collect();
         Value::Object(root).to_string()
     }
 }

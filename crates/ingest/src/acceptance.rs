@@ -265,11 +265,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> Acceptor<C> {
     /// The owner's message is in the queue: others may join its fetch now.
     async fn confirm(&self, work: &ShopWork) {
         let tag = Tag::for_mall(&work.event.mall_id);
-        match self.gates.confirm(&tag, &work.resource_gate(), &work.event_id, self.marks.pending).await {
-            Ok(_) => {}
+        if let Err(e) = self.gates.confirm(&tag, &work.resource_gate(), &work.event_id, self.marks.pending).await {
             // The lease ends on its own; until then webhooks for the
             // resource are enqueued on their own, never lost.
-            Err(e) => tracing::warn!(event_id = %work.event_id, error = %e, "could not confirm the coalescing mark"),
+            tracing::warn!(event_id = %work.event_id, error = %e, "could not confirm the coalescing mark");
         }
     }
 

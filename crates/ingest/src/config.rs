@@ -147,23 +147,14 @@ impl IngestConfig {
         if self.max_body_bytes == 0 {
             return Err(ConfigError::Setting("max_body_bytes must be at least 1".into()));
         }
-        if !(1..=HEAD_READ_BUFFER_BYTES).contains(&self.max_head_bytes) {
-            return Err(ConfigError::Setting(format!(
-                "max_head_bytes is {}; it must be 1 to {HEAD_READ_BUFFER_BYTES}",
-                self.max_head_bytes
-            )));
-        }
-        if !(1..=MAX_CONNECTIONS_LIMIT).contains(&self.max_connections) {
-            return Err(ConfigError::Setting(format!(
-                "max_connections is {}; it must be 1 to {MAX_CONNECTIONS_LIMIT}",
-                self.max_connections
-            )));
-        }
-        if !(1..=MAX_ACCEPTING_LIMIT).contains(&self.max_accepting) {
-            return Err(ConfigError::Setting(format!(
-                "max_accepting is {}; it must be 1 to {MAX_ACCEPTING_LIMIT}",
-                self.max_accepting
-            )));
+        for (name, value, max) in [
+            ("max_head_bytes", self.max_head_bytes, HEAD_READ_BUFFER_BYTES),
+            ("max_connections", self.max_connections, MAX_CONNECTIONS_LIMIT),
+            ("max_accepting", self.max_accepting, MAX_ACCEPTING_LIMIT),
+        ] {
+            if !(1..=max).contains(&value) {
+                return Err(ConfigError::Setting(format!("{name} is {value}; it must be 1 to {max}")));
+            }
         }
         for (name, value) in [
             ("accept_deadline", self.accept_deadline),

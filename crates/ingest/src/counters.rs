@@ -8,6 +8,7 @@
 //! `duplicates` or `rejected` (by reason); so when nothing is in flight,
 //! `received == enqueued + coalesced + deferred + duplicates + rejected.total()`.
 
+use crate::acceptance::Status;
 use crate::rejection::ErrorCode;
 use sluice_domain::emf::Counter;
 use sluice_domain::emf::Unit::Count;
@@ -33,20 +34,15 @@ impl Counters {
         self.received.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn enqueued(&self) {
-        self.enqueued.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn coalesced(&self) {
-        self.coalesced.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn deferred(&self) {
-        self.deferred.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn duplicate(&self) {
-        self.duplicates.fetch_add(1, Ordering::Relaxed);
+    /// An accepted webhook or row, by what became of it.
+    pub(crate) fn accepted(&self, status: Status) {
+        let counter = match status {
+            Status::Enqueued => &self.enqueued,
+            Status::Coalesced => &self.coalesced,
+            Status::Deferred => &self.deferred,
+            Status::Duplicate => &self.duplicates,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn rejected(&self, code: ErrorCode) {
@@ -198,8 +194,8 @@ mod tests {
         let counters = Counters::default();
         let reported = sluice_domain::emf::Reported::default();
         (0..3).for_each(|_| counters.received());
-        (0..2).for_each(|_| counters.enqueued());
-        counters.coalesced();
+        (0..2).for_each(|_| counters.accepted(Status::Enqueued));
+        counters.accepted(Status::Coalesced);
         counters.rejected(ErrorCode::InvalidField);
         let line = reported.take(COUNTERS, &counters, &[]).unwrap().render(1);
         let line: serde_json::Value = serde_json::from_str(&line).unwrap();

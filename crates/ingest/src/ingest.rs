@@ -19,7 +19,7 @@
 //! rather than a queue that grows with the arrival rate. Within a permit,
 //! `accept_deadline` bounds the Redis work before the send (`acceptance`).
 
-use crate::acceptance::{Acceptor, FlowControlPort, Receipt, Status};
+use crate::acceptance::{Acceptor, FlowControlPort, Receipt};
 use crate::batcher::Batcher;
 use crate::config::{ConfigError, IngestConfig};
 use crate::counters::{CounterSnapshot, Counters};
@@ -212,14 +212,11 @@ where
     shared.counters.received();
     let work = match read(&shared, request).await {
         Ok(work) => work,
-        Err(rejection) => {
-            shared.counters.rejected(rejection.code);
-            return rejection.into_response();
-        }
+        Err(rejection) => return shared.refuse(rejection),
     };
     let permit = match shared.admit("webhook") {
         Ok(permit) => permit,
-        Err(rejection) => return rejection.into_response(),
+        Err(rejection) => return shared.refuse(rejection),
     };
     // Settled on its own task: a sender hanging up must not cancel a
     // webhook half way between the queue and its log.
@@ -235,17 +232,13 @@ where
         authorised_body(&shared, request).await.and_then(|(scope, _, body)| Ok((sheet_grant(scope)?, body)));
     let (grant, body) = match authorised {
         Ok(authorised) => authorised,
-        Err(rejection) => {
-            shared.counters.rejected(rejection.code);
-            return rejection.into_response();
-        }
+        Err(rejection) => return shared.refuse(rejection),
     };
     // A row the key may not write is refused before anything is logged:
     // its trace belongs to the credential's owner.
     let parsed = sheet_rows::parse(&body, now_ms());
     if let Err(rejection) = parsed.as_ref().map_or(Ok(()), |work| check_grant(grant, work)) {
-        shared.counters.rejected(rejection.code);
-        return rejection.into_response();
+        return shared.refuse(rejection);
     }
     let work = match parsed {
         Ok(work) => work,
@@ -253,13 +246,12 @@ where
             if let (Some(credential), Some(row_id)) = (&invalid.credential_id, &invalid.row_id) {
                 shared.acceptor.log_invalid_row(credential, row_id, &invalid.rejection).await;
             }
-            shared.counters.rejected(invalid.rejection.code);
-            return invalid.rejection.into_response();
+            return shared.refuse(invalid.rejection);
         }
     };
     let permit = match shared.admit("row") {
         Ok(permit) => permit,
-        Err(rejection) => return rejection.into_response(),
+        Err(rejection) => return shared.refuse(rejection),
     };
     settle(&shared, "row", permit, |s| async move { s.acceptor.accept_row(work).await }).await
 }
@@ -278,12 +270,7 @@ where
         let _permit = permit;
         let answer = accepting.await;
         match &answer {
-            Ok(receipt) => match receipt.status {
-                Status::Enqueued => counters.enqueued(),
-                Status::Coalesced => counters.coalesced(),
-                Status::Deferred => counters.deferred(),
-                Status::Duplicate => counters.duplicate(),
-            },
+            Ok(receipt) => counters.accepted(receipt.status),
             Err(rejection) => counters.rejected(rejection.code),
         }
         answer
@@ -294,19 +281,23 @@ where
         Ok(Err(rejection)) => rejection.into_response(),
         Err(panic) => {
             tracing::error!(error = %panic, "accepting a {what} panicked");
-            shared.counters.rejected(ErrorCode::QueueUnavailable);
             let message = format!("ingest failed while accepting this {what}; send it again");
-            Rejection::new(ErrorCode::QueueUnavailable, message).into_response()
+            shared.refuse(Rejection::new(ErrorCode::QueueUnavailable, message))
         }
     }
 }
 
 impl<C> Shared<C> {
+    /// The answer to a refused request, counted.
+    fn refuse(&self, rejection: Rejection) -> Response {
+        self.counters.rejected(rejection.code);
+        rejection.into_response()
+    }
+
     /// A permit to accept one more webhook or row, or the 503 that refuses
-    /// it (counted) when `max_accepting` are being accepted already.
+    /// it when `max_accepting` are being accepted already.
     fn admit(&self, what: &str) -> Result<OwnedSemaphorePermit, Rejection> {
         self.accepting.clone().try_acquire_owned().map_err(|_| {
-            self.counters.rejected(ErrorCode::Overloaded);
             let busy = self.max_accepting;
             Rejection::new(
                 ErrorCode::Overloaded,

@@ -105,10 +105,8 @@ pub async fn shop(
 /// The alert webhook's URL. A blank secret (the stack creates it holding
 /// one space) means no webhook: alerts stay log lines.
 async fn alert_url(setting: Option<&SecretSetting>) -> Result<Option<String>, StartError> {
-    match setting {
-        Some(setting) => Ok(Some(resolve(setting).await?.expose().trim().to_owned()).filter(|url| !url.is_empty())),
-        None => Ok(None),
-    }
+    let Some(setting) = setting else { return Ok(None) };
+    Ok(Some(resolve(setting).await?.expose().trim().to_owned()).filter(|url| !url.is_empty()))
 }
 
 /// The sheet service over `core`, asking for flushes through `trigger`,

@@ -47,14 +47,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             // Best effort, as every trace: a crash here leaves these rows'
             // traces at OVERFLOW while they are buffered (and then appended).
             let detail = json!({"from": "overflow", "sheet": group.as_str(), "buffer_len": buffer_len});
-            if let Err(e) = self
-                .core
-                .traces
-                .record_all(&BufferedRow::trace_ids_of(&work.row.credential_id, &step.moved), "BUFFERED", &detail)
-                .await
-            {
-                tracing::warn!(sheet = group.as_str(), error = %e, "traces of the rows moved from the overflow not recorded");
-            }
+            let moved = BufferedRow::trace_ids_of(&work.row.credential_id, &step.moved);
+            self.core.trace_all(&moved, "BUFFERED", &detail).await;
         }
         let settings = &self.core.config.sheets;
         let (delay, why) = if buffer_len >= settings.flush_threshold {

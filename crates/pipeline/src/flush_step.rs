@@ -203,8 +203,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                     if wait > settings.inline_wait_max || started.elapsed() + wait > settings.flush_budget {
                         return Ok(Some(Next::Later(wait)));
                     }
-                    StepMetrics::add(&self.core.metrics.limiter_waits, 1);
-                    StepMetrics::add(&self.core.metrics.limiter_wait_ms, wait.as_millis() as u64);
+                    self.core.metrics.waited(wait);
                     tokio::time::sleep(wait).await;
                 }
             }

@@ -100,8 +100,9 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
     }
 
     async fn read_or_refresh(&self, credential: &str, force: bool) -> Result<Attempt, TokenProblem> {
-        let tag = Tag::for_credential(credential);
-        let stored = self.core.tokens.get(&tag, GOOGLE).await.map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        let (tag, tokens) = (Tag::for_credential(credential), &self.core.tokens);
+        let unavailable = |e: sluice_redis::Error| TokenProblem::Unavailable(e.into());
+        let stored = tokens.get(&tag, GOOGLE).await.map_err(unavailable)?;
         let Some(stored) = stored else {
             let set = command(&["sluice", "credentials", "set", credential]);
             let why = format!("no Google token for credential {credential}: set it with `{set} …`");
@@ -129,12 +130,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
             refresh_token: grant.refresh_token.as_ref().map_or(stored.refresh_token, |t| t.expose().to_owned()),
             refresh_expires_ms: now + REFRESH_LIFETIME.as_millis() as u64,
         };
-        let saved = self
-            .core
-            .tokens
-            .put_if_refresh(&tag, GOOGLE, &token, now, refresh.expose())
-            .await
-            .map_err(|e| TokenProblem::Unavailable(e.into()))?;
+        let saved = tokens.put_if_refresh(&tag, GOOGLE, &token, now, refresh.expose()).await.map_err(unavailable)?;
         if !saved {
             return Ok(Attempt::Superseded(GoogleToken {
                 access: grant.access_token,

@@ -32,13 +32,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
             let group = &message.attributes.message_group_id;
             match groups.iter_mut().find(|g| &g.group == group) {
                 Some(plan) => plan.items.push(item),
-                None => groups.push(GroupPlan {
-                    group: group.clone(),
-                    count: 0,
-                    position: 0,
-                    items: vec![item],
-                    remaining: Vec::new(),
-                }),
+                None => groups.push(GroupPlan { group: group.clone(), items: vec![item], ..GroupPlan::default() }),
             }
         }
         let messages: usize = groups.iter().map(|g| g.items.len()).sum();

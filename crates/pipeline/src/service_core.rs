@@ -92,6 +92,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
         }
     }
 
+    /// [`Self::trace`] for many entries at once (a batch's rows, the
+    /// events a fetch answers), logged likewise if it cannot be written.
+    pub(crate) async fn trace_all(&self, ids: &[String], stage: &str, detail: &serde_json::Value) {
+        if let Err(e) = self.traces.record_all(ids, stage, detail).await {
+            tracing::warn!(stage, entries = ids.len(), error = %e, "traces not recorded");
+        }
+    }
+
     /// The item's work is done: its event no longer waits in its group.
     /// Only `sluice status` reads this, so a failure is logged, not raised.
     pub(crate) async fn item_done(&self, work: &sluice_domain::WorkItem) {

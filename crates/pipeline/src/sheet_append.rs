@@ -149,9 +149,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
                 }
                 Err(failure) => return self.fail(request, sheet, rows, failure, partial, &token.read).await,
             };
-            let mut body: Vec<Vec<Value>> = Vec::with_capacity(rows.len() + 1);
-            body.extend(header);
-            body.extend(rows.iter().map(|row| sheet_row(row, input)));
+            let body: Vec<Vec<Value>> =
+                header.into_iter().chain(rows.iter().map(|row| sheet_row(row, input))).collect();
             tally.calls += 1;
             StepMetrics::add(&self.core.metrics.sheets_calls, 1);
             // Until it is answered, this append may land (see `landing_for`).
@@ -251,9 +250,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 /// The header row as the sheet gets it: `row_id`, then the titles, none
 /// of which may become a formula.
 pub(crate) fn header_cells(titles: &[String], input: ValueInputOption) -> Vec<Value> {
-    let mut row = vec![Value::String("row_id".into())];
-    row.extend(titles.iter().map(|title| input.inert(&Value::String(title.clone()))));
-    row
+    let titles = titles.iter().map(|title| input.inert(&Value::String(title.clone())));
+    std::iter::once(Value::String("row_id".into())).chain(titles).collect()
 }
 
 /// A buffered row as the sheet gets it: its id in column A, then its
@@ -264,10 +262,8 @@ pub(crate) fn sheet_row(row: &BufferedRow, input: ValueInputOption) -> Vec<Value
         ValueInputOption::UserEntered => format!("'{}", row.row_id),
         ValueInputOption::Raw => row.row_id.clone(),
     };
-    let mut cells = Vec::with_capacity(row.values.len() + 1);
-    cells.push(Value::String(id));
-    cells.extend(row.values.iter().map(|value| input.inert(value)));
-    cells
+    let values = row.values.iter().map(|value| input.inert(value));
+    std::iter::once(Value::String(id)).chain(values).collect()
 }
 
 /// The row ids column A's cells stand for. A cell holds the id exactly
@@ -297,12 +293,8 @@ pub(crate) fn cell_text(cell: &Value) -> Option<String> {
 }
 
 fn parse_rows(rows: &[String]) -> Result<Vec<BufferedRow>, StepError> {
-    rows.iter()
-        .map(|row| {
-            serde_json::from_str(row)
-                .map_err(|e| StepError::new(ErrorKind::Internal, format!("a buffered row is not readable: {e}")))
-        })
-        .collect()
+    let unreadable = |e| StepError::new(ErrorKind::Internal, format!("a buffered row is not readable: {e}"));
+    rows.iter().map(|row| serde_json::from_str(row).map_err(unreadable)).collect()
 }
 
 /// The last row of an `updatedRange` such as `Sheet1!A6:C7`.

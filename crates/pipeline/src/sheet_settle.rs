@@ -66,9 +66,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         }
         let detail =
             json!({"sheet": request.sheet, "rows": rows.len(), "last_row": tail, "found_by_verify": !written_now});
-        if let Err(e) = self.core.traces.record_all(&trace_ids(request, rows), "COMPLETED", &detail).await {
-            tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
-        }
+        self.core.trace_all(&trace_ids(request, rows), "COMPLETED", &detail).await;
         Ok(())
     }
 
@@ -175,9 +173,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
 
     async fn parked_traces(&self, request: &FlushRequest, rows: &[BufferedRow], reason: &str, why: &str) {
         let detail = json!({"sheet": request.sheet, "reason": reason, "why": why});
-        if let Err(e) = self.core.traces.record_all(&trace_ids(request, rows), "PARKED", &detail).await {
-            tracing::warn!(sheet = request.sheet, error = %e, "parked traces not recorded");
-        }
+        self.core.trace_all(&trace_ids(request, rows), "PARKED", &detail).await;
     }
 
     /// Which of `rows` (whose append may have landed) are not in the sheet:
@@ -249,9 +245,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         let found: Vec<BufferedRow> =
             rows.iter().filter(|row| !missing.iter().any(|m| m.row_id == row.row_id)).cloned().collect();
         let detail = json!({"sheet": request.sheet, "rows": found.len(), "found_by_verify": true});
-        if let Err(e) = self.core.traces.record_all(&trace_ids(request, &found), "COMPLETED", &detail).await {
-            tracing::warn!(sheet = request.sheet, error = %e, "completion traces not recorded");
-        }
+        self.core.trace_all(&trace_ids(request, &found), "COMPLETED", &detail).await;
     }
 
     /// Row ids sluice wrote more than once (an append applied by Google
@@ -268,11 +262,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> SheetService<C> {
         }
         for (row_id, times) in duplicated {
             let detail = json!({"sheet": request.sheet, "times_in_sheet": times});
-            if let Err(e) =
-                self.core.traces.record(&row_trace_id(&request.credential_id, row_id), "DUPLICATED", &detail).await
-            {
-                tracing::warn!(sheet = request.sheet, error = %e, "duplicate trace not recorded");
-            }
+            self.core.trace(&row_trace_id(&request.credential_id, row_id), "DUPLICATED", detail).await;
         }
         let ids: Vec<&str> = duplicated.iter().map(|(id, _)| id.as_str()).take(10).collect();
         let text = format!(

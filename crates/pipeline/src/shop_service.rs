@@ -37,13 +37,11 @@ pub struct ShopService<C> {
 
 impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
     pub fn new(core: ServiceCore<C>, cafe24: Cafe24Client) -> Result<Self, StepError> {
-        let snapshots = SnapshotStore::new(core.conn.clone(), core.keyspace.clone(), core.config.snapshot_shards)
-            .map_err(StepError::from)?;
+        let snapshots = SnapshotStore::new(core.conn.clone(), core.keyspace.clone(), core.config.snapshot_shards)?;
         let buckets = shop_buckets(&core);
         // A bucket setting that cannot work is refused now, not per item.
-        buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket).map_err(StepError::from)?;
-        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.catch_up.flow.clone())
-            .map_err(StepError::from)?;
+        buckets.bucket(&Tag::for_mall("startup-check"), ADMIN_API, core.config.bucket)?;
+        let backlogs = Backlogs::new(core.conn.clone(), core.keyspace.clone(), core.config.catch_up.flow.clone())?;
         let holds = ParkedMalls::new(core.conn.clone(), core.keyspace.clone());
         let alerter = Alerter::new(core.conn.clone(), core.keyspace.clone(), None, core.config.sheets.alert_window);
         Ok(Self { core, buckets, snapshots, backlogs, holds, alerter, cafe24, hand_over: None })

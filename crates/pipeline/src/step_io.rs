@@ -62,7 +62,7 @@ pub struct PlanOutput {
 
 /// One group's items in arrival order, and the loop state the definition
 /// walks them with.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GroupPlan {
     pub group: String,
     pub count: usize,

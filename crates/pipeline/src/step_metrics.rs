@@ -64,6 +64,12 @@ impl StepMetrics {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// One wait for budget or quota, and how long it was.
+    pub(crate) fn waited(&self, wait: std::time::Duration) {
+        Self::add(&self.limiter_waits, 1);
+        Self::add(&self.limiter_wait_ms, wait.as_millis() as u64);
+    }
+
     /// Prints what was counted since the last call as one EMF line on
     /// standard output, where Lambda hands it to CloudWatch Logs (which
     /// makes the metrics).

@@ -51,7 +51,6 @@ mod call;
 use crate::service_core::wait_seconds;
 use crate::shop_service::ShopService;
 use crate::step_io::{FetchOutput, ItemPlan, SnapshotRef};
-use crate::step_metrics::StepMetrics;
 use call::{Called, forbidden_reason};
 use redis::aio::ConnectionLike;
 use serde_json::json;
@@ -131,8 +130,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
                 }
                 // Counted as a wait too: the execution, and the pipe that
                 // runs it, wait in a Wait state.
-                StepMetrics::add(&self.core.metrics.limiter_waits, 1);
-                StepMetrics::add(&self.core.metrics.limiter_wait_ms, wait.as_millis() as u64);
+                self.core.metrics.waited(wait);
                 let detail = json!({"waiting_for_budget_ms": wait.as_millis() as u64});
                 self.core.trace(&work.event_id, "fetch", detail).await;
                 return Ok(FetchOutput::wait(wait_seconds(wait)));
@@ -173,9 +171,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
             }
             Caller::CatchUpRun { dirty } => {
                 let detail = json!({"result": call.result, "by": "catch_up", "resource": dirty});
-                if let Err(e) = self.core.traces.record_all(answers, "fetch", &detail).await {
-                    tracing::warn!(mall, error = %e, "trace not recorded");
-                }
+                self.core.trace_all(answers, "fetch", &detail).await;
             }
         }
         Ok(match call.outcome {

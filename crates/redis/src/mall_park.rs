@@ -137,11 +137,7 @@ impl<C: ConnectionLike + Clone + Send> ParkedMalls<C> {
     /// The mall's parking, if it is parked or releasing.
     pub async fn state(&self, tag: &Tag) -> Result<Option<ParkState>, Error> {
         let ((state, reason, since), held): (ParkFields, u64) = redis::pipe()
-            .cmd("HMGET")
-            .arg(self.key(tag, "hold"))
-            .arg("state")
-            .arg("reason")
-            .arg("since")
+            .hmget(self.key(tag, "hold"), &["state", "reason", "since"])
             .zcard(self.key(tag, HELD))
             .query_async(&mut self.conn.clone())
             .await?;

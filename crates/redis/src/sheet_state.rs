@@ -80,8 +80,7 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
         redis::cmd("SET")
             .arg(self.key(sheet, kind))
             .arg(value)
-            .arg("PX")
-            .arg(SHEET_STATE_TTL.as_millis() as u64)
+            .arg(px(SHEET_STATE_TTL))
             .exec_async(&mut self.conn.clone())
             .await?;
         Ok(())
@@ -90,20 +89,11 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
     /// Marks the sheet's next append as possibly landing until `horizon`
     /// from now, and as unanswered (set just before the call).
     pub async fn mark_landing(&self, sheet: &Tag, horizon: Duration) -> Result<(), Error> {
-        let ms = horizon.as_millis().max(1) as u64;
         redis::pipe()
             .atomic()
-            .cmd("SET")
-            .arg(self.key(sheet, "landing"))
-            .arg(1)
-            .arg("PX")
-            .arg(ms)
+            .set_options(self.key(sheet, "landing"), 1, px(horizon))
             .ignore()
-            .cmd("SET")
-            .arg(self.key(sheet, "unanswered"))
-            .arg(1)
-            .arg("PX")
-            .arg(RESENT_TTL.as_millis() as u64)
+            .set_options(self.key(sheet, "unanswered"), 1, px(RESENT_TTL))
             .ignore()
             .exec_async(&mut self.conn.clone())
             .await?;
@@ -147,11 +137,7 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
             .atomic()
             .sadd(&key, row_ids)
             .pexpire(&key, RESENT_TTL.as_millis() as i64)
-            .set_options(
-                self.key(sheet, "resent_at"),
-                1,
-                redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(horizon.as_millis().max(1) as u64)),
-            )
+            .set_options(self.key(sheet, "resent_at"), 1, px(horizon))
             .exec_async(&mut self.conn.clone())
             .await?;
         Ok(())
@@ -211,4 +197,9 @@ impl<C: ConnectionLike + Clone + Send> SheetState<C> {
         redis::cmd("DEL").arg(self.key(sheet, "failures")).exec_async(&mut self.conn.clone()).await?;
         Ok(())
     }
+}
+
+/// `SET`'s expiry option: `PX` and `ttl` in milliseconds, at least one.
+fn px(ttl: Duration) -> redis::SetOptions {
+    redis::SetOptions::default().with_expiration(redis::SetExpiry::PX(ttl.as_millis().max(1) as u64))
 }

@@ -192,7 +192,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
     /// fetch of the same event) and returns its key.
     pub async fn put_fetched(&self, mall_id: &str, event_id: &str, fields: &[(&str, String)]) -> Result<String, Error> {
         let key = self.fetched_key(mall_id, event_id);
-        let ttl = u64::try_from(FETCHED_TTL.as_millis()).unwrap_or(u64::MAX);
+        let ttl = i64::try_from(FETCHED_TTL.as_millis()).unwrap_or(i64::MAX);
         // One key: MULTI/EXEC, so no reader sees a half-written hash or one
         // without its TTL.
         let () = redis::pipe()
@@ -201,9 +201,7 @@ impl<C: ConnectionLike + Clone + Send> SnapshotStore<C> {
             .ignore()
             .hset_multiple(&key, fields)
             .ignore()
-            .cmd("PEXPIRE")
-            .arg(&key)
-            .arg(ttl)
+            .pexpire(&key, ttl)
             .ignore()
             .query_async(&mut self.conn.clone())
             .await?;

@@ -151,56 +151,48 @@ fn is_zero(n: &u64) -> bool {
 
 /// The answer of `values.update`, and `updates` in `values.append`'s.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct UpdateValuesResponse {
-    #[serde(default)]
     pub spreadsheet_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_range: Option<String>,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub updated_rows: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub updated_columns: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub updated_cells: u64,
 }
 
 /// The answer of `values.append`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct AppendValuesResponse {
-    #[serde(default)]
     pub spreadsheet_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub table_range: Option<String>,
-    #[serde(default)]
     pub updates: UpdateValuesResponse,
 }
 
 /// A sheet's size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct GridProperties {
-    #[serde(default)]
     pub row_count: u64,
-    #[serde(default)]
     pub column_count: u64,
 }
 
 /// One sheet's properties: its stable numeric id (the `gid` in the URL),
 /// its title (what A1 ranges name), its position.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase")]
 pub struct SheetProperties {
-    #[serde(default)]
     pub sheet_id: u64,
-    #[serde(default)]
     pub title: String,
-    #[serde(default)]
     pub index: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sheet_type: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grid_properties: Option<GridProperties>,
 }
 

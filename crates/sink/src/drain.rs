@@ -180,9 +180,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
             // Entries whose fields were trimmed away while pending (the
             // stream's MAXLEN cap) cannot be written: acknowledge them so
             // they stop coming back.
-            let (gone, kept): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| e.fields.is_empty());
-            entries = kept;
-            let gone: Vec<String> = gone.into_iter().map(|e| e.id).collect();
+            let gone: Vec<String> = entries.extract_if(.., |e| e.fields.is_empty()).map(|e| e.id).collect();
             acked = self.consumer.ack(shard, &gone).await?;
         }
         // Whatever is read next is held until acknowledged, even if the
@@ -334,19 +332,14 @@ impl<C: ConnectionLike + Clone + Send + Sync> Drain<C> {
         let Some(traces) = &self.traces else { return Journeys::new() };
         let ids: BTreeSet<&str> = batch.concerned_events().collect();
         let reads = ids.into_iter().map(|id| async move { (id.to_owned(), traces.read(id).await) });
-        let mut journeys = Journeys::new();
-        for (id, read) in futures::future::join_all(reads).await {
-            match read {
-                Ok(trace) if !trace.is_empty() => {
-                    journeys.insert(id, trace);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::debug!(error = %e, "drain: trace not read; the event log gets the drain's outcome only")
-                }
+        let read = futures::future::join_all(reads).await.into_iter().filter_map(|(id, read)| match read {
+            Ok(trace) => (!trace.is_empty()).then_some((id, trace)),
+            Err(e) => {
+                tracing::debug!(error = %e, "drain: trace not read; the event log gets the drain's outcome only");
+                None
             }
-        }
-        journeys
+        });
+        read.collect()
     }
 
     /// Best effort: the rows are committed whether or not the traces say

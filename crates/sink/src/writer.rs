@@ -210,13 +210,10 @@ impl SnapshotWriter {
         // rest in a transaction of its own: nothing of theirs committed
         // with the upsert, and an entry is acknowledged only after both.
         // Should the upsert fail, the batch is written the usual way.
-        let upserted = match self.upsert_alone(&batch, journeys).await {
-            Ok(upserted) => upserted,
-            Err(e) => {
-                tracing::debug!(error = %e, "drain: the batch's upsert alone failed; writing it in one transaction");
-                None
-            }
-        };
+        let upserted = self.upsert_alone(&batch, journeys).await.unwrap_or_else(|e| {
+            tracing::debug!(error = %e, "drain: the batch's upsert alone failed; writing it in one transaction");
+            None
+        });
         let (mut attempt, mut care) = (1, Care::Fast);
         let (written, redelivered) = loop {
             if let Some(written) = upserted.as_ref().filter(|written| written.iter().all(|w| *w)) {
@@ -235,17 +232,13 @@ impl SnapshotWriter {
             }
         };
         let Batch { rows, mut superseded, outcomes, unreadable } = batch;
-        let mut written_now = Vec::with_capacity(rows.len());
-        for (row, wrote) in rows.into_iter().zip(written) {
-            if wrote { written_now.push(row) } else { superseded.push(row) }
-        }
-        let written = written_now;
-        let (again, superseded): (Vec<_>, Vec<_>) =
-            superseded.into_iter().partition(|r| redelivered.contains_key(&r.entry_id));
-        let redelivered = again
-            .into_iter()
+        let (written, unwritten): (Vec<_>, Vec<_>) = rows.into_iter().zip(written).partition(|(_, wrote)| *wrote);
+        superseded.extend(unwritten.into_iter().map(|(row, _)| row));
+        let written = written.into_iter().map(|(row, _)| row).collect();
+        let redelivered = superseded
+            .extract_if(.., |r| redelivered.contains_key(&r.entry_id))
             .map(|row| {
-                let outcome = redelivered.get(&row.entry_id).cloned().unwrap_or_default();
+                let outcome = redelivered[&row.entry_id].clone();
                 (row, outcome)
             })
             .collect();

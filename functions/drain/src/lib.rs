@@ -124,13 +124,11 @@ pub async fn handler(service: &DrainService, event: LambdaEvent<Value>) -> Resul
     let deadline = deadline(&event.context);
     let drained = service.drain.until_empty(deadline).await;
     let stopped = if Instant::now() < deadline { Stopped::Empty } else { Stopped::Deadline };
-    let lag = match service.drain.consumer().oldest_unacknowledged_ms().await {
-        Ok(oldest) => oldest.map(|ms| Duration::from_millis(now_ms().saturating_sub(ms))),
-        Err(e) => {
-            lambda_runtime::tracing::warn!(error = %e, "drain: the lag could not be measured");
-            None
-        }
-    };
+    let oldest = service.drain.consumer().oldest_unacknowledged_ms().await.unwrap_or_else(|e| {
+        lambda_runtime::tracing::warn!(error = %e, "drain: the lag could not be measured");
+        None
+    });
+    let lag = oldest.map(|ms| Duration::from_millis(now_ms().saturating_sub(ms)));
     service.metrics.set_lag(lag);
     let report = drained.inspect_err(|e| {
         lambda_runtime::tracing::error!(error = %e, "drain: a batch was not written; its entries stay pending");

@@ -91,7 +91,7 @@ impl<'a> Sending<'a> {
 
     async fn call<Q: WorkQueue + ?Sized>(&mut self, queue: &Q, call: &[usize]) {
         let batch: Vec<&OutgoingMessage> = call.iter().map(|&i| &self.entries[i]).collect();
-        match queue.send_call(&batch).await {
+        let message = match queue.send_call(&batch).await {
             Ok(outcomes) if outcomes.len() == call.len() => {
                 for (&i, outcome) in call.iter().zip(outcomes) {
                     match outcome {
@@ -99,23 +99,16 @@ impl<'a> Sending<'a> {
                         accepted => self.outcomes[i] = Some(accepted),
                     }
                 }
+                return;
             }
             Ok(outcomes) => {
-                let message = format!(
-                    "the queue answered {} outcomes for {} entries; treating all as failed",
-                    outcomes.len(),
-                    call.len()
-                );
-                for &i in call {
-                    self.fail(i, SendFailure::new(codes::CALL_FAILED, message.clone(), false));
-                }
+                let (answered, sent) = (outcomes.len(), call.len());
+                format!("the queue answered {answered} outcomes for {sent} entries; treating all as failed")
             }
-            Err(error) => {
-                let message = format!("the send call failed: {error}");
-                for &i in call {
-                    self.fail(i, SendFailure::new(codes::CALL_FAILED, message.clone(), false));
-                }
-            }
+            Err(error) => format!("the send call failed: {error}"),
+        };
+        for &i in call {
+            self.fail(i, SendFailure::new(codes::CALL_FAILED, message.clone(), false));
         }
     }
 }

@@ -38,8 +38,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> ShopService<C> {
 
     /// Waits for the mall's budget here, counted.
     pub(super) async fn wait_inline(&self, wait: Duration) {
-        StepMetrics::add(&self.core.metrics.limiter_waits, 1);
-        StepMetrics::add(&self.core.metrics.limiter_wait_ms, wait.as_millis() as u64);
+        self.core.metrics.waited(wait);
         tokio::time::sleep(wait).await;
     }
 
