@@ -6,6 +6,7 @@ use crate::clock::Clock;
 use crate::context_object::{ContextObject, ExecutionInfo};
 use crate::definition::reader::IoPath;
 use crate::definition::{Scope, State, StateKind, StateMachine, TaskTarget, Transition};
+use crate::error_name::TIMEOUT;
 use crate::failure::{Failure, abbreviated};
 use crate::history::{EventDetails, EventType, History, HistoryEvent, Line};
 use crate::recovery;
@@ -121,24 +122,20 @@ impl Executor {
         .boxed();
         let result = crate::clock::within(&*self.clock, self.machine.timeout, walk).await;
         let mut line = run.history.latest();
-        let now = self.clock.now();
-        let outcome = match result {
+        let (event_type, details, outcome) = match result {
             Some(Ok(output)) => {
-                let details = EventDetails::default().output(&output);
-                run.history.record(&mut line, now, EventType::ExecutionSucceeded, details);
-                Outcome::Succeeded(output)
+                (EventType::ExecutionSucceeded, EventDetails::default().output(&output), Outcome::Succeeded(output))
             }
             Some(Err(Failure { error, cause })) => {
                 let details = EventDetails::default().failure(&error, cause.as_deref());
-                run.history.record(&mut line, now, EventType::ExecutionFailed, details);
-                Outcome::Failed { error, cause }
+                (EventType::ExecutionFailed, details, Outcome::Failed { error, cause })
             }
             None => {
-                let details = EventDetails::default().failure(crate::error_name::TIMEOUT, None);
-                run.history.record(&mut line, now, EventType::ExecutionTimedOut, details);
-                Outcome::Failed { error: crate::error_name::TIMEOUT.to_owned(), cause: None }
+                let details = EventDetails::default().failure(TIMEOUT, None);
+                (EventType::ExecutionTimedOut, details, Outcome::Failed { error: TIMEOUT.to_owned(), cause: None })
             }
         };
+        run.history.record(&mut line, self.clock.now(), event_type, details);
         Execution { outcome, history: run.history.into_events() }
     }
 }
@@ -237,14 +234,19 @@ impl<'a> Visit<'a> {
 
     /// Records how a Parallel or Map state ended (`succeeded` or `failed`),
     /// after its branches or iterations: on the line that continues after them.
-    pub(crate) fn record_end(
+    pub(crate) fn record_end(&self, line: &mut Line, outcome: &Result<Value, Failure>, events: [EventType; 2]) {
+        *line = self.run.history.latest();
+        self.record_outcome(line, outcome, events, EventDetails::state(&self.state.name));
+    }
+
+    /// Records `succeeded` with `details`, or `failed` with the failure too.
+    pub(crate) fn record_outcome<T>(
         &self,
         line: &mut Line,
-        outcome: &Result<Value, Failure>,
+        outcome: &Result<T, Failure>,
         [succeeded, failed]: [EventType; 2],
+        details: EventDetails,
     ) {
-        *line = self.run.history.latest();
-        let details = EventDetails::state(&self.state.name);
         match outcome {
             Ok(_) => self.record(line, succeeded, details),
             Err(failure) => self.record(line, failed, details.failure(&failure.error, failure.cause.as_deref())),

@@ -69,10 +69,7 @@ pub async fn run_delay_worker<Q: DelayQueue + 'static>(
     let slots = Arc::new(Semaphore::new(config.concurrency.max(1)));
     let running = TaskTracker::new();
     let name = handler.name();
-    loop {
-        if stop.is_cancelled() {
-            break;
-        }
+    while !stop.is_cancelled() {
         let Ok(permit) = slots.clone().acquire_many_owned(1).await else { break };
         let max = (slots.available_permits() + 1).min(10) as u8;
         drop(permit);

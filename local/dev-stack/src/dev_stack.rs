@@ -323,7 +323,6 @@ impl DevStack {
         })
     }
 
-    /// The queue's and the dead-letter queue's attributes.
     /// Step invocations refused for their function's reserved concurrency
     /// so far, as Lambda refuses them (`TooManyRequestsException`).
     pub fn step_throttles(&self) -> u64 {
@@ -336,6 +335,7 @@ impl DevStack {
         &self.step_limits
     }
 
+    /// The queue's and the dead-letter queue's attributes.
     pub async fn queues(&self) -> anyhow::Result<(QueueAttributes, QueueAttributes)> {
         Ok((self.events.attributes().await?, self.dlq.attributes().await?))
     }

@@ -62,9 +62,8 @@ impl DrainTask {
             .await
             .with_context(|| format!("applying sluice's migrations to postgresql at {}", setup.endpoint))?;
         let consumer = shop.snapshots().consumer(DRAIN_GROUP, DRAIN_CONSUMER)?;
-        let drain =
-            Drain::new(consumer, SnapshotWriter::new(setup.pool), setup.config).with_traces(shop.traces().clone());
-        let drain = Arc::new(drain);
+        let writer = SnapshotWriter::new(setup.pool);
+        let drain = Arc::new(Drain::new(consumer, writer, setup.config).with_traces(shop.traces().clone()));
         let (conn, keyspace, url) = alerts;
         let alerter = Alerter::new(conn, keyspace, url, setup.alert_after);
         let watcher = Watcher { endpoint: setup.endpoint.clone(), alert_after: setup.alert_after, alerter };

@@ -22,11 +22,6 @@ use tokio::net::TcpListener;
 /// API Gateway's limit on a request's payload.
 pub const MAX_REQUEST_BYTES: usize = 10 * 1024 * 1024;
 
-#[derive(Debug)]
-struct Gateway {
-    function: Arc<FunctionPool>,
-}
-
 /// Serves the routes of `function` on `listener` until `stop` completes,
 /// then finishes the requests in hand.
 pub async fn serve_api_gateway(
@@ -34,17 +29,17 @@ pub async fn serve_api_gateway(
     function: Arc<FunctionPool>,
     stop: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let app = Router::new().fallback(handle).with_state(Arc::new(Gateway { function }));
+    let app = Router::new().fallback(handle).with_state(function);
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(stop).await
 }
 
 async fn handle(
-    State(gateway): State<Arc<Gateway>>,
+    State(function): State<Arc<FunctionPool>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
     let request_id = uuid::Uuid::new_v4().to_string();
-    let answer = answer(&gateway, peer, request, &request_id).await;
+    let answer = answer(&function, peer, request, &request_id).await;
     let mut response = Response::new(axum::body::Body::from(answer.body));
     *response.status_mut() = answer.status;
     for (name, value) in answer.headers {
@@ -58,9 +53,9 @@ async fn handle(
     response
 }
 
-async fn answer(gateway: &Gateway, peer: SocketAddr, request: Request, request_id: &str) -> HttpAnswer {
+async fn answer(function: &FunctionPool, peer: SocketAddr, request: Request, request_id: &str) -> HttpAnswer {
     let (parts, body) = request.into_parts();
-    let routes = &gateway.function.spec().http_routes;
+    let routes = &function.spec().http_routes;
     let route = routes
         .iter()
         .find(|(method, path)| (method == "ANY" || method == parts.method.as_str()) && path == parts.uri.path());
@@ -75,10 +70,10 @@ async fn answer(gateway: &Gateway, peer: SocketAddr, request: Request, request_i
         at: SystemTime::now(),
     };
     let event = request_event(&parts.method, &parts.uri, &parts.headers, &body, &facts);
-    match gateway.function.invoke(event.to_string()).await {
+    match function.invoke(event.to_string()).await {
         Ok(payload) => http_answer(&payload),
         Err(e) => {
-            tracing::warn!(function = %gateway.function.spec().name, error = %e, "the HTTP API's function failed");
+            tracing::warn!(function = %function.spec().name, error = %e, "the HTTP API's function failed");
             gateway_error(match e.error_type.as_str() {
                 kinds::TIMEOUT => StatusCode::SERVICE_UNAVAILABLE,
                 _ => StatusCode::INTERNAL_SERVER_ERROR,

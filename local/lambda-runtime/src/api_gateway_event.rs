@@ -129,23 +129,17 @@ pub fn http_answer(payload: &[u8]) -> HttpAnswer {
     let Some(status) = status.as_u64().and_then(|s| StatusCode::from_u16(s as u16).ok()) else {
         return gateway_error(StatusCode::INTERNAL_SERVER_ERROR);
     };
-    let mut headers: Vec<(String, String)> = response["headers"]
+    let cookies = response["cookies"].as_array().into_iter().flatten().filter_map(Value::as_str);
+    let headers = response["headers"]
         .as_object()
         .into_iter()
         .flatten()
         .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+        .chain(cookies.map(|cookie| ("set-cookie".to_owned(), cookie.to_owned())))
         .collect();
-    for cookie in response["cookies"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-        headers.push(("set-cookie".to_owned(), cookie.to_owned()));
-    }
     let text = response["body"].as_str().unwrap_or_default();
-    let body = match response["isBase64Encoded"].as_bool() {
-        Some(true) => match BASE64_STANDARD.decode(text) {
-            Ok(body) => body,
-            Err(_) => return gateway_error(StatusCode::INTERNAL_SERVER_ERROR),
-        },
-        _ => text.as_bytes().to_vec(),
-    };
+    let body = if response["isBase64Encoded"] == true { BASE64_STANDARD.decode(text) } else { Ok(text.into()) };
+    let Ok(body) = body else { return gateway_error(StatusCode::INTERNAL_SERVER_ERROR) };
     HttpAnswer { status, headers, body }
 }
 

@@ -16,7 +16,7 @@ use crate::function_logs::{LogSink, LogTail};
 use crate::function_spec::{FunctionSpec, lambda_variables};
 use crate::runtime_api::{Invocation, RuntimeApi};
 use axum::body::Bytes;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,35 +44,32 @@ pub(crate) struct Environment {
     pub(crate) pid: Option<u32>,
 }
 
-/// Where and how an environment starts.
-#[derive(Debug, Clone)]
-pub(crate) struct Launch<'a> {
-    pub(crate) spec: &'a FunctionSpec,
-    pub(crate) binary: &'a Path,
-    pub(crate) region: &'a str,
-    pub(crate) logs: &'a Arc<LogSink>,
+/// Where and how a function's environments start.
+#[derive(Debug)]
+pub(crate) struct Launch {
+    pub(crate) binary: PathBuf,
+    pub(crate) region: String,
+    pub(crate) logs: Arc<LogSink>,
     /// A cancelled parent stops the environment.
-    pub(crate) stop: &'a CancellationToken,
+    pub(crate) stop: CancellationToken,
     /// Tracks the task that reaps the process, so a shutdown can wait for it.
-    pub(crate) tasks: &'a TaskTracker,
-    /// Numbers this environment's log stream.
-    pub(crate) serial: u64,
+    pub(crate) tasks: TaskTracker,
 }
 
 impl Environment {
-    /// Starts the process; its init runs while the first invocation waits.
-    pub(crate) async fn start(launch: Launch<'_>) -> Result<Self, FunctionError> {
-        let spec = launch.spec;
+    /// Starts the process of `spec`; its init runs while the first
+    /// invocation waits. `serial` numbers its log stream.
+    pub(crate) async fn start(spec: &FunctionSpec, launch: &Launch, serial: u64) -> Result<Self, FunctionError> {
         let service = |what: &str, e: std::io::Error| {
             FunctionError::new(kinds::SERVICE, format!("cannot {what} for {}: {e}", spec.name))
         };
         let (api, mailbox) = RuntimeApi::start(&spec.arn).await.map_err(|e| service("start a Runtime API", e))?;
-        let stream = format!("local/[$LATEST]{:016x}", launch.serial);
-        let mut command = tokio::process::Command::new(launch.binary);
+        let stream = format!("local/[$LATEST]{serial:016x}");
+        let mut command = tokio::process::Command::new(&launch.binary);
         command
             .env_clear()
             .envs(spec.variables.iter().map(|(k, v)| (k, v)))
-            .envs(lambda_variables(spec, &api.addr.to_string(), launch.region, &stream))
+            .envs(lambda_variables(spec, &api.addr.to_string(), &launch.region, &stream))
             .current_dir(launch.binary.parent().unwrap_or(Path::new("/")))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -86,12 +86,8 @@ impl FunctionBinaries {
         if found.check(binaries).is_ok() {
             return found;
         }
-        if let Err(e) = build(profile_dir, binaries) {
-            panic!("{e}");
-        }
-        if let Err(e) = found.check(binaries) {
-            panic!("after building them: {e}");
-        }
+        build(profile_dir, binaries).unwrap_or_else(|e| panic!("{e}"));
+        found.check(binaries).unwrap_or_else(|e| panic!("after building them: {e}"));
         found
     }
 }

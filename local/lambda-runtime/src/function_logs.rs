@@ -49,19 +49,14 @@ impl LogSink {
     /// Reads `stream` line by line until it closes, feeding the tail, the
     /// metrics and the function's log file.
     pub(crate) async fn drain(self: Arc<Self>, function: String, stream: impl AsyncRead + Unpin, tail: Arc<LogTail>) {
-        let mut file = match &self.dir {
-            Some(dir) => {
-                let path = dir.join(format!("{function}.log"));
-                match tokio::fs::OpenOptions::new().create(true).append(true).open(&path).await {
-                    Ok(file) => Some(file),
-                    Err(e) => {
-                        tracing::warn!(path = %path.display(), error = %e, "cannot write a function's log");
-                        None
-                    }
-                }
+        let mut file = None;
+        if let Some(dir) = &self.dir {
+            let path = dir.join(format!("{function}.log"));
+            match tokio::fs::OpenOptions::new().create(true).append(true).open(&path).await {
+                Ok(opened) => file = Some(opened),
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot write a function's log"),
             }
-            None => None,
-        };
+        }
         let mut lines = BufReader::new(stream).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             tail.push(&line);

@@ -10,60 +10,38 @@
 
 use crate::environment::{Environment, Launch};
 use crate::function_error::{FunctionError, kinds};
-use crate::function_logs::LogSink;
 use crate::function_spec::FunctionSpec;
 use crate::reserved_concurrency::ReservedConcurrency;
 use axum::body::Bytes;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use tokio::sync::Semaphore;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct FunctionPool {
     spec: FunctionSpec,
-    binary: PathBuf,
-    region: String,
-    logs: Arc<LogSink>,
+    launch: Launch,
     slots: Semaphore,
     concurrency: usize,
     reserved: Option<ReservedConcurrency>,
     idle: Mutex<Vec<Environment>>,
-    stop: CancellationToken,
-    tasks: TaskTracker,
     cold_starts: AtomicU64,
     invocations: AtomicU64,
 }
 
 impl FunctionPool {
-    /// Environments of `spec` run `binary`; at most `concurrency` at once;
-    /// invocations past `reserved` refused.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        spec: FunctionSpec,
-        binary: PathBuf,
-        region: String,
-        concurrency: usize,
-        reserved: Option<ReservedConcurrency>,
-        logs: Arc<LogSink>,
-        stop: CancellationToken,
-        tasks: TaskTracker,
-    ) -> Self {
+    /// Environments of `spec` started as `launch` says; at most
+    /// `concurrency` at once; invocations past `reserved` refused.
+    pub(crate) fn new(spec: FunctionSpec, launch: Launch, concurrency: usize, reserved: Option<usize>) -> Self {
         let concurrency = concurrency.max(1);
         Self {
             spec,
-            binary,
-            region,
-            logs,
+            launch,
             slots: Semaphore::new(concurrency),
             concurrency,
-            reserved,
+            reserved: reserved.map(ReservedConcurrency::new),
             idle: Mutex::new(Vec::new()),
-            stop,
-            tasks,
             cold_starts: AtomicU64::new(0),
             invocations: AtomicU64::new(0),
         }
@@ -106,7 +84,7 @@ impl FunctionPool {
         let _reserved = self.reserved.as_ref().map(|r| r.enter(&self.spec.name)).transpose()?;
         let _slot = tokio::select! {
             slot = self.slots.acquire() => slot.map_err(|_| stopping())?,
-            () = self.stop.cancelled() => return Err(stopping()),
+            () = self.launch.stop.cancelled() => return Err(stopping()),
         };
         let warm = {
             let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
@@ -117,21 +95,12 @@ impl FunctionPool {
             Some(environment) => (environment, false),
             None => {
                 let serial = self.cold_starts.fetch_add(1, Ordering::Relaxed);
-                let launch = Launch {
-                    spec: &self.spec,
-                    binary: &self.binary,
-                    region: &self.region,
-                    logs: &self.logs,
-                    stop: &self.stop,
-                    tasks: &self.tasks,
-                    serial,
-                };
-                (Environment::start(launch).await?, true)
+                (Environment::start(&self.spec, &self.launch, serial).await?, true)
             }
         };
         let answer = environment.invoke(payload.into(), self.spec.timeout, cold).await;
         self.invocations.fetch_add(1, Ordering::Relaxed);
-        if environment.reusable() && !self.stop.is_cancelled() {
+        if environment.reusable() && !self.launch.stop.is_cancelled() {
             self.idle.lock().unwrap_or_else(PoisonError::into_inner).push(environment);
         }
         answer

@@ -8,12 +8,12 @@
 
 use crate::bindings::Bindings;
 use crate::emf_totals::EmfTotals;
+use crate::environment::Launch;
 use crate::function_binaries::{BinariesError, FunctionBinaries};
 use crate::function_error::FunctionError;
 use crate::function_logs::LogSink;
 use crate::function_pool::FunctionPool;
 use crate::function_spec::{FunctionSpec, SpecError, specs, substitutions};
-use crate::reserved_concurrency::ReservedConcurrency;
 use crate::secrets_manager::SecretsManager;
 use crate::template::Template;
 use axum::body::Bytes;
@@ -99,16 +99,10 @@ impl LocalLambda {
                 // functions are bounded by their callers here).
                 let step = substitutions.iter().any(|(_, arn)| *arn == spec.arn);
                 let limit = spec.reserved_concurrency.filter(|_| config.throttle && step);
-                let pool = FunctionPool::new(
-                    spec,
-                    binary,
-                    bindings.region.clone(),
-                    concurrency,
-                    limit.map(|r| ReservedConcurrency::new(r as usize)),
-                    logs.clone(),
-                    stop.child_token(),
-                    tasks.clone(),
-                );
+                let (region, logs, stop, tasks) =
+                    (bindings.region.clone(), logs.clone(), stop.child_token(), tasks.clone());
+                let launch = Launch { binary, region, logs, stop, tasks };
+                let pool = FunctionPool::new(spec, launch, concurrency, limit.map(|r| r as usize));
                 (name, Arc::new(pool))
             })
             .collect();

@@ -42,7 +42,7 @@ pub(crate) struct Invocation {
 
 type Replies = Arc<Mutex<HashMap<String, oneshot::Sender<Result<Bytes, FunctionError>>>>>;
 
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 struct ApiState {
     function_arn: Arc<str>,
     invocations: Arc<tokio::sync::Mutex<mpsc::Receiver<Invocation>>>,
@@ -55,9 +55,8 @@ struct ApiState {
 #[derive(Debug)]
 pub(crate) struct RuntimeApi {
     pub(crate) addr: SocketAddr,
-    in_flight: Replies,
-    initialized: Arc<AtomicBool>,
-    init_error: Arc<Mutex<Option<FunctionError>>>,
+    /// What the server's handlers share.
+    state: ApiState,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -88,29 +87,22 @@ impl RuntimeApi {
                 tracing::warn!(error = %e, "a local Lambda Runtime API stopped");
             }
         });
-        let api = Self {
-            addr,
-            in_flight: state.in_flight,
-            initialized: state.initialized,
-            init_error: state.init_error,
-            server,
-        };
-        Ok((api, sender))
+        Ok((Self { addr, state, server }, sender))
     }
 
     /// Whether the runtime has asked for its first invocation (its init is over).
     pub(crate) fn initialized(&self) -> bool {
-        self.initialized.load(Ordering::SeqCst)
+        self.state.initialized.load(Ordering::SeqCst)
     }
 
     /// What the runtime reported to `/init/error`, if it did.
     pub(crate) fn init_error(&self) -> Option<FunctionError> {
-        self.init_error.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.state.init_error.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Fails every invocation handed out and not answered with `error`.
     pub(crate) fn fail_in_flight(&self, error: &FunctionError) {
-        let replies: Vec<_> = self.in_flight.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        let replies: Vec<_> = self.state.in_flight.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
         for (_, reply) in replies {
             let _ = reply.send(Err(error.clone()));
         }

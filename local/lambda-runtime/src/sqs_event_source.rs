@@ -193,6 +193,7 @@ pub fn sqs_record(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::environment::Launch;
     use crate::function_logs::LogSink;
     use crate::function_spec::FunctionSpec;
     use sluice_domain::Queue;
@@ -259,7 +260,8 @@ mod tests {
         };
         let logs = Arc::new(LogSink { dir: None, metrics: Arc::default() });
         let (binary, region) = (PathBuf::from("/nonexistent"), "us-east-1".to_owned());
-        Arc::new(FunctionPool::new(spec, binary, region, 1, None, logs, stop.child_token(), TaskTracker::new()))
+        let (stop, tasks) = (stop.child_token(), TaskTracker::new());
+        Arc::new(FunctionPool::new(spec, Launch { binary, region, logs, stop, tasks }, 1, None))
     }
 
     #[tokio::test]

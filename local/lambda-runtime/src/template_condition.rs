@@ -112,11 +112,10 @@ impl Expression {
         Ok(match self {
             Self::Equals(a, b) => operand(a)? == operand(b)?,
             Self::Not(inner) => !inner.value(condition, lookup)?,
-            Self::And(all) => {
-                all.iter().map(|e| e.value(condition, lookup)).collect::<Result<Vec<_>, _>>()?.iter().all(|v| *v)
-            }
-            Self::Or(any) => {
-                any.iter().map(|e| e.value(condition, lookup)).collect::<Result<Vec<_>, _>>()?.iter().any(|v| *v)
+            // Every operand is evaluated, so a bad one fails whatever the others say.
+            Self::And(items) | Self::Or(items) => {
+                let values = items.iter().map(|e| e.value(condition, lookup)).collect::<Result<Vec<_>, _>>()?;
+                if matches!(self, Self::And(_)) { values.iter().all(|v| *v) } else { values.iter().any(|v| *v) }
             }
             Self::Condition(name) => condition(name).map_err(|e| e.to_string())?,
         })

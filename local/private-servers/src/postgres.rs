@@ -15,7 +15,6 @@
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use std::fmt;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -60,10 +59,7 @@ impl PostgresServer {
         let bin = bin_dir().ok_or_else(|| {
             ServerError("PostgreSQL is missing: install it with `apt-get install -y postgresql`".into())
         })?;
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .map_err(|e| failed("no free port", e))?;
+        let port = crate::redis_server::free_port().map_err(|e| failed("no free port", e))?;
         let name = format!("sluice-pg-{}-{}-{port}", std::process::id(), STARTS.fetch_add(1, Ordering::Relaxed));
         let dir = std::env::temp_dir().join(name);
         std::fs::create_dir_all(&dir).map_err(|e| failed(&format!("cannot create {}", dir.display()), e))?;
@@ -194,14 +190,13 @@ fn as_postgres(dir: &Path, program: &Path) -> Result<Command, ServerError> {
 
 /// The newest installed PostgreSQL's binaries.
 fn bin_dir() -> Option<PathBuf> {
-    let mut dirs: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+    let newest = std::fs::read_dir("/usr/lib/postgresql")
         .ok()?
         .filter_map(Result::ok)
-        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
         .filter(|(_, bin)| bin.join("postgres").exists())
-        .collect();
-    dirs.sort();
-    dirs.pop().map(|(_, bin)| bin).or_else(|| {
+        .max();
+    newest.map(|(_, bin)| bin).or_else(|| {
         let out = Command::new("pg_config").arg("--bindir").output().ok()?;
         let bin = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
         bin.join("postgres").exists().then_some(bin)

@@ -288,7 +288,7 @@ impl RedisProcess {
 }
 
 /// A port of 127.0.0.1 free at this moment.
-fn free_port() -> std::io::Result<u16> {
+pub(crate) fn free_port() -> std::io::Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
 

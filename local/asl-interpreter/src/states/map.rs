@@ -143,20 +143,9 @@ impl MapState {
             Ok(input) => run_scope(visit.run, &self.processor, input, &mut line).await,
             Err(failure) => Err(failure),
         };
-        match outcome {
-            Ok(output) => {
-                visit.record(&mut line, EventType::MapIterationSucceeded, details());
-                Ok((index, output))
-            }
-            Err(failure) => {
-                visit.record(
-                    &mut line,
-                    EventType::MapIterationFailed,
-                    details().failure(&failure.error, failure.cause.as_deref()),
-                );
-                Err(failure)
-            }
-        }
+        let events = [EventType::MapIterationSucceeded, EventType::MapIterationFailed];
+        visit.record_outcome(&mut line, &outcome, events, details());
+        outcome.map(|output| (index, output))
     }
 }
 

@@ -67,12 +67,9 @@ impl ExecutionRecord {
         self.progress.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Records the end; returns it, as it is now remembered.
-    fn end(&self, execution: Execution) -> Arc<Execution> {
-        let execution = Arc::new(execution);
-        let ended = Progress::Ended { execution: execution.clone(), stopped: SystemTime::now() };
+    fn end(&self, execution: Execution) {
+        let ended = Progress::Ended { execution: Arc::new(execution), stopped: SystemTime::now() };
         *self.progress.lock().unwrap_or_else(PoisonError::into_inner) = ended;
-        execution
     }
 }
 
@@ -159,10 +156,10 @@ impl ExecutionStore {
     }
 
     /// Records `record`'s end, counting its history against the budget.
-    pub(super) fn end(&self, record: &ExecutionRecord, execution: Execution) -> Arc<Execution> {
+    pub(super) fn end(&self, record: &ExecutionRecord, execution: Execution) {
         let added = execution_bytes(&execution);
         self.totals.add(&execution, record.started.elapsed().unwrap_or_default());
-        let execution = record.end(execution);
+        record.end(execution);
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
         record.bytes.fetch_add(added, Ordering::Relaxed);
         // Only a record still remembered counts; a forgotten one is gone.
@@ -170,7 +167,6 @@ impl ExecutionStore {
             inner.bytes += added;
             inner.trim(self.capacity, self.max_bytes);
         }
-        execution
     }
 
     pub(super) fn get(&self, arn: &str) -> Option<Arc<ExecutionRecord>> {

@@ -122,15 +122,8 @@ impl StepFunctionsApi {
     /// Serves state machine `name`: `definition` (the text, for
     /// DescribeStateMachine) run by `executor`.
     pub fn with_state_machine(mut self, name: &str, definition: impl Into<String>, executor: Executor) -> Self {
-        let arn = self.state_machine_arn(name);
-        let definition = definition.into();
-        self.machines.push(LocalStateMachine {
-            name: name.to_owned(),
-            arn,
-            definition,
-            executor,
-            created: SystemTime::now(),
-        });
+        let (arn, definition, created) = (self.state_machine_arn(name), definition.into(), SystemTime::now());
+        self.machines.push(LocalStateMachine { name: name.to_owned(), arn, definition, executor, created });
         self
     }
 

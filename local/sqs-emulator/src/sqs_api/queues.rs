@@ -4,7 +4,7 @@
 use super::SqsApi;
 use super::error::ApiError;
 use super::wire::{self, required};
-use crate::backend::{QueueBackend, QueueInfo};
+use crate::backend::QueueBackend;
 use crate::config::{QueueConfig, QueueKind, RedrivePolicy};
 use serde_json::{Map, Value, json};
 use sluice_domain::queue::rules::{MAX_DELAY, MAX_PAYLOAD_BYTES};
@@ -232,10 +232,7 @@ pub(super) async fn get_queue_attributes<B: QueueBackend>(
     let fifo = QueueKind::of(name).is_fifo();
     let mut attributes = Map::new();
     for attr in ALL_ATTRIBUTES {
-        if !all && !request.attribute_names.iter().any(|n| n == attr) {
-            continue;
-        }
-        if !fifo && FIFO_ONLY.contains(&attr) {
+        if (!all && !request.attribute_names.iter().any(|n| n == attr)) || (!fifo && FIFO_ONLY.contains(&attr)) {
             continue;
         }
         let value = match attr {
@@ -244,7 +241,9 @@ pub(super) async fn get_queue_attributes<B: QueueBackend>(
             "ApproximateNumberOfMessagesNotVisible" => counts.in_flight.to_string(),
             "ApproximateNumberOfMessagesDelayed" => counts.delayed.to_string(),
             "DelaySeconds" => info.config.delay.as_secs().to_string(),
-            "CreatedTimestamp" | "LastModifiedTimestamp" => created_seconds(&info),
+            "CreatedTimestamp" | "LastModifiedTimestamp" => {
+                info.created_at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).to_string()
+            }
             "VisibilityTimeout" => info.config.visibility_timeout.as_secs().to_string(),
             "ReceiveMessageWaitTimeSeconds" => info.config.receive_wait.as_secs().to_string(),
             "MaximumMessageSize" => MAX_PAYLOAD_BYTES.to_string(),
@@ -269,10 +268,6 @@ pub(super) async fn get_queue_attributes<B: QueueBackend>(
         return Ok(json!({}));
     }
     Ok(json!({ "Attributes": attributes }))
-}
-
-fn created_seconds(info: &QueueInfo) -> String {
-    info.created_at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()).to_string()
 }
 
 /// Every queue whose redrive policy names `dlq`, sorted.
