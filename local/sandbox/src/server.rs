@@ -44,8 +44,10 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    pub(crate) fn spawn(listener: TcpListener, router: Router) -> std::io::Result<Self> {
-        let addr = listener.local_addr()?;
+    /// Binds `addr` (port 0: a free port) and serves `router` on it.
+    pub(crate) async fn bind(addr: SocketAddr, router: Router) -> Result<Self, String> {
+        let listener = TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let stop = CancellationToken::new();
         let router = router.layer(axum::middleware::from_fn(hang_up_when_asked));
         let service = router.into_make_service_with_connect_info::<Hangup>();
@@ -217,8 +219,15 @@ pub(crate) struct HangupStream {
 }
 
 impl HangupStream {
-    fn hung_up(&self) -> Option<io::Error> {
-        self.hangup.fired().then(|| io::Error::new(io::ErrorKind::ConnectionReset, "sandbox hung up"))
+    /// `write` on the stream, or a reset connection once its hangup fired.
+    fn unless_hung_up<T>(
+        &mut self,
+        write: impl FnOnce(Pin<&mut TcpStream>) -> Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if self.hangup.fired() {
+            return Poll::Ready(Err(io::Error::new(io::ErrorKind::ConnectionReset, "sandbox hung up")));
+        }
+        write(Pin::new(&mut self.inner))
     }
 }
 
@@ -230,10 +239,7 @@ impl AsyncRead for HangupStream {
 
 impl AsyncWrite for HangupStream {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.hung_up() {
-            Some(e) => Poll::Ready(Err(e)),
-            None => Pin::new(&mut self.inner).poll_write(cx, buf),
-        }
+        self.unless_hung_up(|inner| inner.poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -241,10 +247,7 @@ impl AsyncWrite for HangupStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match self.hung_up() {
-            Some(e) => Poll::Ready(Err(e)),
-            None => Pin::new(&mut self.inner).poll_write_vectored(cx, bufs),
-        }
+        self.unless_hung_up(|inner| inner.poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -252,10 +255,7 @@ impl AsyncWrite for HangupStream {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.hung_up() {
-            Some(e) => Poll::Ready(Err(e)),
-            None => Pin::new(&mut self.inner).poll_flush(cx),
-        }
+        self.unless_hung_up(|inner| inner.poll_flush(cx))
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

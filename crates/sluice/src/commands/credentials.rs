@@ -137,14 +137,14 @@ async fn show(credential: &str) -> anyhow::Result<ExitCode> {
     let conn = redis.connection().await?;
     let tokens = TokenStore::new(conn.clone(), redis.keyspace.clone());
     let state = CredentialState::new(conn, redis.keyspace.clone());
-    let token = tokens.get(&Tag::for_credential(credential), GOOGLE).await?;
+    let tenant = tenant(credential);
+    let token = tokens.get(&tenant.tag, GOOGLE).await?;
     let rejected = state.rejected(credential).await?;
     let sheets = state.sheets(credential).await?.len();
-    println!("{}", enrolment::describe(&redis, &tenant(credential)).await?);
+    println!("{}", enrolment::describe(&redis, &tenant).await?);
     match (token, rejected) {
         (None, _) => {
-            let set = sluice_pipeline::suggested_command::command(&["sluice", "credentials", "set", credential]);
-            println!("credential {credential}: no tokens (`{set} --token-json FILE`)");
+            println!("credential {credential}: no tokens (`{}`)", tenant.set);
             Ok(ExitCode::FAILURE)
         }
         (Some(_), Some(why)) => {

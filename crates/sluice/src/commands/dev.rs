@@ -40,9 +40,7 @@ use crate::functions_args::FunctionsArgs;
 use crate::redis_target::RedisTarget;
 use anyhow::{Context, anyhow, bail};
 use sluice_cafe24::{Secret, TokenGrant};
-use sluice_dev_stack::{
-    DelayWorkerConfig, DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease,
-};
+use sluice_dev_stack::{DevConfig, DevStack, DrainSetup, PipeConcurrency, PipeConfig, take_consumer_lease};
 use sluice_ingest::{ApiKeys, IngestConfig, any_route_document, first_webhook_key};
 use sluice_pipeline::{CatchUpConfig, PipelineConfig, stored_token};
 use sluice_redis::{BucketSpec, FlowControl, Keyspace, SheetFlow};
@@ -286,8 +284,15 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         config: DrainConfig::default(),
         alert_after: Duration::from_secs(args.drain_alert_after),
     });
-    let config = DevConfig {
+    let ingest = IngestConfig {
         keyspace: keyspace.clone(),
+        sheet_flow: SheetFlow { max_queued: args.sheet_max_queued, ..SheetFlow::default() },
+        max_accepting: args.max_accepting as usize,
+        accept_deadline: Duration::from_millis(args.accept_deadline_ms),
+        ..IngestConfig::new(api_keys)
+    };
+    let sheets = sheets_config(&env)?;
+    let config = DevConfig {
         sqs_port: args.sqs_port,
         sfn_port: args.sfn_port,
         ingest_port: args.ingest_port,
@@ -295,13 +300,6 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_receive_count: args.max_receive_count,
         visibility_timeout: Duration::from_secs(args.visibility_timeout),
         group_scan: args.group_scan(),
-        ingest: IngestConfig {
-            keyspace: keyspace.clone(),
-            sheet_flow: SheetFlow { max_queued: args.sheet_max_queued, ..SheetFlow::default() },
-            max_accepting: args.max_accepting as usize,
-            accept_deadline: Duration::from_millis(args.accept_deadline_ms),
-            ..IngestConfig::new(api_keys)
-        },
         pipeline: PipelineConfig {
             bucket: BucketSpec::new(args.bucket_capacity, args.bucket_leak),
             max_receive_count: args.max_receive_count,
@@ -319,15 +317,11 @@ pub(crate) async fn run(args: Args) -> anyhow::Result<ExitCode> {
             visibility_timeout: Duration::from_secs(args.visibility_timeout),
             ..PipeConfig::default()
         },
-        cafe24,
-        sheets: sheets_config(&env)?,
-        flush: DelayWorkerConfig::default(),
         flow_control: !args.no_flow_control,
-        catch_up: DelayWorkerConfig::default(),
         alert_url: env.get("alert_url").map(str::to_owned),
-        clock: std::sync::Arc::new(sluice_asl::SystemClock),
         functions: args.functions.mode(&redis, &api_keys_list)?,
         drain,
+        ..DevConfig::on_free_ports(ingest, cafe24, sheets)
     };
     let functions = crate::functions_args::describe(&config.functions);
     let stack = DevStack::start_with_lease(conn, config, lease).await?;

@@ -8,10 +8,11 @@
 
 use crate::dev_state::queue_urls;
 use crate::usage;
-use anyhow::anyhow;
+use anyhow::{Context, anyhow};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use sluice_aws::sqs_client;
+use sluice_aws::{SqsQueue, sqs_client};
+use sluice_domain::Queue;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -87,8 +88,10 @@ pub(crate) async fn run(command: DlqCommand) -> anyhow::Result<ExitCode> {
             let (client, urls) = resolve(&queues).await?;
             for (which, url) in Which::ALL.iter().zip(&urls) {
                 let Some(url) = url else { continue };
-                let (visible, in_flight) = depth(&client, url).await?;
-                println!("{:<10} {visible:>6} waiting  {in_flight:>4} in flight  {url}", which.names().0);
+                // Any queue's counts read the same way (GetQueueAttributes).
+                let queue = SqsQueue::new(client.clone(), url);
+                let q = Queue::attributes(&queue).await.with_context(|| format!("GetQueueAttributes on {url}"))?;
+                println!("{:<10} {:>6} waiting  {:>4} in flight  {url}", which.names().0, q.visible, q.in_flight);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -130,22 +133,6 @@ async fn one(queues: &Queues, which: Which) -> anyhow::Result<(Client, String)> 
     let url = Which::ALL.iter().zip(urls).find_map(|(w, url)| (*w == which).then_some(url)).flatten();
     url.map(|url| (client, url))
         .ok_or_else(|| usage(WHO, format!("no such dead-letter queue known: pass {}", which.names().1)))
-}
-
-async fn depth(client: &Client, url: &str) -> anyhow::Result<(String, String)> {
-    let answer = client
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-        .send()
-        .await
-        .map_err(|e| anyhow!("GetQueueAttributes on {url}: {}", aws_sdk_sqs::error::DisplayErrorContext(e)))?;
-    let get = |name: QueueAttributeName| answer.attributes().and_then(|a| a.get(&name).cloned()).unwrap_or_default();
-    Ok((
-        get(QueueAttributeName::ApproximateNumberOfMessages),
-        get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
-    ))
 }
 
 async fn show(client: &Client, url: &str, max: i32) -> anyhow::Result<ExitCode> {

@@ -10,7 +10,6 @@ use crate::redis_target::StateRedis;
 use crate::usage;
 use sluice_redis::{Enrolments, Tag, TokenStore};
 use std::process::ExitCode;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Which tenant: how the commands name it, and where its token is.
 pub(crate) struct Tenant<'a> {
@@ -31,9 +30,8 @@ pub(crate) async fn enrol(who: &'static str, tenant: &Tenant<'_>) -> anyhow::Res
         let problem = format!("{} has no stored token; `{}` stores one and enrols it", tenant.name, tenant.set);
         return Err(usage(who, problem));
     }
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let enrolments = Enrolments::new(conn, redis.keyspace.clone());
-    if enrolments.enrol(&tenant.tag, tenant.token, now).await? {
+    if enrolments.enrol(&tenant.tag, tenant.token, super::tokens::now_ms()).await? {
         println!("Enrolled {}: ingest takes its work from now on.", tenant.name);
     } else {
         println!("{} was enrolled already.", capitalised(&tenant.name));

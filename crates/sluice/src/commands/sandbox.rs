@@ -134,10 +134,11 @@ pub(crate) async fn run(command: SandboxCommand) -> anyhow::Result<ExitCode> {
 
 async fn run_cafe24(args: Cafe24Args) -> anyhow::Result<ExitCode> {
     let config = config(&args).map_err(|e| usage("sluice sandbox cafe24", e))?;
+    let malls = config.malls.clone();
     let sandbox = Cafe24Sandbox::start(config).await.map_err(|e| anyhow!("{e} (choose another with --port)"))?;
     println!("Cafe24 sandbox: {}", sandbox.base_url());
-    for mall in sandbox.mall_ids() {
-        println!("Mall {mall}: {}", sandbox.mall_base_url(&mall));
+    for mall in malls {
+        println!("Mall {mall}: {}", sandbox.base_url_template().replace("{mall_id}", &mall));
     }
     println!("Base URL template: {}", sandbox.base_url_template());
     println!("Control plane: {}/sandbox (tokens: POST /sandbox/malls/{{mall}}/tokens)", sandbox.base_url());
@@ -178,12 +179,9 @@ fn config(args: &Cafe24Args) -> anyhow::Result<SandboxConfig> {
             Some(WebhookTarget { url: url.clone(), api_key: key.as_str().into() })
         }
     };
-    let mut malls = args.malls.clone();
-    malls.sort();
-    malls.dedup();
     let config = SandboxConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], args.port)),
-        malls,
+        malls: args.malls.iter().collect::<BTreeSet<_>>().into_iter().cloned().collect(),
         bucket: BucketConfig::new(args.bucket_capacity, args.bucket_leak),
         client_id: args.client_id.clone(),
         client_secret: args.client_secret.as_str().into(),
@@ -235,7 +233,7 @@ pub(crate) struct SheetsArgs {
     /// sheets with the same id are tabs of one spreadsheet, in flag order).
     #[arg(long = "spreadsheet", value_name = "ID:GID:TITLE", value_parser = sheet_spec,
           default_value = "sandbox-spreadsheet:0:Sheet1")]
-    spreadsheets: Vec<SheetSpec>,
+    spreadsheets: Vec<(String, u64, String)>,
     /// A user of the client to issue a refresh token for (repeat the flag).
     #[arg(long = "user", value_name = "NAME", default_value = "sandbox-user")]
     users: Vec<String>,
@@ -243,16 +241,8 @@ pub(crate) struct SheetsArgs {
     faults: FaultArgs,
 }
 
-/// One `--spreadsheet ID:GID:TITLE`.
-#[derive(Debug, Clone)]
-pub(crate) struct SheetSpec {
-    spreadsheet_id: String,
-    gid: u64,
-    title: String,
-}
-
-/// `ID:GID:TITLE`; the title may itself hold colons.
-fn sheet_spec(text: &str) -> anyhow::Result<SheetSpec> {
+/// One `--spreadsheet ID:GID:TITLE` (the title may itself hold colons).
+fn sheet_spec(text: &str) -> anyhow::Result<(String, u64, String)> {
     let mut parts = text.splitn(3, ':');
     let (Some(id), Some(gid), Some(title)) = (parts.next(), parts.next(), parts.next()) else {
         bail!("must be SPREADSHEET_ID:GID:TITLE, e.g. sandbox-spreadsheet:0:Sheet1");
@@ -261,7 +251,7 @@ fn sheet_spec(text: &str) -> anyhow::Result<SheetSpec> {
         bail!("the spreadsheet id (without `/`) and the title must not be empty");
     }
     let gid = gid.parse().map_err(|_| anyhow!("the gid `{gid}` must be a whole number"))?;
-    Ok(SheetSpec { spreadsheet_id: id.to_owned(), gid, title: title.to_owned() })
+    Ok((id.to_owned(), gid, title.to_owned()))
 }
 
 async fn run_sheets(args: SheetsArgs) -> anyhow::Result<ExitCode> {
@@ -318,17 +308,12 @@ type Spreadsheets = BTreeMap<String, Vec<(u64, String)>>;
 /// the flags.
 fn sheets_config(args: &SheetsArgs) -> anyhow::Result<(SheetsSandboxConfig, Spreadsheets)> {
     let mut spreadsheets = Spreadsheets::new();
-    for spec in &args.spreadsheets {
-        let sheets = spreadsheets.entry(spec.spreadsheet_id.clone()).or_default();
-        if sheets.iter().any(|(gid, title)| *gid == spec.gid || *title == spec.title) {
-            bail!(
-                "--spreadsheet {}: gid {} or title `{}` is already a sheet of it",
-                spec.spreadsheet_id,
-                spec.gid,
-                spec.title
-            );
+    for (id, gid, title) in &args.spreadsheets {
+        let sheets = spreadsheets.entry(id.clone()).or_default();
+        if sheets.iter().any(|(g, t)| g == gid || t == title) {
+            bail!("--spreadsheet {id}: gid {gid} or title `{title}` is already a sheet of it");
         }
-        sheets.push((spec.gid, spec.title.clone()));
+        sheets.push((*gid, title.clone()));
     }
     if args.client_id.is_empty() || args.client_secret.is_empty() || args.users.iter().any(String::is_empty) {
         bail!("--client-id, --client-secret and --user must not be empty");

@@ -145,9 +145,9 @@ async fn show(mall: &str) -> anyhow::Result<ExitCode> {
     let redis = StateRedis::locate("sluice")?;
     let conn = redis.connection().await?;
     let store = TokenStore::new(conn.clone(), redis.keyspace.clone());
-    let tag = Tag::for_mall(mall);
-    println!("{}", enrolment::describe(&redis, &tenant(mall)?).await?);
-    if let Some(held) = ParkedMalls::new(conn, redis.keyspace.clone()).state(&tag).await? {
+    let tenant = tenant(mall)?;
+    println!("{}", enrolment::describe(&redis, &tenant).await?);
+    if let Some(held) = ParkedMalls::new(conn, redis.keyspace.clone()).state(&tenant.tag).await? {
         let what = if held.parked { "PARKED" } else { "being released" };
         println!(
             "mall {mall}: {what} ({}) since {}; {} events held, in order",
@@ -156,7 +156,7 @@ async fn show(mall: &str) -> anyhow::Result<ExitCode> {
             held.held
         );
     }
-    match store.get(&tag, ADMIN_API).await? {
+    match store.get(&tenant.tag, ADMIN_API).await? {
         Some(token) => {
             println!(
                 "mall {mall}: access token expires {}, refresh token {}",
@@ -166,8 +166,7 @@ async fn show(mall: &str) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         None => {
-            let set = sluice_pipeline::suggested_command::command(&["sluice", "tokens", "set", mall]);
-            println!("mall {mall}: no tokens (store them with `{set} --token-json FILE`)");
+            println!("mall {mall}: no tokens (store them with `{}`)", tenant.set);
             Ok(ExitCode::FAILURE)
         }
     }

@@ -92,8 +92,7 @@ async fn limiter_run(args: &Args, conn: Connection, ks: Keyspace) -> anyhow::Res
     while let Some(joined) = callers.join_next().await {
         joined.context("a caller panicked")??;
     }
-    let outcomes = outcomes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
-    Ok(outcomes)
+    Ok(outcomes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone())
 }
 
 /// Prints a line per second and checks the limit; true when it held.

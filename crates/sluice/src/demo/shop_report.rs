@@ -7,7 +7,7 @@ pub(crate) use super::stored_view::StoredView;
 use sluice_dev_stack::{DevStack, IngestCounts};
 use sluice_domain::{ResourceKind, ResourceRef, ShopEvent, Topic};
 use sluice_sandbox::Cafe24Sandbox;
-use sluice_sandbox::cafe24::ChangeReport;
+use sluice_sandbox::cafe24::{ChangeReport, Counters};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
@@ -48,24 +48,16 @@ impl Sent {
 pub(crate) struct Report {
     sent: usize,
     refused_by_ingest: Vec<String>,
-    enqueued: u64,
-    coalesced: u64,
-    deferred: u64,
-    duplicates_at_ingest: u64,
-    fetched: u64,
-    stored: usize,
-    /// Resources stored (rows in PostgreSQL, or resources in the streams).
-    rows: usize,
-    /// Where the stored snapshots were read: PostgreSQL (the drain ran) or Redis.
-    source: &'static str,
-    /// Snapshots the drain had not written when the report was gathered.
-    drain_behind: u64,
+    ingest: IngestCounts,
+    /// The sandbox's own counts of the calls it answered.
+    counters: Counters,
+    /// What was stored, where (PostgreSQL when the drain ran, else Redis).
+    view: StoredView,
     in_dlq: u64,
     /// Events `sluice status` would still count as waiting in their group.
     ledger_waiting: u64,
     lost: Vec<String>,
     stored_twice: usize,
-    throttled: u64,
     stale: Vec<String>,
     /// Distinct products edited per mall: each needs one fetch at least.
     edited_per_mall: BTreeMap<String, usize>,
@@ -120,20 +112,13 @@ impl Report {
             fetched_per_mall,
             sent: sent.len(),
             refused_by_ingest: sent.iter().filter_map(|s| s.problem.clone()).collect(),
-            enqueued: ingest.enqueued,
-            coalesced: ingest.coalesced,
-            deferred: ingest.deferred,
-            duplicates_at_ingest: ingest.duplicates,
-            fetched: counters.ok + counters.not_found,
-            stored: view.snapshots,
-            rows: view.current.len(),
-            source: view.source,
-            drain_behind: view.behind,
+            ingest,
+            counters,
             in_dlq: dlq.visible + dlq.in_flight,
             ledger_waiting,
             lost,
             stored_twice: view.answered.values().filter(|n| **n > 1).count(),
-            throttled: counters.refused_bucket + counters.refused_quota,
+            view,
             stale,
             edited_per_mall: edited_per_mall.into_iter().map(|(m, ids)| (m, ids.len())).collect(),
             elapsed,
@@ -152,27 +137,27 @@ impl Report {
         let minimum = least(&self.edited_per_mall);
         let for_calls_made = least(&self.fetched_per_mall);
         let must_wait = self.edited_per_mall.values().filter(|&&n| n > capacity as usize).count();
+        let in_postgres = self.view.source == "PostgreSQL";
         println!("\nReport");
         let mut rows = vec![
             ("webhooks sent", self.sent as u64),
-            ("accepted and enqueued", self.enqueued),
-            ("coalesced into a pending fetch", self.coalesced),
-            ("deferred into its mall's dirty set (flow control)", self.deferred),
-            ("duplicates dropped at ingest", self.duplicates_at_ingest),
-            ("fetched from Cafe24", self.fetched),
+            ("accepted and enqueued", self.ingest.enqueued),
+            ("coalesced into a pending fetch", self.ingest.coalesced),
+            ("deferred into its mall's dirty set (flow control)", self.ingest.deferred),
+            ("duplicates dropped at ingest", self.ingest.duplicates),
+            ("fetched from Cafe24", self.counters.ok + self.counters.not_found),
             (
-                if self.source == "PostgreSQL" { "snapshots drained to PostgreSQL" } else { "snapshots stored" },
-                self.stored as u64,
+                if in_postgres { "snapshots drained to PostgreSQL" } else { "snapshots stored" },
+                self.view.snapshots as u64,
             ),
             ("in the dead-letter queue", self.in_dlq),
         ];
-        if self.source == "PostgreSQL" {
-            rows.insert(7, ("rows in PostgreSQL (sluice.snapshots)", self.rows as u64));
+        if in_postgres {
+            rows.insert(7, ("rows in PostgreSQL (sluice.snapshots)", self.view.current.len() as u64));
         }
         for (what, n) in rows {
             println!("  {what:<50}{n:>7}");
         }
-        let in_postgres = self.source == "PostgreSQL";
         let mut checks = vec![
             ("webhooks refused by ingest", self.refused_by_ingest.len(), self.refused_by_ingest.first().cloned()),
             ("events lost", self.lost.len(), self.lost.first().cloned()),
@@ -181,7 +166,7 @@ impl Report {
                 self.stored_twice,
                 None,
             ),
-            ("upstream 429s", self.throttled as usize, None),
+            ("upstream 429s", (self.counters.refused_bucket + self.counters.refused_quota) as usize, None),
             (
                 if in_postgres {
                     "rows in sluice.snapshots that differ from Cafe24"
@@ -199,7 +184,7 @@ impl Report {
             ),
         ];
         if in_postgres {
-            checks.push(("snapshots not yet drained to PostgreSQL", self.drain_behind as usize, None));
+            checks.push(("snapshots not yet drained to PostgreSQL", self.view.behind as usize, None));
         }
         let mut ok = self.drained;
         for (what, count, example) in checks {

@@ -276,7 +276,7 @@ async fn wait_written(drain: &DrainTask, deadline: Instant) -> u64 {
 async fn wait_drained(stack: &DevStack, deadline: Instant) -> bool {
     let bar = ProgressBar::new_spinner().with_message("draining");
     let mut quiet = 0;
-    while Instant::now() < deadline {
+    while quiet < 2 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
         let drains = stack.catch_up_queue().await.map(|q| q.visible + q.in_flight + q.delayed);
         match (stack.queues().await, drains) {
@@ -291,11 +291,7 @@ async fn wait_drained(stack: &DevStack, deadline: Instant) -> bool {
             _ => quiet = 0,
         }
         bar.tick();
-        if quiet >= 2 {
-            bar.finish_and_clear();
-            return true;
-        }
     }
     bar.finish_and_clear();
-    false
+    quiet >= 2
 }

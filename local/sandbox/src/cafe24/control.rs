@@ -147,19 +147,16 @@ async fn forbid(State(shared): State<Arc<Shared>>, Path(mall): Path<String>) -> 
 #[derive(Debug, Deserialize)]
 struct Storm {
     millis: u64,
-    #[serde(default = "one_second")]
-    retry_after_secs: u64,
-}
-
-fn one_second() -> u64 {
-    1
+    /// One second when not given.
+    retry_after_secs: Option<u64>,
 }
 
 async fn storm(State(shared): State<Arc<Shared>>, Path(mall): Path<String>, storm: Body<Storm>) -> Answer {
-    let storm = body(storm)?;
-    let until = Instant::now() + std::time::Duration::from_millis(storm.millis);
-    shared.lock().mall_mut(&mall)?.storm = Some((until, storm.retry_after_secs));
-    ok(StatusCode::OK, json!({"mall_id": mall, "storm_ms": storm.millis, "retry_after_secs": storm.retry_after_secs}))
+    let Storm { millis, retry_after_secs } = body(storm)?;
+    let retry_after_secs = retry_after_secs.unwrap_or(1);
+    let until = Instant::now() + std::time::Duration::from_millis(millis);
+    shared.lock().mall_mut(&mall)?.storm = Some((until, retry_after_secs));
+    ok(StatusCode::OK, json!({"mall_id": mall, "storm_ms": millis, "retry_after_secs": retry_after_secs}))
 }
 
 async fn create(

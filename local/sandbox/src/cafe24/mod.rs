@@ -65,12 +65,9 @@ impl Cafe24Sandbox {
     /// Binds `config.listen` (port 0: a free port) and serves until stopped.
     pub async fn start(config: SandboxConfig) -> Result<Self, SandboxError> {
         let shared = Arc::new(Shared::new(&config)?);
-        let listener = tokio::net::TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| SandboxError::Io(format!("cannot listen on {}: {e}", config.listen)))?;
         let router =
             admin_api::router().merge(control::router()).fallback(control::not_found).with_state(shared.clone());
-        let server = Server::spawn(listener, router).map_err(|e| SandboxError::Io(e.to_string()))?;
+        let server = Server::bind(config.listen, router).await.map_err(SandboxError::Io)?;
         Ok(Self { shared, server })
     }
 
@@ -86,14 +83,6 @@ impl Cafe24Sandbox {
     /// The per-mall base URL template for the client's configuration.
     pub fn base_url_template(&self) -> String {
         format!("{}/malls/{{mall_id}}", self.base_url())
-    }
-
-    pub fn mall_base_url(&self, mall_id: &str) -> String {
-        format!("{}/malls/{mall_id}", self.base_url())
-    }
-
-    pub fn mall_ids(&self) -> Vec<String> {
-        self.shared.lock().malls.keys().cloned().collect()
     }
 
     /// New capacity and leak rate for a mall's bucket; its level carries over.

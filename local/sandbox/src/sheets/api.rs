@@ -80,13 +80,10 @@ impl Done {
         Self { answer, rows: 0, applied: false }
     }
 
-    pub(crate) fn bad(e: BadRequest) -> Self {
-        Self::refused(Answer::google(StatusCode::BAD_REQUEST, &e.0))
-    }
-
     /// An operation's answer and the rows it touched, or its 400.
     pub(crate) fn of(outcome: Result<(Value, usize), BadRequest>) -> Self {
-        outcome.map_or_else(Self::bad, |(body, rows)| Self::ok(body, rows))
+        let bad = |e: BadRequest| Self::refused(Answer::google(StatusCode::BAD_REQUEST, &e.0));
+        outcome.map_or_else(bad, |(body, rows)| Self::ok(body, rows))
     }
 }
 
@@ -134,20 +131,8 @@ pub(crate) fn serve(
 ) -> Served {
     let mut guard = shared.lock();
     let now = Instant::now();
-    let mut record = SheetsCall {
-        seq: 0,
-        at: shared.since_epoch(now),
-        op,
-        user: None,
-        client_id: None,
-        spreadsheet_id: Some(spreadsheet_id.clone()),
-        range,
-        status: 0,
-        rows: 0,
-        applied: false,
-        counted: false,
-        fault: None,
-    };
+    let at = shared.since_epoch(now);
+    let mut record = SheetsCall { spreadsheet_id: Some(spreadsheet_id.clone()), range, ..SheetsCall::new(op, at) };
     let gated = gate_and_run(&mut guard, shared.project_number, headers, now, &mut record, &spreadsheet_id, operation);
     match gated {
         Gated::Now(answer) => {

@@ -62,11 +62,10 @@ impl SheetsSandboxConfig {
                 return Err(format!("{name} must be at least 1"));
             }
         }
-        if self.quota_window.is_zero() {
-            return Err("quota_window must be positive".into());
-        }
-        if self.access_token_ttl.is_zero() {
-            return Err("access_token_ttl must be positive".into());
+        for (name, duration) in [("quota_window", self.quota_window), ("access_token_ttl", self.access_token_ttl)] {
+            if duration.is_zero() {
+                return Err(format!("{name} must be positive"));
+            }
         }
         self.faults.validate()
     }

@@ -105,9 +105,7 @@ impl Spreadsheet {
     /// Sheets from `(gid, title)`; gids and titles must be unique.
     pub(crate) fn new(sheets: &[(u64, &str)]) -> Result<Self, String> {
         let mut spreadsheet = Self::default();
-        for (gid, title) in sheets {
-            spreadsheet.add_sheet(*gid, title)?;
-        }
+        sheets.iter().try_for_each(|(gid, title)| spreadsheet.add_sheet(*gid, title))?;
         Ok(spreadsheet)
     }
 
@@ -118,14 +116,8 @@ impl Spreadsheet {
         if self.sheets.iter().any(|s| s.gid == gid || s.title == title) {
             return Err(format!("a sheet with gid {gid} or title `{title}` already exists"));
         }
-        let rows = Vec::new();
-        self.sheets.push(Sheet {
-            gid,
-            title: title.to_owned(),
-            rows,
-            row_count: DEFAULT_ROWS,
-            column_count: DEFAULT_COLUMNS,
-        });
+        let (title, rows) = (title.to_owned(), Vec::new());
+        self.sheets.push(Sheet { gid, title, rows, row_count: DEFAULT_ROWS, column_count: DEFAULT_COLUMNS });
         Ok(())
     }
 
@@ -161,13 +153,11 @@ impl Spreadsheet {
         let rect = sheet.rect(cells);
         sheet.check_within_grid(rect)?;
         let cell = |r: u32, c: u32| sheet.held(r, c).map_or(Value::Null, Value::clone);
+        let rows = rect.first_row..=rect.last_row.min(sheet.rows.len() as u32);
+        let columns = rect.first_column..=rect.last_column;
         let lines: Vec<Vec<Value>> = match major {
-            Major::Rows => (rect.first_row..=rect.last_row.min(sheet.rows.len() as u32))
-                .map(|r| (rect.first_column..=rect.last_column).map(|c| cell(r, c)).collect())
-                .collect(),
-            Major::Columns => (rect.first_column..=rect.last_column)
-                .map(|c| (rect.first_row..=rect.last_row.min(sheet.rows.len() as u32)).map(|r| cell(r, c)).collect())
-                .collect(),
+            Major::Rows => rows.map(|r| columns.clone().map(|c| cell(r, c)).collect()).collect(),
+            Major::Columns => columns.map(|c| rows.clone().map(|r| cell(r, c)).collect()).collect(),
         };
         let values = trimmed(lines).into_iter().map(|line| line.iter().map(|v| render.show(v)).collect()).collect();
         Ok(Read { range: sheet.name_range(rect), values })

@@ -93,15 +93,12 @@ impl SheetsSandbox {
     /// Binds `config.addr` (port 0: a free port) and serves until stopped.
     pub async fn start(config: SheetsSandboxConfig) -> Result<Self, SandboxError> {
         let shared = Arc::new(Shared::new(&config)?);
-        let listener = tokio::net::TcpListener::bind(config.addr)
-            .await
-            .map_err(|e| SandboxError::Io(format!("cannot listen on {}: {e}", config.addr)))?;
         let router = api::router()
             .merge(token_endpoint::router())
             .merge(control::router())
             .fallback(api::not_found)
             .with_state(shared.clone());
-        let server = Server::spawn(listener, router).map_err(|e| SandboxError::Io(e.to_string()))?;
+        let server = Server::bind(config.addr, router).await.map_err(SandboxError::Io)?;
         Ok(Self { shared, addr: server.addr(), server: Arc::new(Mutex::new(Some(server))) })
     }
 
@@ -246,11 +243,6 @@ impl SheetsSandbox {
     pub fn inject(&self, fault: SheetsFault) {
         fault.validate().unwrap_or_else(|e| panic!("inject: {e}"));
         self.shared.lock().queued.push(fault);
-    }
-
-    /// Queued faults not consumed yet.
-    pub fn pending_faults(&self) -> Vec<SheetsFault> {
-        self.shared.lock().queued.pending()
     }
 
     /// The calls held by [`SheetsFault::AppliedLate`] so far: how many

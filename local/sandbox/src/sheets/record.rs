@@ -90,6 +90,26 @@ pub struct SheetsCall {
     pub fault: Option<RecordedFault>,
 }
 
+impl SheetsCall {
+    /// A call of `op` decided at `at`, before anything else about it is known.
+    pub(crate) fn new(op: SheetsOp, at: Duration) -> Self {
+        Self {
+            seq: 0,
+            at,
+            op,
+            user: None,
+            client_id: None,
+            spreadsheet_id: None,
+            range: None,
+            status: 0,
+            rows: 0,
+            applied: false,
+            counted: false,
+            fault: None,
+        }
+    }
+}
+
 /// The bounded call log.
 #[derive(Debug)]
 pub(crate) struct CallLog {

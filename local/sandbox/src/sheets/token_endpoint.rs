@@ -62,20 +62,8 @@ async fn token(
         if let Some((id, secret)) = &basic {
             (request.client_id, request.client_secret) = (Some(id.as_str()), Some(secret.as_str()));
         }
-        let mut record = SheetsCall {
-            seq: 0,
-            at: shared.since_epoch(now),
-            op: SheetsOp::Token,
-            user: None,
-            client_id: request.client_id.map(str::to_owned),
-            spreadsheet_id: None,
-            range: None,
-            status: 0,
-            rows: 0,
-            applied: false,
-            counted: false,
-            fault: None,
-        };
+        let client_id = request.client_id.map(str::to_owned);
+        let mut record = SheetsCall { client_id, ..SheetsCall::new(SheetsOp::Token, shared.since_epoch(now)) };
         let queued = guard.queued.take(SheetsOp::Token);
         let answer = match (queued, &form) {
             (Some(QueuedFault::Status(status)), _) => {

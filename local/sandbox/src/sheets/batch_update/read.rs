@@ -43,11 +43,7 @@ pub(super) fn read_body(body: &[u8]) -> Result<(Vec<Edit>, bool), BadRequest> {
         return Err(BadRequest("The Sheets sandbox does not include grid data in answers.".into()));
     }
     let include = boolean(fields, &top, "includeSpreadsheetInResponse")?;
-    let requests = match fields.get("requests") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(requests)) => requests,
-        Some(other) => return Err(wrong_type(&top.field("requests"), "google.apps.sheets.v4.Request", other)),
-    };
+    let requests = list(fields, &top, "requests", "Request")?;
     if requests.is_empty() {
         return Err(BadRequest("Must specify at least one request.".into()));
     }
@@ -97,12 +93,7 @@ fn read_request(i: usize, request: &Value) -> Result<Edit, BadRequest> {
 /// A `DimensionRange` (`range` of `fields`): its sheet, dimension and
 /// indexes, which Google requires.
 fn dimension_range(fields: &Fields, at: &At) -> Result<(u64, Dimension, u32, u32), BadRequest> {
-    let at_range = at.field("range");
-    let Some(range) = fields.get("range").filter(|v| !v.is_null()) else {
-        return Err(at.invalid("range must be set."));
-    };
-    let range = object(range, &at_range, "DimensionRange")?;
-    known(range, &at_range, &["sheetId", "dimension", "startIndex", "endIndex"])?;
+    let (range, at_range) = range(fields, at, "DimensionRange", &["sheetId", "dimension", "startIndex", "endIndex"])?;
     let dimension = match range.get("dimension") {
         None | Some(Value::Null) => return Err(at.invalid("range.dimension must be specified.")),
         Some(Value::String(d)) if d == "DIMENSION_UNSPECIFIED" => {
@@ -122,24 +113,15 @@ fn dimension_range(fields: &Fields, at: &At) -> Result<(u64, Dimension, u32, u32
 fn read_sort(body: &Value, at: &At) -> Result<Edit, BadRequest> {
     let fields = object(body, at, "SortRangeRequest")?;
     known(fields, at, &["range", "sortSpecs"])?;
-    let at_range = at.field("range");
-    let Some(range) = fields.get("range").filter(|v| !v.is_null()) else {
-        return Err(at.invalid("range must be set."));
-    };
-    let range = object(range, &at_range, "GridRange")?;
-    known(range, &at_range, &["sheetId", "startRowIndex", "endRowIndex", "startColumnIndex", "endColumnIndex"])?;
+    let names = ["sheetId", "startRowIndex", "endRowIndex", "startColumnIndex", "endColumnIndex"];
+    let (range, at_range) = range(fields, at, "GridRange", &names)?;
     let index = |name: &str| -> Result<Option<u32>, BadRequest> {
         let index = integer(range, &at_range, name)?;
         index.map(|i| u32::try_from(i).map_err(|_| at.invalid("GridRange indexes must be >= 0"))).transpose()
     };
     let rows = Span { start: index("startRowIndex")?, end: index("endRowIndex")? };
     let columns = Span { start: index("startColumnIndex")?, end: index("endColumnIndex")? };
-    let specs = match fields.get("sortSpecs") {
-        None | Some(Value::Null) => &[][..],
-        Some(Value::Array(specs)) => specs,
-        Some(other) => return Err(wrong_type(&at.field("sortSpecs"), "google.apps.sheets.v4.SortSpec", other)),
-    };
-    let keys = specs.iter().enumerate().map(|(i, spec)| {
+    let keys = list(fields, at, "sortSpecs", "SortSpec")?.iter().enumerate().map(|(i, spec)| {
         let at_spec = At { label: at.label.clone(), path: format!("{}.sort_specs[{i}]", at.path) };
         let spec = object(spec, &at_spec, "SortSpec")?;
         if let Some(name) = spec.keys().find(|k| UNSERVED_SORT_FIELDS.contains(&k.as_str())) {
@@ -163,6 +145,27 @@ fn read_sort(body: &Value, at: &At) -> Result<Edit, BadRequest> {
     Ok(Edit::Sort { gid: sheet_id(range, &at_range)?, rows, columns, keys })
 }
 
+/// The `range` of `fields`, a `message` with fields `names`, which Google
+/// requires; and where it sits.
+fn range<'v>(fields: &'v Fields, at: &At, message: &str, names: &[&str]) -> Result<(&'v Fields, At), BadRequest> {
+    let at_range = at.field("range");
+    let Some(range) = fields.get("range").filter(|v| !v.is_null()) else {
+        return Err(at.invalid("range must be set."));
+    };
+    let range = object(range, &at_range, message)?;
+    known(range, &at_range, names)?;
+    Ok((range, at_range))
+}
+
+/// A repeated field of `message`s; missing, none.
+fn list<'v>(fields: &'v Fields, at: &At, name: &str, message: &str) -> Result<&'v [Value], BadRequest> {
+    match fields.get(name) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Array(items)) => Ok(items),
+        Some(other) => Err(wrong_type(&at.field(name), &format!("google.apps.sheets.v4.{message}"), other)),
+    }
+}
+
 /// `sheetId`; proto3 reads a missing one as 0.
 fn sheet_id(fields: &Fields, at: &At) -> Result<u64, BadRequest> {
     let id = integer(fields, at, "sheetId")?.unwrap_or(0);
@@ -171,10 +174,7 @@ fn sheet_id(fields: &Fields, at: &At) -> Result<u64, BadRequest> {
 
 /// An int32 field: a JSON integer or a string of one (proto3 JSON).
 fn integer(fields: &Fields, at: &At, name: &str) -> Result<Option<i64>, BadRequest> {
-    let value = match fields.get(name) {
-        None | Some(Value::Null) => return Ok(None),
-        Some(value) => value,
-    };
+    let Some(value) = fields.get(name).filter(|v| !v.is_null()) else { return Ok(None) };
     let read = match value {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.parse::<i64>().ok(),

@@ -239,22 +239,16 @@ impl Sheet {
 }
 
 fn ordered(start: u32, end: u32) -> Result<(), String> {
-    if start < end {
-        Ok(())
-    } else {
-        Err(format!("range.startIndex ({start}) must be less than range.endIndex ({end})."))
-    }
+    (start < end)
+        .then_some(())
+        .ok_or_else(|| format!("range.startIndex ({start}) must be less than range.endIndex ({end})."))
 }
 
 /// Two cells in a sort's order: empty last in both directions.
 fn compare(a: &Value, b: &Value, descending: bool) -> Ordering {
-    match (a.is_null(), b.is_null()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) if descending => ascending(a, b).reverse(),
-        (false, false) => ascending(a, b),
-    }
+    let order = if descending { ascending(a, b).reverse() } else { ascending(a, b) };
+    // `true` (empty) sorts after `false`; two empty cells are equal either way.
+    a.is_null().cmp(&b.is_null()).then(order)
 }
 
 /// Numbers, text, booleans, formulas; within each, their own order.
