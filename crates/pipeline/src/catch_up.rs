@@ -23,9 +23,10 @@
 //!
 //! Before step 1, a run releases the events held for a parked mall whose
 //! new token is set (`mall_release`, oldest first); a run for a mall that
-//! is still parked, or whose token Cafe24 refuses, stops without failing
-//! (`NextRun::Parked`): nothing goes to the dead-letter queue, the dirty
-//! set waits, and `sluice tokens set` queues the run that goes on.
+//! is still parked, or whose token or call (403) Cafe24 refuses, stops
+//! without failing (`NextRun::Parked`) and without calling again: nothing
+//! goes to the dead-letter queue, the dirty set waits, and `sluice tokens
+//! set` queues the run that goes on.
 //!
 //! A run that fails returns an error and stores nothing more; its request
 //! comes back after the queue's visibility timeout (the catch-up queue's
@@ -79,6 +80,17 @@ pub enum NextRun {
 enum Ran {
     Parked,
     Went { delay: Option<Duration>, stored: usize, tried: usize },
+}
+
+/// What became of one dirty resource a run tried.
+enum Tried {
+    /// Its snapshot is stored: it may leave the set.
+    Stored(DirtyResource),
+    /// Not stored this time (throttled, or a 5xx answered): a later run
+    /// tries it again.
+    Left,
+    /// Cafe24 refused the call (403) and the mall is parked.
+    Parked,
 }
 
 /// The shop service with what a catch-up run needs besides: where the next
@@ -157,7 +169,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
         let mut pending: VecDeque<DirtyResource> = shop.backlogs.peek(&tag, self.settings().per_run).await?.into();
         let bucket = shop.bucket(mall)?;
         let started = Instant::now();
-        let (mut stored, mut tried, mut stale_token) = (0, 0, None);
+        let (mut stored, mut tried, mut stale_token, mut parked) = (0, 0, None, false);
         let mut wait: Option<Duration>;
         // Fetches run while the next unit of budget is waited for, so a
         // bucket that refills between two calls is used as it refills.
@@ -188,17 +200,27 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
             tokio::select! {
                 Some(result) = fetching.next(), if !fetching.is_empty() => {
                     match result {
-                        Ok(Some(resource)) => {
+                        Ok(Tried::Stored(resource)) => {
                             stored += 1;
                             shop.backlogs.done(&tag, std::slice::from_ref(&resource)).await?;
                         }
-                        Ok(None) => {}
+                        Ok(Tried::Left) => {}
+                        // Only a new grant mends a 403: no more calls this
+                        // run (those in flight finish), and no later run
+                        // until `sluice tokens set` queues one.
+                        Ok(Tried::Parked) => {
+                            parked = true;
+                            pending.clear();
+                        }
                         Err(e) if e.kind == ErrorKind::CredentialRejected => stale_token = Some(e),
                         Err(e) => tracing::warn!(mall, kind = %e.kind, cause = %e.cause, "a dirty resource was not fetched"),
                     }
                 }
                 () = tokio::time::sleep(nap.unwrap_or_default()), if nap.is_some() && !pending.is_empty() => {}
             }
+        }
+        if parked {
+            return Ok(Ran::Parked);
         }
         if let Some(e) = stale_token {
             // The token was refused: refresh it now, so the next run uses
@@ -220,14 +242,8 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
         Ok(Ran::Went { delay, stored, tried })
     }
 
-    /// Fetches one dirty resource and stores its snapshot. `Ok(None)`: not
-    /// stored this time (throttled, or a 5xx answered), left for a later run.
-    async fn fetch_and_store(
-        &self,
-        mall: &str,
-        bucket: &Bucket,
-        dirty: DirtyResource,
-    ) -> Result<Option<DirtyResource>, StepError> {
+    /// Fetches one dirty resource and stores its snapshot.
+    async fn fetch_and_store(&self, mall: &str, bucket: &Bucket, dirty: DirtyResource) -> Result<Tried, StepError> {
         let shop = &self.shop;
         let resource = parse_resource(&dirty.resource)?;
         // The owner names the fetch for the store's idempotency: one per
@@ -245,18 +261,16 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
         match shop.fetch_resource(fetch).await? {
             Fetched::Left(reference) => {
                 shop.store_snapshot(mall, &reference, &owner).await?;
-                Ok(Some(dirty))
+                Ok(Tried::Stored(dirty))
             }
             Fetched::Unauthorized { fingerprint } => {
                 Err(StepError::new(ErrorKind::CredentialRejected, format!("{STALE_PREFIX}{fingerprint}")))
             }
-            // A 403 parked the mall: only a new grant mends it, so the
-            // runs stop (parked) rather than call again every failure
-            // backoff.
-            Fetched::Throttled { .. } | Fetched::Parked => Ok(None),
+            Fetched::Parked => Ok(Tried::Parked),
+            Fetched::Throttled { .. } => Ok(Tried::Left),
             Fetched::Failed(error) if error.kind.is_retryable() => {
                 tracing::warn!(mall, resource = dirty.resource, cause = %error.cause, "fetch failed; a later run retries");
-                Ok(None)
+                Ok(Tried::Left)
             }
             Fetched::Failed(error) => Err(error),
         }

@@ -119,6 +119,28 @@ async fn release(redis: &TestRedis, sandbox: &Cafe24Sandbox, shop: &ShopService<
     assert_eq!(holds.state(&Tag::for_mall(MALL)).await.unwrap(), None, "released");
 }
 
+/// `MALL`'s products `ids` in its dirty set, as ingest defers webhooks
+/// past its threshold (one message counted in the queue), the catch-up
+/// chain taken by the first (`ev-1`) and confirmed.
+async fn dirty_set(redis: &TestRedis, ids: &[String]) -> (Backlogs<sluice_redis::Connection>, Tag) {
+    let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
+    let backlogs = Backlogs::new(redis.conn().await, redis.keyspace(), flow).unwrap();
+    let (tag, times) =
+        (Tag::for_mall(MALL), MarkTimes { lease: Duration::from_secs(10), pending: Duration::from_secs(900) });
+    backlogs.admit(&tag, "product:0", "ev-0", true, times).await.unwrap();
+    for (n, id) in ids.iter().enumerate() {
+        let deferred = backlogs.admit(&tag, &format!("product:{id}"), &format!("ev-{}", n + 1), true, times).await;
+        let deferred = deferred.unwrap();
+        // The first deferred webhook takes the chain; the rest join it.
+        assert!(
+            matches!(deferred, Admit::Deferred { chain, .. } if (chain == Chain::Took) == (n == 0)),
+            "{deferred:?}"
+        );
+    }
+    assert!(backlogs.confirm_chain(&tag, "ev-1").await.unwrap());
+    (backlogs, tag)
+}
+
 async fn parked_reason(redis: &TestRedis) -> String {
     let held = ParkedMalls::new(redis.conn().await, redis.keyspace()).state(&Tag::for_mall(MALL)).await.unwrap();
     let held = held.expect("the mall is parked");
@@ -170,16 +192,7 @@ async fn a_403_in_a_flow_control_drain_run_parks_the_mall_instead_of_calling_aga
     tokio::time::timeout(Duration::from_secs(30), async {
         let (redis, sandbox, shop, id) = setup("forbidden_drain").await;
         shop.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap();
-        // One message counted in the queue is the threshold: the second
-        // webhook goes to the mall's dirty set, as ingest's claim does.
-        let flow = FlowControl { max_queued: 1, ..FlowControl::default() };
-        let backlogs = Backlogs::new(redis.conn().await, redis.keyspace(), flow).unwrap();
-        let (tag, times) =
-            (Tag::for_mall(MALL), MarkTimes { lease: Duration::from_secs(10), pending: Duration::from_secs(900) });
-        backlogs.admit(&tag, "product:0", "ev-0", true, times).await.unwrap();
-        let deferred = backlogs.admit(&tag, &format!("product:{id}"), "ev-1", true, times).await.unwrap();
-        assert!(matches!(deferred, Admit::Deferred { chain: Chain::Took, .. }), "{deferred:?}");
-        assert!(backlogs.confirm_chain(&tag, "ev-1").await.unwrap());
+        let (backlogs, tag) = dirty_set(&redis, &[id]).await;
         sandbox.forbid(MALL).unwrap();
 
         let recorded = Arc::new(Recorded::default());
@@ -192,6 +205,37 @@ async fn a_403_in_a_flow_control_drain_run_parks_the_mall_instead_of_calling_aga
         assert_eq!(output.next, NextRun::Parked, "{output:?}");
         assert_eq!(sandbox.calls().len(), calls, "a parked mall's run makes no call");
         assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 1, "the product waits for a new grant");
+        sandbox.stop().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_403_mid_run_stops_the_catch_up_from_calling_for_the_rest_of_the_dirty_set() {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let redis = TestRedis::new("forbidden_mid_run");
+        let sandbox = Cafe24Sandbox::start(Cafe24SandboxConfig::with_malls([MALL])).await.unwrap();
+        // One fetch at a time, so each call starts after the last answer.
+        let mut config = PipelineConfig::default();
+        config.catch_up.fetch_concurrency = 1;
+        let core = ServiceCore::new(redis.conn().await, redis.keyspace(), config);
+        let shop = ShopService::new(core, cafe24_client(&sandbox)).unwrap();
+        shop.set_token(MALL, &sandbox_token(&sandbox, MALL)).await.unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..5 {
+            ids.push(sandbox.create(MALL, ResourceKind::Product, serde_json::Map::new()).await.unwrap().id);
+        }
+        let (backlogs, tag) = dirty_set(&redis, &ids).await;
+        assert_eq!(backlogs.size(&tag).await.unwrap().dirty, 5);
+        sandbox.forbid(MALL).unwrap();
+
+        let calls = sandbox.calls().len();
+        let drain = CatchUpService::new(shop.clone(), Arc::new(Recorded::default()));
+        let output = drain.catch_up(CatchUpRequest::new(MALL, "ev-1")).await.unwrap();
+        assert_eq!(output.next, NextRun::Parked, "{output:?}");
+        assert_eq!(sandbox.calls().len() - calls, 1, "one refused call, none for the other four products");
+        assert_eq!(output.left, 5, "every product waits for a new grant");
         sandbox.stop().await;
     })
     .await
