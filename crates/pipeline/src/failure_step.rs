@@ -12,7 +12,7 @@
 //! dead-lettered again (a new message) is recorded again.
 
 use crate::service_core::ServiceCore;
-use crate::step_io::FailureInput;
+use crate::step_io::{FailureInput, ItemPlan};
 use redis::aio::ConnectionLike;
 use serde_json::{Value, json};
 use sluice_domain::{ErrorKind, StepError, WorkItem};
@@ -27,7 +27,15 @@ const KEY_PREFIX: &str = "parked";
 
 impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     pub async fn record_failure(&self, input: FailureInput) -> Result<(), StepError> {
-        let item = &input.item;
+        let item = match input.item {
+            Some(item) => item,
+            // PlanBatch never ran for it: planned here as it would have.
+            None => match input.message {
+                Some(message) => ItemPlan::of(message, self.config.max_receive_count),
+                None => return Err(StepError::new(ErrorKind::InvalidRequest, "FailureInput: no item and no message")),
+            },
+        };
+        let item = &item;
         let last = item.receive_count >= self.config.max_receive_count;
         let retryable = ErrorKind::from_name(&input.failure.error).is_none_or(ErrorKind::is_retryable);
         let next = if last { "dead-letter queue" } else { "redelivery" };

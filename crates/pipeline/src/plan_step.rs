@@ -6,33 +6,23 @@
 //! is retried, and ends in the dead-letter queue with its reason traced.
 
 use crate::service_core::ServiceCore;
-use crate::step_io::{GroupPlan, ItemFailure, ItemKind, ItemPlan, PlanInput, PlanOutput};
+use crate::step_io::{GroupPlan, ItemFailure, ItemPlan, PlanInput, PlanOutput};
 use crate::step_metrics::StepMetrics;
 use redis::aio::ConnectionLike;
 use serde_json::json;
-use sluice_domain::{StepError, WorkItem};
+use sluice_domain::StepError;
 
 impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     pub async fn plan_batch(&self, input: PlanInput) -> Result<PlanOutput, StepError> {
         let mut groups: Vec<GroupPlan> = Vec::new();
         for message in input.messages {
-            let receive_count = message.attributes.approximate_receive_count.parse().unwrap_or(1);
-            let (kind, work, invalid) = match WorkItem::from_body(&message.body) {
-                Ok(work) => (work.kind(), Some(work), None),
-                Err(e) => (ItemKind::Invalid, None, Some(format!("the body is not a work item: {e}"))),
-            };
-            let last_receive = receive_count >= self.config.max_receive_count;
-            let item = ItemPlan { item_id: message.message_id, receive_count, last_receive, kind, work, invalid };
-            self.trace(
-                &item.trace_id(),
-                "dequeued",
-                json!({"message_id": item.item_id, "receive_count": receive_count, "group": message.attributes.message_group_id}),
-            )
-            .await;
-            let group = &message.attributes.message_group_id;
-            match groups.iter_mut().find(|g| &g.group == group) {
+            let group = message.attributes.message_group_id.clone();
+            let item = ItemPlan::of(message, self.config.max_receive_count);
+            let detail = json!({"message_id": item.item_id, "receive_count": item.receive_count, "group": group});
+            self.trace(&item.trace_id(), "dequeued", detail).await;
+            match groups.iter_mut().find(|g| g.group == group) {
                 Some(plan) => plan.items.push(item),
-                None => groups.push(GroupPlan { group: group.clone(), items: vec![item], ..GroupPlan::default() }),
+                None => groups.push(GroupPlan { group, items: vec![item], ..GroupPlan::default() }),
             }
         }
         let messages: usize = groups.iter().map(|g| g.items.len()).sum();

@@ -92,6 +92,18 @@ pub struct ItemPlan {
 }
 
 impl ItemPlan {
+    /// The plan of one pipe message: its work read from the body (or why
+    /// it is not a work item), and whether this receive is its last.
+    pub fn of(message: PipeMessage, max_receive_count: u32) -> Self {
+        let receive_count = message.attributes.approximate_receive_count.parse().unwrap_or(1);
+        let (kind, work, invalid) = match WorkItem::from_body(&message.body) {
+            Ok(work) => (work.kind(), Some(work), None),
+            Err(e) => (ItemKind::Invalid, None, Some(format!("the body is not a work item: {e}"))),
+        };
+        let last_receive = receive_count >= max_receive_count;
+        Self { item_id: message.message_id, receive_count, last_receive, kind, work, invalid }
+    }
+
     /// The item's shop work, or an `InvalidRequest` step error.
     pub fn shop_work(&self) -> Result<&ShopWork, StepError> {
         match &self.work {
@@ -353,10 +365,15 @@ pub struct StoreOutput {
     pub duplicate: bool,
 }
 
-/// The failure step's input: the item and Step Functions' error output.
+/// The failure step's input: the item, or the pipe's message when no plan
+/// was made (PlanBatch throttled on the message's last receive), and Step
+/// Functions' error output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FailureInput {
-    pub item: ItemPlan,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<ItemPlan>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<PipeMessage>,
     pub failure: StateFailure,
 }
 

@@ -103,3 +103,31 @@ async fn the_bootstrap_answers_null_through_the_runtime_api() {
     assert_eq!(h.stages(&event_id).await, ["failed"]);
     h.stop().await;
 }
+
+/// PlanBatch throttled on a message's last receive: the state machine hands
+/// over the pipe's message itself, which the step plans as PlanBatch would
+/// have, so the event's trace and its dead-lettered outcome say why.
+#[tokio::test]
+async fn a_message_no_plan_was_made_for_is_traced_and_dead_lettered_on_its_last_receive() {
+    let h = Harness::start("fn_failure_unplanned", &[]).await;
+    let item = item_plan("acme", "7", "r8", 5);
+    let body = serde_json::to_string(item.work.as_ref().unwrap()).unwrap();
+    let message = json!({"messageId": item.item_id, "body": body,
+        "attributes": {"ApproximateReceiveCount": "5", "MessageGroupId": "acme"}});
+    let cause = "PlanBatch was throttled past its retries on the message's last receive";
+    let payload = json!({"message": message, "failure": {"Error": "Lambda.TooManyRequestsException", "Cause": cause}});
+    assert_eq!(handler(&h.core, event(payload)).await.unwrap(), Value::Null);
+    let trace = h.core.traces().read(&item.trace_id()).await.unwrap();
+    assert_eq!(trace.len(), 1, "{trace:?}");
+    let detail = &trace[0].detail;
+    assert_eq!((trace[0].stage.as_str(), detail["next"].as_str()), ("failed", Some("dead-letter queue")));
+    assert_eq!(detail["error"], "Lambda.TooManyRequestsException");
+    let store = h.shop.snapshots();
+    let entries = store.read(store.shard_of("acme"), "-", 10).await.unwrap();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(entries[0].fields["outcome"].as_str(), "dead-lettered");
+
+    let report = diagnostic(handler(&h.core, event(json!({"failure": {"Error": "X"}}))).await, "Sluice.InvalidRequest");
+    assert!(report.error_message.contains("no item and no message"), "{report:?}");
+    h.stop().await;
+}

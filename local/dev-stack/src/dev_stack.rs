@@ -164,6 +164,7 @@ impl DevStack {
         let sheets = SheetsClient::new(config.sheets).context("Google Sheets client")?;
         let mut ingest_config = config.ingest;
         ingest_config.flow_control = config.pipeline.catch_up.flow.clone();
+        let max_receive_count = config.pipeline.max_receive_count;
         let core = ServiceCore::new(conn.clone(), config.keyspace.clone(), config.pipeline);
         let requester: Arc<dyn CatchUpRequests> =
             Arc::new(QueueCatchUpRequests::new(SqsDelayQueue::clone(&catch_up_queue)));
@@ -184,7 +185,7 @@ impl DevStack {
             }
         };
         let (substitutions, (registry, step_limits)) = match &functions {
-            None => (substitutions(), registry(shop.clone(), sheet.clone(), config.step_concurrency)),
+            None => (substitutions(max_receive_count), registry(shop.clone(), sheet.clone(), config.step_concurrency)),
             Some(lambda) => (process_substitutions(lambda), (process_registry(lambda), StepLimits::default())),
         };
         let machine =

@@ -32,9 +32,12 @@ pub const FUNCTIONS: [(&str, &str); 6] = [
     ("BufferRowFunction", "BufferRow"),
 ];
 
-/// The definition's placeholders filled with the local function names.
-pub fn substitutions() -> Substitutions {
-    FUNCTIONS.iter().fold(Substitutions::new(), |subs, (placeholder, name)| subs.with(*placeholder, *name))
+/// The definition's placeholders filled with the local function names, and
+/// the events queue's `max_receive_count` (the template's `MaxReceiveCount`).
+pub fn substitutions(max_receive_count: u32) -> Substitutions {
+    let functions =
+        FUNCTIONS.iter().fold(Substitutions::new(), |subs, (placeholder, name)| subs.with(*placeholder, *name));
+    functions.with("MaxReceiveCount", max_receive_count.to_string())
 }
 
 /// `$service.$method` as a task handler; each call runs on its own clone

@@ -24,9 +24,14 @@ fn group(name: &str, ids: &[&str]) -> Value {
     json!({"group": name, "count": ids.len(), "position": 0, "items": items, "remaining": remaining})
 }
 
+/// The pipe's batch: each message on its first receive.
 fn batch(ids: &[&str]) -> Value {
-    ids.iter().map(|id| json!({"messageId": id, "body": "{}", "attributes": {}})).collect()
+    let attributes = json!({"ApproximateReceiveCount": "1", "MessageGroupId": "mall-a"});
+    ids.iter().map(|id| json!({"messageId": id, "body": "{}", "attributes": attributes})).collect()
 }
+
+/// The queue's `maxReceiveCount` the definition is loaded with.
+const MAX_RECEIVE_COUNT: u32 = 5;
 
 /// The failures an execution reported, or why it did not succeed.
 fn failures(outcome: &Outcome) -> Vec<String> {
@@ -42,7 +47,7 @@ fn failures(outcome: &Outcome) -> Vec<String> {
 }
 
 fn executor(registry: TaskRegistry) -> Executor {
-    let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions()).expect("definition");
+    let machine = StateMachine::load(PIPELINE_DEFINITION, &substitutions(MAX_RECEIVE_COUNT)).expect("definition");
     Executor::new(machine, registry, VirtualClock::starting_at(SystemTime::now()))
 }
 
@@ -58,10 +63,17 @@ async fn a_plan_throttled_past_its_retries_defers_the_whole_batch_and_the_execut
         seen.fetch_add(1, Ordering::Relaxed);
         async move { Err::<Value, _>(throttled()) }
     });
+    let recorded = Arc::new(AtomicU64::new(0));
+    let failure_seen = recorded.clone();
+    let registry = registry.with("RecordFailure", move |_input: Value| {
+        failure_seen.fetch_add(1, Ordering::Relaxed);
+        async move { Ok(json!({})) }
+    });
     let started = tokio::time::Instant::now();
     let execution = executor(registry).run(batch(&["m1", "m2", "m3"]), ExecutionOptions::default()).await;
     assert_eq!(failures(&execution.outcome), ["m1", "m2", "m3"]);
     assert_eq!(count(&plans), 9, "the first call and eight retries");
+    assert_eq!(count(&recorded), 0, "a throttle before the last receive is not the events' failure");
     // Ridden out for a while (backoff up to 15 s, full jitter), well
     // inside the execution's 240 s.
     assert!(started.elapsed() < Duration::from_secs(240), "{:?}", started.elapsed());
@@ -150,4 +162,36 @@ async fn a_throttle_on_the_last_receive_is_recorded_so_the_dead_letter_queue_has
     assert_eq!(recorded.len(), 1, "{recorded:?}");
     assert_eq!(recorded[0]["item"]["item_id"], "a1");
     assert_eq!(recorded[0]["failure"]["Error"], "Lambda.TooManyRequestsException");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_plan_throttled_on_a_message_s_last_receive_records_it_so_the_dead_letter_queue_has_its_reason() {
+    let recorded = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = recorded.clone();
+    let registry = TaskRegistry::new()
+        .with("PlanBatch", |_input: Value| async move { Err::<Value, _>(throttled()) })
+        .with("RecordFailure", move |input: Value| {
+            kept.lock().unwrap().push(input);
+            async move { Ok(json!({})) }
+        });
+    let mut messages = batch(&["m1", "m2", "m3"]);
+    messages[1]["attributes"]["ApproximateReceiveCount"] = json!(MAX_RECEIVE_COUNT.to_string());
+    messages[2]["attributes"]["ApproximateReceiveCount"] = json!((MAX_RECEIVE_COUNT - 1).to_string());
+    let execution = executor(registry).run(messages.clone(), ExecutionOptions::default()).await;
+    assert_eq!(failures(&execution.outcome), ["m1", "m2", "m3"], "every message comes back (m2 to its DLQ)");
+    let recorded = recorded.lock().unwrap();
+    assert_eq!(recorded.len(), 1, "only the message on its last receive: {recorded:?}");
+    assert_eq!(recorded[0]["message"], messages[1], "the message as the pipe gave it, for RecordFailure to plan");
+    assert_eq!(recorded[0]["failure"]["Error"], "Lambda.TooManyRequestsException");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_record_of_a_throttled_batch_that_fails_still_sends_the_message_back() {
+    let registry = TaskRegistry::new()
+        .with("PlanBatch", |_input: Value| async move { Err::<Value, _>(throttled()) })
+        .with("RecordFailure", |_input: Value| async move { Err::<Value, _>(TaskError::new("Sluice.Internal", "")) });
+    let mut messages = batch(&["m1"]);
+    messages[0]["attributes"]["ApproximateReceiveCount"] = json!(MAX_RECEIVE_COUNT.to_string());
+    let execution = executor(registry).run(messages, ExecutionOptions::default()).await;
+    assert_eq!(failures(&execution.outcome), ["m1"]);
 }

@@ -232,7 +232,10 @@ mod tests {
         assert_eq!(template.globals.memory_size, Some(TemplateValue::Literal("256".into())));
         assert_eq!(template.parameters.get("Stage"), Some(&Some("prod".to_owned())));
         assert_eq!(template.parameters.get("Cafe24ClientId"), Some(&None));
-        assert_eq!(template.substitutions.len(), 6);
+        // Six functions and the events queue's MaxReceiveCount.
+        assert_eq!(template.substitutions.len(), 7);
+        let max = template.substitutions.iter().find(|(name, _)| name == "MaxReceiveCount").map(|(_, value)| value);
+        assert_eq!(max, Some(&TemplateValue::Ref("MaxReceiveCount".into())));
     }
 
     #[test]
