@@ -86,9 +86,9 @@ enum Ran {
 enum Tried {
     /// Its snapshot is stored: it may leave the set.
     Stored(DirtyResource),
-    /// Not stored this time (throttled, or a 5xx answered): a later run
-    /// tries it again.
-    Left,
+    /// Not stored this time (throttled, or a 5xx answered): it stays in
+    /// the set for a later run.
+    Later,
     /// Cafe24 refused the call (403) and the mall is parked.
     Parked,
 }
@@ -204,7 +204,7 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
                             stored += 1;
                             shop.backlogs.done(&tag, std::slice::from_ref(&resource)).await?;
                         }
-                        Ok(Tried::Left) => {}
+                        Ok(Tried::Later) => {}
                         // Only a new grant mends a 403: no more calls this
                         // run (those in flight finish), and no later run
                         // until `sluice tokens set` queues one.
@@ -267,10 +267,10 @@ impl<C: ConnectionLike + Clone + Send + Sync> CatchUpService<C> {
                 Err(StepError::new(ErrorKind::CredentialRejected, format!("{STALE_PREFIX}{fingerprint}")))
             }
             Fetched::Parked => Ok(Tried::Parked),
-            Fetched::Throttled { .. } => Ok(Tried::Left),
+            Fetched::Throttled { .. } => Ok(Tried::Later),
             Fetched::Failed(error) if error.kind.is_retryable() => {
                 tracing::warn!(mall, resource = dirty.resource, cause = %error.cause, "fetch failed; a later run retries");
-                Ok(Tried::Left)
+                Ok(Tried::Later)
             }
             Fetched::Failed(error) => Err(error),
         }

@@ -27,15 +27,14 @@ const KEY_PREFIX: &str = "parked";
 
 impl<C: ConnectionLike + Clone + Send + Sync> ServiceCore<C> {
     pub async fn record_failure(&self, input: FailureInput) -> Result<(), StepError> {
-        let item = match input.item {
-            Some(item) => item,
+        let item = &match (input.item, input.message) {
+            (Some(item), _) => item,
             // PlanBatch never ran for it: planned here as it would have.
-            None => match input.message {
-                Some(message) => ItemPlan::of(message, self.config.max_receive_count),
-                None => return Err(StepError::new(ErrorKind::InvalidRequest, "FailureInput: no item and no message")),
-            },
+            (None, Some(message)) => ItemPlan::of(message, self.config.max_receive_count),
+            (None, None) => {
+                return Err(StepError::new(ErrorKind::InvalidRequest, "FailureInput: no item and no message"));
+            }
         };
-        let item = &item;
         let last = item.receive_count >= self.config.max_receive_count;
         let retryable = ErrorKind::from_name(&input.failure.error).is_none_or(ErrorKind::is_retryable);
         let next = if last { "dead-letter queue" } else { "redelivery" };
